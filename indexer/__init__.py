@@ -1,0 +1,1 @@
+"""Indexer: corpus files to a hierarchical LanceDB index."""

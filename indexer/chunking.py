@@ -1,0 +1,75 @@
+"""Cut a document into token-bounded chunks on sentence boundaries."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from .sentences import split_sentences
+
+TokenOffsets = Callable[[str], list[tuple[int, int]]]
+"""Character spans of the tokens of a text, under the embedding model's tokenizer."""
+
+
+@dataclass(frozen=True)
+class Span:
+    """A piece of a document: character offsets and its token count."""
+
+    start: int
+    end: int
+    tokens: int
+
+
+def sentence_spans(
+    text: str,
+    count_tokens: Callable[[Sequence[str]], list[int]],
+    token_offsets: TokenOffsets,
+    max_tokens: int,
+) -> list[Span]:
+    """The document's sentences as spans; a sentence over `max_tokens` is cut hard into pieces."""
+    bounds = split_sentences(text)
+    counts = count_tokens([text[start:end] for start, end in bounds])
+    spans: list[Span] = []
+    for (start, end), tokens in zip(bounds, counts):
+        if tokens <= max_tokens:
+            spans.append(Span(start, end, tokens))
+        else:
+            spans.extend(_split_hard(text, start, end, token_offsets, max_tokens))
+    return spans
+
+
+def _split_hard(
+    text: str, start: int, end: int, token_offsets: TokenOffsets, max_tokens: int
+) -> list[Span]:
+    """Cut text[start:end] into pieces of at most `max_tokens` tokens, between words where possible."""
+    piece = text[start:end]
+    offsets = token_offsets(piece)
+    pieces = []
+    first = 0
+    while first < len(offsets):
+        cut = min(first + max_tokens, len(offsets))
+        if cut < len(offsets):
+            word_starts = [i for i in range(first + 1, cut + 1) if piece[offsets[i][0] - 1].isspace()]
+            cut = word_starts[-1] if word_starts else cut
+        piece_end = offsets[cut][0] if cut < len(offsets) else len(piece)
+        while piece_end > offsets[first][0] and piece[piece_end - 1].isspace():
+            piece_end -= 1
+        pieces.append(Span(start + offsets[first][0], start + piece_end, cut - first))
+        first = cut
+    return pieces
+
+
+def pack_chunks(sentences: Sequence[Span], chunk_tokens: int) -> list[list[Span]]:
+    """Group consecutive sentences greedily into chunks of at most `chunk_tokens` tokens."""
+    chunks: list[list[Span]] = []
+    current: list[Span] = []
+    size = 0
+    for sentence in sentences:
+        if current and size + sentence.tokens > chunk_tokens:
+            chunks.append(current)
+            current, size = [], 0
+        current.append(sentence)
+        size += sentence.tokens
+    if current:
+        chunks.append(current)
+    return chunks

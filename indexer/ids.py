@@ -1,0 +1,26 @@
+"""Document keys and chunk ids: short, stable, and a chunk's neighbours follow from its id."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+
+
+def doc_key(doc_id: str) -> str:
+    """A short stable key for a document id: 10 base32 characters (50 bits) of its SHA-1."""
+    digest = hashlib.sha1(doc_id.encode("utf-8")).digest()
+    return base64.b32encode(digest).decode("ascii")[:10].lower()
+
+
+def chunk_id(key: str, ordinal: int) -> str:
+    """Chunk ids are ``<doc key>-<ordinal>``; neighbours differ by one in the ordinal."""
+    return f"{key}-{ordinal}"
+
+
+def parse_chunk_id(value: str) -> tuple[str, int] | None:
+    """(doc key, ordinal) of a well-formed chunk id, else None."""
+    key, sep, ordinal = value.strip().rpartition("-")
+    if not sep or len(key) != 10 or not ordinal.isdigit():
+        return None
+    return key, int(ordinal)
+

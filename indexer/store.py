@@ -1,0 +1,216 @@
+"""The index format: two LanceDB tables and a manifest that commits a build.
+
+Layout of an index at URI (a local folder or an object-store URI such as ``s3://bucket/idx``)::
+
+    URI/manifest.json        what was built, and which table versions make up the index
+    URI/chunks.lance         one row per chunk (text, document, neighbours by id)
+    URI/sentences.lance      one row per sentence (chunk id, offsets, vector)
+
+The manifest is written last and replaced atomically, so a reader that opens the tables at the
+versions it names never sees half a build, and a killed build leaves the previous one intact.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+for _logger in ("LANCE_LOG", "LANCEDB_LOG"):  # the Rust loggers write warnings to stderr by default
+    os.environ.setdefault(_logger, "error")
+
+import lancedb  # noqa: E402
+import numpy as np
+import pyarrow as pa
+from lancedb.index import BTree
+
+from .ids import doc_key
+from .manifest import (
+    FORMAT,
+    FORMAT_VERSION,
+    IndexStoreError,
+    check_manifest,
+    is_remote,
+    normalise_uri,
+    read_manifest,
+    write_manifest,
+)
+
+CHUNKS = "chunks"
+SENTENCES = "sentences"
+LOCK_FILE = ".arag-build.lock"
+
+
+def chunks_schema() -> pa.Schema:
+    return pa.schema(
+        [
+            pa.field("chunk_id", pa.string(), nullable=False),
+            pa.field("doc_key", pa.string(), nullable=False),
+            pa.field("doc_id", pa.string(), nullable=False),
+            pa.field("doc_hash", pa.string(), nullable=False),
+            pa.field("title", pa.string()),
+            pa.field("source", pa.string()),
+            pa.field("ordinal", pa.int32(), nullable=False),
+            pa.field("doc_chunks", pa.int32(), nullable=False),
+            pa.field("text", pa.string(), nullable=False),
+            pa.field("tokens", pa.int32(), nullable=False),
+            pa.field("sentence_starts", pa.list_(pa.int32())),
+            pa.field("sentence_ends", pa.list_(pa.int32())),
+            pa.field("metadata", pa.string()),
+        ]
+    )
+
+
+def sentences_schema(dimension: int) -> pa.Schema:
+    return pa.schema(
+        [
+            pa.field("chunk_id", pa.string(), nullable=False),
+            pa.field("doc_key", pa.string(), nullable=False),
+            pa.field("ordinal", pa.int32(), nullable=False),
+            pa.field("text", pa.string(), nullable=False),
+            pa.field("start", pa.int32(), nullable=False),
+            pa.field("end", pa.int32(), nullable=False),
+            pa.field("vector", pa.list_(pa.float32(), dimension), nullable=False),
+        ]
+    )
+
+
+@dataclass(frozen=True)
+class IndexSnapshot:
+    """One committed build, opened read-only at the table versions its manifest names."""
+
+    uri: str
+    manifest: dict[str, Any]
+    chunks: Any
+    sentences: Any
+
+    @property
+    def version(self) -> tuple[int, int]:
+        tables = self.manifest["tables"]
+        return tables[CHUNKS], tables[SENTENCES]
+
+    def chunk_rows(self, chunk_ids: Sequence[str], columns: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """Rows of the chunks with these ids, keyed by id (unknown ids are absent)."""
+        if not chunk_ids:
+            return {}
+        table = (
+            self.chunks.search()
+            .where(f"chunk_id IN ({_sql_list(chunk_ids)})")
+            .select(list(dict.fromkeys(["chunk_id", *columns])))
+            .limit(len(chunk_ids))
+            .to_arrow()
+        )
+        return {row["chunk_id"]: row for row in table.to_pylist()}
+
+    def scan_chunks(self, columns: Sequence[str]) -> Iterator[pa.RecordBatch]:
+        """Every chunk, as record batches of the given columns."""
+        yield from self.chunks.search().select(list(columns)).limit(None).to_batches()
+
+    def nearest_sentences(self, vector: np.ndarray, limit: int, columns: Sequence[str]) -> pa.Table:
+        """The `limit` sentences with the highest dot product (cosine: vectors are unit length)."""
+        search = self.sentences.search(vector.astype(np.float32)).distance_type("dot").limit(limit)
+        vector_index = self.manifest.get("vector_index")
+        if vector_index:
+            search = search.nprobes(vector_index["nprobes"]).refine_factor(vector_index["refine_factor"])
+        return search.select(list(columns)).to_arrow()
+
+
+def open_index(uri: str) -> IndexSnapshot:
+    """Open the committed build at `uri` read-only; IndexStoreError says what is wrong."""
+    uri = normalise_uri(uri)
+    manifest = check_manifest(uri)
+    db = lancedb.connect(uri)
+    tables = {}
+    for name in (CHUNKS, SENTENCES):
+        try:
+            table = db.open_table(name)
+            table.checkout(manifest["tables"][name])
+        except Exception as exc:  # noqa: BLE001 - any storage failure means the index is unusable
+            raise IndexStoreError(f"{uri}: table {name!r} cannot be opened ({exc}); rebuild with `arag-index build ... --rebuild`") from None
+        tables[name] = table
+    return IndexSnapshot(uri, manifest, tables[CHUNKS], tables[SENTENCES])
+
+
+def _sql_list(values: Sequence[str]) -> str:
+    return ", ".join("'" + value.replace("'", "''") + "'" for value in values)
+
+
+class IndexWriter:
+    """Writes one build: starts from the last committed versions, commits by writing the manifest."""
+
+    def __init__(self, uri: str, dimension: int, rebuild: bool = False) -> None:
+        self.uri = normalise_uri(uri)
+        self.dimension = dimension
+        if not is_remote(self.uri):
+            Path(self.uri).mkdir(parents=True, exist_ok=True)
+        self.previous = None if rebuild else read_manifest(self.uri)
+        self._db = lancedb.connect(self.uri)
+        self.chunks = self._start_table(CHUNKS, chunks_schema())
+        self.sentences = self._start_table(SENTENCES, sentences_schema(dimension))
+
+    def _start_table(self, name: str, schema: pa.Schema) -> Any:
+        """The table as of the last commit; anything a killed build left behind is rolled back."""
+        if self.previous is None:
+            return self._db.create_table(name, schema=schema, mode="overwrite")
+        table = self._db.open_table(name)
+        committed = self.previous["tables"][name]
+        if table.version != committed:
+            table.restore(committed)
+        return table
+
+    def existing_documents(self) -> dict[str, str]:
+        """doc_id → content hash of every committed document."""
+        if self.previous is None:
+            return {}
+        rows = self.chunks.search().where("ordinal = 0").select(["doc_id", "doc_hash"]).limit(None).to_arrow()
+        return dict(zip(rows["doc_id"].to_pylist(), rows["doc_hash"].to_pylist()))
+
+    def delete_documents(self, doc_ids: Sequence[str]) -> None:
+        keys = [doc_key(doc_id) for doc_id in doc_ids]
+        for first in range(0, len(keys), 1000):
+            condition = f"doc_key IN ({_sql_list(keys[first : first + 1000])})"
+            self.chunks.delete(condition)
+            self.sentences.delete(condition)
+
+    def add(self, chunk_rows: pa.Table, sentence_rows: pa.Table) -> None:
+        """Append rows; sentences first, so a chunk is never visible without its sentences."""
+        self.sentences.add(sentence_rows)
+        self.chunks.add(chunk_rows)
+
+    def finish_tables(self) -> None:
+        """Compact fragments and keep the scalar indexes lookups use."""
+        for table in (self.chunks, self.sentences):
+            table.optimize()
+        self.chunks.create_index("chunk_id", config=BTree(), replace=True)
+        self.chunks.create_index("doc_key", config=BTree(), replace=True)
+        self.sentences.create_index("doc_key", config=BTree(), replace=True)
+
+    def commit(self, manifest: dict[str, Any]) -> dict[str, Any]:
+        manifest = {
+            **manifest,
+            "format": FORMAT,
+            "format_version": FORMAT_VERSION,
+            "tables": {CHUNKS: self.chunks.version, SENTENCES: self.sentences.version},
+        }
+        write_manifest(self.uri, manifest)
+        return manifest
+
+
+@contextmanager
+def build_lock(uri: str) -> Iterator[None]:
+    """One builder at a time on a local index (object stores rely on the manifest commit)."""
+    if is_remote(uri):
+        yield
+        return
+    import fcntl
+
+    Path(uri).mkdir(parents=True, exist_ok=True)
+    with open(Path(uri, LOCK_FILE), "w") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise IndexStoreError(f"another arag-index build is running on {uri}; wait for it to finish") from None
+        yield

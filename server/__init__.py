@@ -1,0 +1,1 @@
+"""MCP server exposing the A-RAG retrieval tools over an index."""

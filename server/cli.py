@@ -1,0 +1,123 @@
+"""`arag-mcp`: serve an index over stdio, SSE or streamable HTTP, or call one tool from a terminal."""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import json
+import logging
+import os
+import sys
+from collections.abc import Sequence
+
+from arag_mcp.indexer.embedding import limit_cpu_threads
+from arag_mcp.indexer.manifest import IndexStoreError
+
+log = logging.getLogger("arag_mcp.server")
+
+TOKEN_ENV = "ARAG_MCP_AUTH_TOKEN"
+TOOLS = ("keyword_search", "semantic_search", "chunk_read")
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="arag-mcp",
+        description="Serve an arag-index index to MCP hosts (keyword_search, semantic_search, chunk_read).",
+    )
+    parser.add_argument("--index", required=True, metavar="DIR", help="index folder or object-store URI built by arag-index")
+    parser.add_argument("--transport", choices=("stdio", "sse", "streamable-http"), default="stdio")
+    parser.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default: 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8000, help="HTTP port (default: 8000)")
+    parser.add_argument("--auth-token", default=os.environ.get(TOKEN_ENV), help=f"bearer token HTTP clients must send (or ${TOKEN_ENV}); required off loopback")
+    parser.add_argument("--allowed-host", action="append", default=[], metavar="HOST[:PORT]", help="Host header accepted when binding off loopback (repeatable)")
+    parser.add_argument("--device", default=None, help="torch device for query embedding (default: cpu)")
+    parser.add_argument("--threads", type=int, default=None, help="CPU threads for embedding (default: up to 4)")
+    parser.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
+    parser.add_argument(
+        "--call",
+        nargs="+",
+        metavar=("TOOL", "ARG"),
+        help="call one tool and print its answer instead of serving; arguments as one JSON object or "
+        'key=value pairs, e.g. --call keyword_search keywords=Paris  or  --call chunk_read \'{"chunk_ids": ["..."]}\'',
+    )
+    return parser.parse_args(argv)
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def parse_call(call: Sequence[str]) -> tuple[str, dict]:
+    """Tool name and arguments from `--call TOOL {json}` or `--call TOOL key=value ...`."""
+    tool, *rest = call
+    if tool not in TOOLS:
+        raise ValueError(f"unknown tool {tool!r}; choose one of {', '.join(TOOLS)}")
+    if len(rest) == 1 and rest[0].lstrip().startswith("{"):
+        try:
+            return tool, json.loads(rest[0])
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"tool arguments are not valid JSON ({exc.msg}); pass an object like '{{\"top_k\": 3}}'") from None
+    arguments: dict = {}
+    for item in rest:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise ValueError(f"tool argument {item!r} is not key=value; e.g. keywords=Paris top_k=3")
+        try:
+            arguments[key] = json.loads(value)
+        except json.JSONDecodeError:
+            arguments[key] = value
+    return tool, arguments
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    logging.basicConfig(stream=sys.stderr, level=args.log_level, format="arag-mcp %(levelname)s %(message)s")
+    if args.transport != "stdio" and not is_loopback(args.host) and not args.auth_token:
+        print(f"arag-mcp: error: binding to {args.host} needs a bearer token; pass --auth-token or set {TOKEN_ENV}", file=sys.stderr)
+        return 2
+    limit_cpu_threads(args.threads)
+    from .app import create_server
+    from .live_index import LiveIndex
+
+    try:
+        live = LiveIndex(args.index, device=args.device)
+        call = parse_call(args.call) if args.call else None
+    except (IndexStoreError, ValueError) as exc:
+        print(f"arag-mcp: error: {exc}", file=sys.stderr)
+        return 2
+    live.start()
+    server = create_server(live, transport=args.transport)
+    if call:
+        return call_tool(server, *call)
+    log.info("serving %s over %s (%s chunks)", live.uri, args.transport, live.manifest["counts"]["chunks"])
+    if args.transport == "stdio":
+        server.run("stdio")
+    else:
+        from .http import serve_http
+
+        serve_http(server, args.transport, args.host, args.port, args.auth_token, args.allowed_host, args.log_level)
+    return 0
+
+
+def call_tool(server, tool: str, arguments: dict) -> int:  # noqa: ANN001 - AragServer
+    """Call one tool through an in-memory MCP client and print its text answer."""
+    import anyio
+    from mcp import Client
+
+    async def run() -> int:
+        async with Client(server) as client:
+            result = await client.call_tool(tool, arguments)
+        text = "\n".join(block.text for block in result.content if getattr(block, "text", None))
+        print(text, file=sys.stderr if result.is_error else sys.stdout)
+        return 1 if result.is_error else 0
+
+    return anyio.run(run)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,129 @@
+"""The index being served: opened and its model loaded off the start-up path; follows new builds."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from arag_mcp.indexer.manifest import IndexStoreError, check_manifest, normalise_uri, read_manifest
+
+if TYPE_CHECKING:
+    from arag_mcp.indexer.embedding import Embedder
+    from arag_mcp.indexer.store import IndexSnapshot
+
+log = logging.getLogger(__name__)
+
+OPEN_WAIT_SECONDS = 60.0
+
+
+class ModelNotReady(Exception):
+    """The embedding model did not finish loading in time, or failed to load."""
+
+
+class LiveIndex:
+    """The latest committed build of one index, and the embedding model it was built with.
+
+    Construction only reads the manifest (no storage engine, no model), so a server can answer
+    the MCP handshake at once; `start()` opens the tables and loads the model on a thread.
+    A completed `arag-index build` is picked up at most `reload_seconds` after it commits; a
+    request runs against one snapshot, so it never mixes two builds.
+    """
+
+    def __init__(self, uri: str, reload_seconds: float = 2.0, device: str | None = None) -> None:
+        self.uri = normalise_uri(uri)
+        self.manifest: dict[str, Any] = check_manifest(self.uri)
+        self.reload_seconds = reload_seconds
+        self.device = device
+        self._snapshot: IndexSnapshot | None = None
+        self._opened = threading.Event()
+        self._open_error: str | None = None
+        self._checked = 0.0
+        self._lock = threading.Lock()
+        self._model_lock = threading.Lock()
+        self._embedders: dict[str, Embedder] = {}
+        self._ready: dict[str, threading.Event] = {}
+        self._errors: dict[str, str] = {}
+
+    def start(self, load_model: bool = True) -> None:
+        """Open the index, then load its model, on a background thread."""
+        threading.Thread(target=self._open, args=(load_model,), name="arag-open", daemon=True).start()
+
+    def _open(self, load_model: bool) -> None:
+        try:
+            from arag_mcp.indexer.store import open_index
+
+            self._snapshot = open_index(self.uri)
+            self.manifest = self._snapshot.manifest
+            self._checked = time.monotonic()
+        except IndexStoreError as exc:
+            self._open_error = str(exc)
+            log.error("%s", exc)
+        finally:
+            self._opened.set()
+        if load_model and self._snapshot is not None:
+            self._ensure_loading(self.manifest["model"])
+
+    def snapshot(self) -> IndexSnapshot:
+        """The newest committed build (checked for a newer one at most every `reload_seconds`)."""
+        if not self._opened.wait(OPEN_WAIT_SECONDS):
+            raise IndexStoreError(f"{self.uri} is still being opened; retry in a few seconds")
+        if self._snapshot is None:
+            raise IndexStoreError(self._open_error or f"{self.uri} could not be opened")
+        if time.monotonic() - self._checked >= self.reload_seconds:
+            with self._lock:
+                if time.monotonic() - self._checked >= self.reload_seconds:
+                    self._reload_if_changed()
+                    self._checked = time.monotonic()
+        return self._snapshot
+
+    def _reload_if_changed(self) -> None:
+        from arag_mcp.indexer.store import open_index
+
+        try:
+            manifest = read_manifest(self.uri)
+            if manifest and manifest["tables"] != self._snapshot.manifest["tables"]:
+                self._snapshot = open_index(self.uri)
+                self.manifest = self._snapshot.manifest
+                log.info("serving the build of %s committed at %s", self.uri, self.manifest["built_at"])
+        except Exception as exc:  # noqa: BLE001 - keep serving the build we have
+            log.warning("could not open the new build of %s, still serving the previous one: %s", self.uri, exc)
+
+    def _ensure_loading(self, model: str) -> threading.Event:
+        """The event set once `model` has loaded (or failed); starts loading it the first time."""
+        with self._model_lock:
+            event = self._ready.get(model)
+            if event is None:
+                event = self._ready[model] = threading.Event()
+                threading.Thread(target=self._load, args=(model, event), name="arag-model", daemon=True).start()
+        return event
+
+    def _load(self, model: str, done: threading.Event) -> None:
+        from arag_mcp.indexer.embedding import Embedder
+
+        started = time.perf_counter()
+        try:
+            embedder = Embedder(model, self.device).load()
+            embedder.encode_queries(["warm-up"])
+            self._embedders[model] = embedder
+            log.info("embedding model %s ready in %.1f s", model, time.perf_counter() - started)
+        except Exception as exc:  # noqa: BLE001 - reported to the caller of query_vector
+            self._errors[model] = str(exc)
+            log.error("embedding model %s failed to load: %s", model, exc)
+        finally:
+            done.set()
+
+    def query_vector(self, snapshot: IndexSnapshot, query: str, timeout: float) -> np.ndarray:
+        """The query's embedding under the model `snapshot` was built with."""
+        model = snapshot.manifest["model"]
+        if not self._ensure_loading(model).wait(timeout):
+            raise ModelNotReady(
+                "the embedding model is still loading; retry semantic_search in a few seconds "
+                "(keyword_search and chunk_read work meanwhile)"
+            )
+        if model in self._errors:
+            raise ModelNotReady(f"semantic_search is unavailable: {self._errors[model]}; use keyword_search")
+        return self._embedders[model].encode_queries([query])[0]

@@ -1,0 +1,212 @@
+"""Building, updating and inspecting indexes: real files, real LanceDB, the packaged model."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import lancedb
+import pytest
+
+from arag_mcp.indexer.build import BuildOptions, build_index
+from arag_mcp.indexer.ids import doc_key
+from arag_mcp.indexer.manifest import read_manifest
+from arag_mcp.indexer.store import CHUNKS, SENTENCES, open_index
+
+from .conftest import BENCH_DATA, SAMPLE, run_cli
+
+QUIET = BuildOptions(progress=False)
+
+
+def test_sample_index_has_tables_and_manifest(sample_index: Path):
+    snapshot = open_index(str(sample_index))
+    manifest = snapshot.manifest
+    assert manifest["model"] == "all-MiniLM-L6-v2"
+    assert manifest["dimension"] == 384
+    assert manifest["chunk_tokens"] == 1000
+    assert manifest["counts"] == {"documents": 6, "chunks": 6, "sentences": snapshot.sentences.count_rows()}
+    chunks = snapshot.chunks.to_pandas()
+    assert set(chunks["title"]) == {"Marie Curie", "Pierre Curie", "university-of-paris", "Polonium", "Radium", "Curium"}
+    radium = chunks[chunks["doc_id"] == "radium"].iloc[0]
+    assert json.loads(radium["metadata"]) == {"category": "element"}
+    assert radium["chunk_id"] == f"{doc_key('radium')}-0"
+    sentences = snapshot.sentences.to_pandas()
+    assert sentences["vector"].map(len).eq(384).all()
+    for _, row in sentences.iterrows():
+        text = chunks.set_index("chunk_id").loc[row["chunk_id"], "text"]
+        assert text[row["start"] : row["end"]] == row["text"]
+
+
+def test_chunks_are_bounded_and_sentence_aligned(tmp_path: Path, embedder):
+    sentences = [f"Sentence number {i} talks about topic {i % 7} in some detail." for i in range(120)]
+    (tmp_path / "long.txt").write_text(" ".join(sentences))
+    (tmp_path / "short.txt").write_text("A short document.")
+    index = tmp_path / "idx"
+    build_index([tmp_path / "long.txt", tmp_path / "short.txt"], str(index), BuildOptions(chunk_tokens=60, progress=False))
+    chunks = open_index(str(index)).chunks.to_pandas().sort_values(["doc_id", "ordinal"])
+    long_chunks = chunks[chunks["doc_id"].str.endswith("long.txt")]
+    assert len(long_chunks) > 10
+    assert (long_chunks["tokens"] <= 60).all()
+    assert " ".join(long_chunks["text"]) == " ".join(sentences)
+    for text in long_chunks["text"]:
+        assert text.startswith("Sentence number") and text.endswith(".")
+        assert embedder.count_tokens([text])[0] <= 60 + 5
+    assert list(long_chunks["ordinal"]) == list(range(len(long_chunks)))
+    assert (long_chunks["doc_chunks"] == len(long_chunks)).all()
+    assert chunks[chunks["doc_id"].str.endswith("short.txt")]["text"].tolist() == ["A short document."]
+
+
+def test_overlong_sentence_is_split_hard(tmp_path: Path):
+    words = " ".join(f"word{i}" for i in range(400))
+    (tmp_path / "run-on.txt").write_text(words)
+    index = tmp_path / "idx"
+    build_index([tmp_path / "run-on.txt"], str(index), BuildOptions(chunk_tokens=100, progress=False))
+    chunks = open_index(str(index)).chunks.to_pandas().sort_values("ordinal")
+    assert len(chunks) > 4
+    assert (chunks["tokens"] <= 100).all()
+    assert " ".join(chunks["text"]).split() == words.split()
+
+
+def _write_corpus(folder: Path, docs: dict[str, str]) -> None:
+    folder.mkdir(exist_ok=True)
+    for name, text in docs.items():
+        (folder / name).write_text(text)
+
+
+def test_incremental_build_embeds_only_changes(tmp_path: Path):
+    corpus = tmp_path / "docs"
+    _write_corpus(corpus, {"a.md": "# A\n\nAlpha text. More alpha.", "b.md": "# B\n\nBeta text.", "c.md": "# C\n\nGamma text."})
+    index = str(tmp_path / "idx")
+    first = build_index([corpus], index, QUIET)
+    assert (first.embedded_documents, first.documents) == (3, 3)
+
+    again = build_index([corpus], index, QUIET)
+    assert (again.embedded_documents, again.embedded_sentences, again.unchanged_documents) == (0, 0, 3)
+
+    (corpus / "b.md").write_text("# B\n\nBeta text, edited. With a new sentence.")
+    (corpus / "d.md").write_text("# D\n\nDelta text.")
+    (corpus / "c.md").unlink()
+    update = build_index([corpus], index, QUIET)
+    assert (update.embedded_documents, update.unchanged_documents, update.deleted_documents) == (2, 1, 1)
+
+    chunks = open_index(index).chunks.to_pandas()
+    assert sorted(chunks["title"]) == ["A", "B", "D"]
+    assert "edited" in chunks[chunks["title"] == "B"]["text"].item()
+    sentences = open_index(index).sentences.to_pandas()
+    assert set(sentences["chunk_id"]) == set(chunks["chunk_id"])
+    assert not sentences["text"].str.contains("Gamma").any()
+
+    rebuilt = build_index([corpus], index, BuildOptions(rebuild=True, progress=False))
+    assert rebuilt.embedded_documents == 3
+
+
+def test_killed_build_leaves_previous_index_and_next_run_completes(tmp_path: Path):
+    corpus = tmp_path / "docs"
+    _write_corpus(corpus, {"first.txt": "The first document. It is small."})
+    index = tmp_path / "idx"
+    build_index([corpus], str(index), QUIET)
+    before = open_index(str(index))
+    committed = before.version
+
+    _write_corpus(corpus, {f"more-{i:03}.txt": f"Document {i} has a sentence. And another one about {i}." for i in range(300)})
+    process = subprocess.Popen(
+        [sys.executable, "-m", "arag_mcp.indexer", "build", str(corpus), "--index", str(index), "--write-batch", "16", "--quiet"],
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while lancedb.connect(str(index)).open_table(SENTENCES).version <= committed[1] + 1:
+            assert process.poll() is None, "the build finished before it could be killed"
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        process.send_signal(signal.SIGKILL)
+    finally:
+        process.wait()
+
+    after_kill = open_index(str(index))
+    assert after_kill.version == committed
+    assert after_kill.chunks.count_rows() == 1 and after_kill.sentences.count_rows() == 2
+    assert read_manifest(str(index))["counts"]["documents"] == 1
+
+    summary = build_index([corpus], str(index), QUIET)
+    assert summary.documents == 301 and summary.unchanged_documents == 1
+    final = open_index(str(index))
+    assert final.chunks.count_rows() == 301
+    assert final.sentences.count_rows() == 2 + 600
+    assert final.sentences.to_pandas()["chunk_id"].nunique() == 301
+
+
+def test_bad_input_is_one_line_without_traceback(tmp_path: Path):
+    corpus = tmp_path / "docs"
+    corpus.mkdir()
+    (corpus / "good.txt").write_text("Some good text.")
+    (corpus / "empty.txt").write_text("  \n")
+    (corpus / "binary.txt").write_bytes(b"\x00\x01\x02binary")
+    index = str(tmp_path / "idx")
+
+    result = run_cli("arag_mcp.indexer", "build", str(corpus), "--index", index, "--quiet")
+    assert result.returncode == 0, result.stderr
+    warning = [line for line in result.stderr.splitlines() if "skipped" in line]
+    assert len(warning) == 1 and "empty.txt" in warning[0] and "binary.txt" in warning[0]
+
+    bad_json = tmp_path / "bad.jsonl"
+    bad_json.write_text('{"id": "1", "text": "fine"}\n{"id": "2", "text": broken}\n')
+    result = run_cli("arag_mcp.indexer", "build", str(bad_json), "--index", str(tmp_path / "idx2"), "--quiet")
+    _assert_one_line_error(result, "bad.jsonl", "line 2")
+
+    result = run_cli("arag_mcp.indexer", "build", str(corpus), "--index", str(tmp_path / "idx3"), "--model", "/no/such/model", "--quiet")
+    _assert_one_line_error(result, "--model")
+
+    result = run_cli("arag_mcp.indexer", "info", "--index", str(tmp_path / "missing"))
+    _assert_one_line_error(result, "--index")
+
+    result = run_cli("arag_mcp.indexer", "build", str(tmp_path / "no-such-file.txt"), "--index", index, "--quiet")
+    _assert_one_line_error(result, "no-such-file.txt")
+
+
+def test_index_refuses_another_model(tmp_path: Path, sample_index: Path):
+    other = tmp_path / "other-model"
+    from arag_mcp.indexer.embedding import resolve_model_path
+
+    # The same weights under another name stand in for a different model.
+    import shutil
+
+    shutil.copytree(resolve_model_path("all-MiniLM-L6-v2"), other)
+    index = tmp_path / "idx"
+    build_index([SAMPLE / "pierre-curie.md"], str(index), QUIET)
+    result = run_cli("arag_mcp.indexer", "build", str(SAMPLE), "--index", str(index), "--model", str(other), "--quiet")
+    _assert_one_line_error(result, "--model all-MiniLM-L6-v2")
+    assert open_index(str(index)).manifest["counts"]["documents"] == 1
+
+
+def test_info_prints_manifest(sample_index: Path):
+    result = run_cli("arag_mcp.indexer", "info", "--index", str(sample_index))
+    assert result.returncode == 0, result.stderr
+    info = json.loads(result.stdout)
+    assert info["counts"]["documents"] == 6
+    assert info["tables"].keys() == {CHUNKS, SENTENCES}
+
+
+@pytest.mark.skipif(not BENCH_DATA.exists(), reason="shared bench-data not present")
+def test_shared_corpus_indexes_as_is(tmp_path: Path):
+    lines = (BENCH_DATA / "musique" / "corpus.jsonl").read_text().splitlines()[:40]
+    subset = tmp_path / "musique.jsonl"
+    subset.write_text("\n".join(lines) + "\n")
+    summary = build_index([subset], str(tmp_path / "idx"), QUIET)
+    assert summary.documents == 40 and summary.chunks == 40
+    titles = set(open_index(str(tmp_path / "idx")).chunks.to_pandas()["title"])
+    assert json.loads(lines[0])["title"] in titles
+
+
+def _assert_one_line_error(result: subprocess.CompletedProcess, *expected: str) -> None:
+    assert result.returncode == 2, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith("arag-index: error:")]
+    assert len(errors) == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    for text in expected:
+        assert text in errors[0], errors[0]
