@@ -147,7 +147,7 @@ def build_index(sources: Sequence[str | Path], uri: str, options: BuildOptions =
         removed = [doc_id for doc_id in existing if doc_id not in seen]
         writer.delete_documents(removed)
         summary.deleted_documents = len(removed)
-        writer.finish_tables()
+        vector_index = writer.finish_tables()
         summary.chunks = writer.chunks.count_rows()
         summary.sentences = writer.sentences.count_rows()
         summary.documents = len(seen)
@@ -163,7 +163,7 @@ def build_index(sources: Sequence[str | Path], uri: str, options: BuildOptions =
                 "splitter": SPLITTER_VERSION,
                 "sentence_context": SENTENCE_CONTEXT,
                 "counts": {"documents": summary.documents, "chunks": summary.chunks, "sentences": summary.sentences},
-                "vector_index": None,
+                "vector_index": vector_index,
                 "built_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                 "build_seconds": round(summary.seconds, 3),
             }

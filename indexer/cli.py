@@ -96,6 +96,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (CorpusError, IndexStoreError, ModelError) as exc:
         print(f"arag-index: error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:
+        print(f"arag-index: error: {exc.strerror or exc}: {exc.filename or args.index}; check the path and its permissions", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("arag-index: interrupted; the index is as it was before this build", file=sys.stderr)
         return 130

@@ -25,7 +25,7 @@ for _logger in ("LANCE_LOG", "LANCEDB_LOG"):  # the Rust loggers write warnings 
 import lancedb  # noqa: E402
 import numpy as np
 import pyarrow as pa
-from lancedb.index import BTree
+from lancedb.index import BTree, IvfPq
 
 from .ids import doc_key
 from .manifest import (
@@ -42,6 +42,9 @@ from .manifest import (
 CHUNKS = "chunks"
 SENTENCES = "sentences"
 LOCK_FILE = ".arag-build.lock"
+VECTOR_INDEX_MIN_ROWS = 200_000
+"""Below this many sentences semantic search is exact (brute force, a few ms per 100k rows);
+from here on an IVF-PQ index is built, and search re-ranks its candidates with the exact vectors."""
 
 
 def chunks_schema() -> pa.Schema:
@@ -180,13 +183,38 @@ class IndexWriter:
         self.sentences.add(sentence_rows)
         self.chunks.add(chunk_rows)
 
-    def finish_tables(self) -> None:
-        """Compact fragments and keep the scalar indexes lookups use."""
+    def finish_tables(self) -> dict[str, Any] | None:
+        """Compact fragments, keep the lookup indexes, and the vector index once the table is large.
+
+        Returns the vector index's parameters (recorded in the manifest), or None for exact search.
+        """
         for table in (self.chunks, self.sentences):
             table.optimize()
         self.chunks.create_index("chunk_id", config=BTree(), replace=True)
         self.chunks.create_index("doc_key", config=BTree(), replace=True)
         self.sentences.create_index("doc_key", config=BTree(), replace=True)
+        return self._vector_index()
+
+    def _vector_index(self) -> dict[str, Any] | None:
+        """Train the IVF-PQ index once; later builds add their rows to it (optimize)."""
+        previous = self.previous and self.previous.get("vector_index")
+        if previous:
+            return previous
+        rows = self.sentences.count_rows()
+        if rows < VECTOR_INDEX_MIN_ROWS:
+            return None
+        params = {
+            "type": "IVF_PQ",
+            "num_partitions": max(64, int(rows**0.5)),
+            "num_sub_vectors": max(1, self.dimension // 8),
+            "nprobes": 48,
+            "refine_factor": 20,
+        }
+        config = IvfPq(
+            distance_type="dot", num_partitions=params["num_partitions"], num_sub_vectors=params["num_sub_vectors"]
+        )
+        self.sentences.create_index("vector", config=config, replace=True)
+        return params
 
     def commit(self, manifest: dict[str, Any]) -> dict[str, Any]:
         manifest = {
