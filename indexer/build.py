@@ -19,7 +19,7 @@ from .embedding import DEFAULT_MODEL, Embedder
 from .readers import CorpusError, Document, SkippedFile, iter_documents
 from .sentences import SPLITTER_VERSION
 from .ids import chunk_id, doc_key
-from .manifest import IndexStoreError, normalise_uri, read_manifest
+from .manifest import IndexStoreError, is_remote, normalise_uri, read_manifest
 from .store import IndexWriter, build_lock, chunks_schema, sentences_schema
 
 log = logging.getLogger(__name__)
@@ -142,7 +142,8 @@ def build_index(sources: Sequence[str | Path], uri: str, options: BuildOptions =
         embedder = Embedder(options.model, options.device).load()
         writer = IndexWriter(uri, embedder.dimension, rebuild=options.rebuild)
         existing = writer.existing_documents()
-        documents = iter_documents(sources, summary.skipped)
+        inside_sources = [] if is_remote(uri) else [Path(uri)]  # an index kept beside its documents
+        documents = iter_documents(sources, summary.skipped, exclude=inside_sources)
         seen = _update(writer, embedder, documents, existing, options, summary)
         removed = [doc_id for doc_id in existing if doc_id not in seen]
         writer.delete_documents(removed)
