@@ -4,7 +4,8 @@ Formats: plain text (`.txt`), Markdown (`.md`, `.markdown`), reStructuredText (`
 (`.html`, `.htm`, text only), PDF (`.pdf`, text via pypdf), `.json` (a list of records, an object
 holding one list of records, or one record) and `.jsonl` (one record a line). A record is
 ``{"text": ..., "title"?: ..., "id"?: ..., ...}``; "contents", "content" or "body" stand in for a
-missing "text", "_id" for "id", and the other fields are kept as metadata.
+missing "text", "_id" for "id", and the other fields (and those of a "metadata" object) are kept
+as metadata.
 """
 
 from __future__ import annotations
@@ -280,10 +281,12 @@ def _record(record: object, source: str, default_id: str, where: str) -> Documen
         return None
     id_field = next((name for name in ID_FIELDS if record.get(name) not in (None, "")), None)
     title = record.get("title")
+    extra = {key: value for key, value in record.items() if key not in {text_field, "title", "metadata", *ID_FIELDS}}
+    nested = record.get("metadata")
+    extra = {**nested, **extra} if isinstance(nested, dict) else {**extra, **({"metadata": nested} if "metadata" in record else {})}
     metadata = {
         key: value if isinstance(value, str | int | float | bool) or value is None else json.dumps(value, ensure_ascii=False)
-        for key, value in record.items()
-        if key not in {text_field, "title", *ID_FIELDS}
+        for key, value in extra.items()
     }
     return Document(
         doc_id=str(record[id_field]) if id_field else default_id,
