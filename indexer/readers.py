@@ -281,9 +281,13 @@ def _record(record: object, source: str, default_id: str, where: str) -> Documen
         return None
     id_field = next((name for name in ID_FIELDS if record.get(name) not in (None, "")), None)
     title = record.get("title")
-    extra = {key: value for key, value in record.items() if key not in {text_field, "title", "metadata", *ID_FIELDS}}
     nested = record.get("metadata")
-    extra = {**nested, **extra} if isinstance(nested, dict) else {**extra, **({"metadata": nested} if "metadata" in record else {})}
+    extra = dict(nested) if isinstance(nested, dict) else {}
+    extra.update(
+        (key, value)
+        for key, value in record.items()
+        if key not in {text_field, "title", *ID_FIELDS} and not (key == "metadata" and isinstance(value, dict))
+    )
     metadata = {
         key: value if isinstance(value, str | int | float | bool) or value is None else json.dumps(value, ensure_ascii=False)
         for key, value in extra.items()
