@@ -16,10 +16,10 @@ from tqdm import tqdm
 
 from .chunking import Span, pack_chunks, sentence_spans
 from .embedding import DEFAULT_MODEL, Embedder
-from .readers import CorpusError, Document, SkippedFile, iter_documents
-from .sentences import SPLITTER_VERSION
 from .ids import chunk_id, doc_key
 from .manifest import IndexStoreError, is_remote, normalise_uri, read_manifest
+from .readers import CorpusError, Document, SkippedFile, iter_documents
+from .sentences import SPLITTER_VERSION
 from .store import IndexWriter, build_lock, chunks_schema, sentences_schema
 
 log = logging.getLogger(__name__)

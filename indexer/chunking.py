@@ -38,9 +38,7 @@ def sentence_spans(
     return spans
 
 
-def _split_hard(
-    text: str, start: int, end: int, token_offsets: TokenOffsets, max_tokens: int
-) -> list[Span]:
+def _split_hard(text: str, start: int, end: int, token_offsets: TokenOffsets, max_tokens: int) -> list[Span]:
     """Cut text[start:end] into pieces of at most `max_tokens` tokens, between words where possible."""
     piece = text[start:end]
     offsets = token_offsets(piece)

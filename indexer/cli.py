@@ -9,8 +9,8 @@ import sys
 from collections.abc import Sequence
 
 from .embedding import DEFAULT_MODEL, ModelError, limit_cpu_threads
-from .readers import CorpusError
 from .manifest import IndexStoreError
+from .readers import CorpusError
 
 log = logging.getLogger("arag_mcp.indexer")
 
@@ -20,14 +20,34 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     commands = parser.add_subparsers(dest="command", required=True)
 
     build = commands.add_parser("build", help="index files and folders (updates an existing index incrementally)")
-    build.add_argument("sources", nargs="+", metavar="SOURCE", help="files or folders (.txt .md .rst .html .json .jsonl .pdf)")
-    build.add_argument("--index", required=True, metavar="DIR", help="index folder or object-store URI (s3://, gs://, az://)")
-    build.add_argument("--model", default=DEFAULT_MODEL, help=f"sentence-transformers model name or path (default: {DEFAULT_MODEL}, bundled)")
+    build.add_argument(
+        "sources", nargs="+", metavar="SOURCE", help="files or folders (.txt .md .rst .html .json .jsonl .pdf)"
+    )
+    build.add_argument(
+        "--index", required=True, metavar="DIR", help="index folder or object-store URI (s3://, gs://, az://)"
+    )
+    build.add_argument(
+        "--model",
+        default=DEFAULT_MODEL,
+        help=f"sentence-transformers model name or path (default: {DEFAULT_MODEL}, bundled)",
+    )
     build.add_argument("--device", default=None, help="torch device for embedding, e.g. cpu, cuda, mps (default: cpu)")
-    build.add_argument("--batch-size", type=_positive_int, default=32, help="sentences per embedding batch (default: 32)")
-    build.add_argument("--chunk-tokens", type=_positive_int, default=1000, help="target tokens per chunk (default: 1000)")
-    build.add_argument("--write-batch", type=_positive_int, default=4096, metavar="SENTENCES", help="sentences embedded per write to the index; bounds memory (default: 4096)")
-    build.add_argument("--threads", type=_positive_int, default=None, help="CPU threads for embedding (default: up to 4)")
+    build.add_argument(
+        "--batch-size", type=_positive_int, default=32, help="sentences per embedding batch (default: 32)"
+    )
+    build.add_argument(
+        "--chunk-tokens", type=_positive_int, default=1000, help="target tokens per chunk (default: 1000)"
+    )
+    build.add_argument(
+        "--write-batch",
+        type=_positive_int,
+        default=4096,
+        metavar="SENTENCES",
+        help="sentences embedded per write to the index; bounds memory (default: 4096)",
+    )
+    build.add_argument(
+        "--threads", type=_positive_int, default=None, help="CPU threads for embedding (default: up to 4)"
+    )
     build.add_argument("--rebuild", action="store_true", help="start over instead of updating the existing index")
     build.add_argument("--quiet", action="store_true", help="no progress bar")
 
@@ -97,7 +117,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"arag-index: error: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:
-        print(f"arag-index: error: {exc.strerror or exc}: {exc.filename or args.index}; check the path and its permissions", file=sys.stderr)
+        print(
+            f"arag-index: error: {exc.strerror or exc}: {exc.filename or args.index}; check the path and its permissions",
+            file=sys.stderr,
+        )
         return 2
     except KeyboardInterrupt:
         print("arag-index: interrupted; the index is as it was before this build", file=sys.stderr)

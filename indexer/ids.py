@@ -23,4 +23,3 @@ def parse_chunk_id(value: str) -> tuple[str, int] | None:
     if not sep or len(key) != 10 or not ordinal.isdigit():
         return None
     return key, int(ordinal)
-

@@ -48,7 +48,9 @@ def read_manifest(uri: str) -> dict[str, Any] | None:
     try:
         manifest = json.loads(raw)
     except json.JSONDecodeError:
-        raise IndexStoreError(f"{_join(uri, MANIFEST_FILE)} is corrupt; rebuild with `arag-index build ... --rebuild`") from None
+        raise IndexStoreError(
+            f"{_join(uri, MANIFEST_FILE)} is corrupt; rebuild with `arag-index build ... --rebuild`"
+        ) from None
     if manifest.get("format") != FORMAT:
         return None
     return manifest
@@ -79,7 +81,6 @@ def describe_missing(uri: str) -> str:
     if not is_remote(uri) and not Path(uri).exists():
         return f"no index at {uri}: the folder does not exist; build one with `arag-index build SOURCE --index {uri}` or fix --index"
     return f"{uri} is not an arag-mcp index (no {MANIFEST_FILE} from a completed build); build one with `arag-index build SOURCE --index {uri}` or fix --index"
-
 
 
 def check_manifest(uri: str) -> dict[str, Any]:

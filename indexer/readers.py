@@ -245,7 +245,7 @@ def _record_list(data: object, source: str) -> list:
             return [data]
         if len(lists) == 1:
             return lists[0]
-    raise CorpusError(f"{source}: expected a list of records like [{{\"text\": ...}}, ...]; restructure the file")
+    raise CorpusError(f'{source}: expected a list of records like [{{"text": ...}}, ...]; restructure the file')
 
 
 def _read_jsonl(path: Path, source: str) -> Iterator[Document]:
@@ -270,13 +270,13 @@ def _read_jsonl(path: Path, source: str) -> Iterator[Document]:
 
 def _record(record: object, source: str, default_id: str, where: str) -> Document | None:
     if not isinstance(record, dict):
-        raise CorpusError(f"{source} {where}: a record must be a JSON object with a \"text\" field")
+        raise CorpusError(f'{source} {where}: a record must be a JSON object with a "text" field')
     text_field = next((name for name in TEXT_FIELDS if name in record), None)
     if text_field is None:
-        raise CorpusError(f"{source} {where}: record has no \"text\" field; add one (or \"content\"/\"body\")")
+        raise CorpusError(f'{source} {where}: record has no "text" field; add one (or "content"/"body")')
     text = record[text_field]
     if not isinstance(text, str):
-        raise CorpusError(f"{source} {where}: \"{text_field}\" must be a string")
+        raise CorpusError(f'{source} {where}: "{text_field}" must be a string')
     if not text.strip():
         return None
     id_field = next((name for name in ID_FIELDS if record.get(name) not in (None, "")), None)
@@ -289,7 +289,9 @@ def _record(record: object, source: str, default_id: str, where: str) -> Documen
         if key not in {text_field, "title", *ID_FIELDS} and not (key == "metadata" and isinstance(value, dict))
     )
     metadata = {
-        key: value if isinstance(value, str | int | float | bool) or value is None else json.dumps(value, ensure_ascii=False)
+        key: value
+        if isinstance(value, str | int | float | bool) or value is None
+        else json.dumps(value, ensure_ascii=False)
         for key, value in extra.items()
     }
     return Document(

@@ -12,17 +12,13 @@ versions it names never sees half a build, and a killed build leaves the previou
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-for _logger in ("LANCE_LOG", "LANCEDB_LOG"):  # the Rust loggers write warnings to stderr by default
-    os.environ.setdefault(_logger, "error")
-
-import lancedb  # noqa: E402
+import lancedb
 import numpy as np
 import pyarrow as pa
 from lancedb.index import BTree, IvfPq
@@ -132,7 +128,9 @@ def open_index(uri: str) -> IndexSnapshot:
             table = db.open_table(name)
             table.checkout(manifest["tables"][name])
         except Exception as exc:  # noqa: BLE001 - any storage failure means the index is unusable
-            raise IndexStoreError(f"{uri}: table {name!r} cannot be opened ({exc}); rebuild with `arag-index build ... --rebuild`") from None
+            raise IndexStoreError(
+                f"{uri}: table {name!r} cannot be opened ({exc}); rebuild with `arag-index build ... --rebuild`"
+            ) from None
         tables[name] = table
     return IndexSnapshot(uri, manifest, tables[CHUNKS], tables[SENTENCES])
 

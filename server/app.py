@@ -6,14 +6,13 @@ import json
 from collections.abc import Callable
 from typing import Annotated, Any
 
+from arag_mcp.indexer.manifest import IndexStoreError
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
 from . import retrieval, texts
-from arag_mcp.indexer.manifest import IndexStoreError
-
 from .live_index import LiveIndex, ModelNotReady
 from .results import (
     ChunkReadOutput,
@@ -45,7 +44,15 @@ ARGUMENT_HINTS = {
     "session": "session must be the handle string a previous result gave",
 }
 LIST_ARGUMENTS = {"keywords", "chunk_ids"}
-ARGUMENT_ALIASES = {"keyword": "keywords", "terms": "keywords", "question": "query", "chunk_id": "chunk_ids", "ids": "chunk_ids", "k": "top_k", "limit": "top_k"}
+ARGUMENT_ALIASES = {
+    "keyword": "keywords",
+    "terms": "keywords",
+    "question": "query",
+    "chunk_id": "chunk_ids",
+    "ids": "chunk_ids",
+    "k": "top_k",
+    "limit": "top_k",
+}
 
 TopK = Annotated[int, Field(ge=1, le=MAX_TOP_K, description=f"number of chunks to return (1-{MAX_TOP_K})")]
 Session = Annotated[str | None, Field(description="session handle from an earlier result, if one was given")]
@@ -134,14 +141,16 @@ def create_server(live: LiveIndex, transport: str = "stdio", read_sets: ReadSets
 
     @server.tool(title="Keyword search", description=texts.KEYWORD_SEARCH, annotations=SEARCH_ANNOTATIONS)
     def keyword_search(
-        keywords: Annotated[list[str], Field(description="short specific terms, matched literally and case-insensitively")],
+        keywords: Annotated[
+            list[str], Field(description="short specific terms, matched literally and case-insensitively")
+        ],
         ctx: Context,
         top_k: TopK = 5,
         session: Session = None,
     ) -> Annotated[CallToolResult, KeywordSearchOutput]:
         terms = [k.strip() for k in keywords if k.strip()]
         if not terms:
-            raise ToolError("keywords is empty; give one or more short terms, e.g. [\"Marie Curie\"]")
+            raise ToolError('keywords is empty; give one or more short terms, e.g. ["Marie Curie"]')
         if len(terms) > MAX_KEYWORDS:
             raise ToolError(f"{len(terms)} keywords given; pass at most {MAX_KEYWORDS}, the most specific first")
         wordy = [k for k in terms if len(k.split()) > MAX_KEYWORD_WORDS]
@@ -163,7 +172,7 @@ def create_server(live: LiveIndex, transport: str = "stdio", read_sets: ReadSets
     ) -> Annotated[CallToolResult, SemanticSearchOutput]:
         query = query.strip()
         if not query:
-            raise ToolError("query is empty; describe what to find, e.g. \"where was Marie Curie born\"")
+            raise ToolError('query is empty; describe what to find, e.g. "where was Marie Curie born"')
         if len(query) > MAX_QUERY_CHARS:
             raise ToolError(
                 f"query has {len(query)} characters; keep it under {MAX_QUERY_CHARS} (one sub-question at a time)"
@@ -193,7 +202,9 @@ def create_server(live: LiveIndex, transport: str = "stdio", read_sets: ReadSets
         key, handle = session_key(ctx, transport, session)
         return structured(read_with_dedup(live, read_sets, key, wanted, handle), chunk_read_text)
 
-    @server.prompt(name="arag", title="A-RAG agent", description="The A-RAG agent system prompt, optionally with a question")
+    @server.prompt(
+        name="arag", title="A-RAG agent", description="The A-RAG agent system prompt, optionally with a question"
+    )
     def arag_prompt(question: str = "") -> str:
         return f"{texts.SYSTEM_PROMPT}\n\nQuestion: {question}" if question else texts.SYSTEM_PROMPT
 
@@ -205,7 +216,9 @@ def create_server(live: LiveIndex, transport: str = "stdio", read_sets: ReadSets
     return server
 
 
-def read_with_dedup(live: LiveIndex, read_sets: ReadSets, key: str, wanted: list[str], handle: str | None) -> ChunkReadOutput:
+def read_with_dedup(
+    live: LiveIndex, read_sets: ReadSets, key: str, wanted: list[str], handle: str | None
+) -> ChunkReadOutput:
     """Chunks in the order asked; re-reads marked, unknown ids named, the rest bounded in size."""
     read_before = read_sets.read_before(key, wanted)
     found = retrieval.read_chunks(current(live), [cid for cid in wanted if cid not in read_before])

@@ -24,12 +24,24 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         prog="arag-mcp",
         description="Serve an arag-index index to MCP hosts (keyword_search, semantic_search, chunk_read).",
     )
-    parser.add_argument("--index", required=True, metavar="DIR", help="index folder or object-store URI built by arag-index")
+    parser.add_argument(
+        "--index", required=True, metavar="DIR", help="index folder or object-store URI built by arag-index"
+    )
     parser.add_argument("--transport", choices=("stdio", "sse", "streamable-http"), default="stdio")
     parser.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default: 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8000, help="HTTP port (default: 8000)")
-    parser.add_argument("--auth-token", default=os.environ.get(TOKEN_ENV), help=f"bearer token HTTP clients must send (or ${TOKEN_ENV}); required off loopback")
-    parser.add_argument("--allowed-host", action="append", default=[], metavar="HOST[:PORT]", help="Host header accepted when binding off loopback (repeatable)")
+    parser.add_argument(
+        "--auth-token",
+        default=os.environ.get(TOKEN_ENV),
+        help=f"bearer token HTTP clients must send (or ${TOKEN_ENV}); required off loopback",
+    )
+    parser.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="HOST[:PORT]",
+        help="Host header accepted when binding off loopback (repeatable)",
+    )
     parser.add_argument("--device", default=None, help="torch device for query embedding (default: cpu)")
     parser.add_argument("--threads", type=int, default=None, help="CPU threads for embedding (default: up to 4)")
     parser.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
@@ -61,7 +73,9 @@ def parse_call(call: Sequence[str]) -> tuple[str, dict]:
         try:
             return tool, json.loads(rest[0])
         except json.JSONDecodeError as exc:
-            raise ValueError(f"tool arguments are not valid JSON ({exc.msg}); pass an object like '{{\"top_k\": 3}}'") from None
+            raise ValueError(
+                f"tool arguments are not valid JSON ({exc.msg}); pass an object like '{{\"top_k\": 3}}'"
+            ) from None
     arguments: dict = {}
     for item in rest:
         key, sep, value = item.partition("=")
@@ -78,7 +92,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level=args.log_level, format="arag-mcp %(levelname)s %(message)s")
     if args.transport != "stdio" and not is_loopback(args.host) and not args.auth_token:
-        print(f"arag-mcp: error: binding to {args.host} needs a bearer token; pass --auth-token or set {TOKEN_ENV}", file=sys.stderr)
+        print(
+            f"arag-mcp: error: binding to {args.host} needs a bearer token; pass --auth-token or set {TOKEN_ENV}",
+            file=sys.stderr,
+        )
         return 2
     limit_cpu_threads(args.threads)
     from .app import create_server

@@ -37,12 +37,12 @@ def security_settings(allowed_hosts: list[str]) -> TransportSecuritySettings | N
     """Explicit Host allow-list when given; otherwise the SDK's default (on for loopback binds)."""
     if not allowed_hosts:
         return None
-    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=allowed_hosts, allowed_origins=[])
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True, allowed_hosts=allowed_hosts, allowed_origins=[]
+    )
 
 
-def build_app(
-    server: MCPServer, transport: str, host: str, token: str | None, allowed_hosts: list[str]
-) -> ASGIApp:
+def build_app(server: MCPServer, transport: str, host: str, token: str | None, allowed_hosts: list[str]) -> ASGIApp:
     @server.custom_route(HEALTH_PATH, methods=["GET"])
     async def health(_: Request) -> JSONResponse:
         return JSONResponse({"status": "ok"})

@@ -8,7 +8,6 @@ import time
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-
 from arag_mcp.indexer.manifest import IndexStoreError, check_manifest, normalise_uri, read_manifest
 
 if TYPE_CHECKING:

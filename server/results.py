@@ -124,7 +124,9 @@ def chunk_result(chunk: Chunk) -> ChunkResult:
 def keyword_text(output: KeywordSearchOutput) -> str:
     lines = [output.message]
     for rank, result in enumerate(output.results, 1):
-        lines.append(f"[{rank}] chunk_id: {result.chunk_id} | title: {result.title} | source: {result.source} | score: {result.score}")
+        lines.append(
+            f"[{rank}] chunk_id: {result.chunk_id} | title: {result.title} | source: {result.source} | score: {result.score}"
+        )
         lines.append(f"    snippet: {result.snippet}")
     return _with_session(lines, output.session)
 
@@ -132,7 +134,9 @@ def keyword_text(output: KeywordSearchOutput) -> str:
 def semantic_text(output: SemanticSearchOutput) -> str:
     lines = [output.message]
     for rank, result in enumerate(output.results, 1):
-        lines.append(f"[{rank}] chunk_id: {result.chunk_id} | title: {result.title} | source: {result.source} | score: {result.score:.4f}")
+        lines.append(
+            f"[{rank}] chunk_id: {result.chunk_id} | title: {result.title} | source: {result.source} | score: {result.score:.4f}"
+        )
         lines.append(f"    matched: {SNIPPET_SEPARATOR.join(result.sentences)}")
     return _with_session(lines, output.session)
 
@@ -142,7 +146,9 @@ def chunk_read_text(output: ChunkReadOutput) -> str:
     for chunk in output.chunks:
         if chunk.status == "ok":
             neighbours = f"previous: {chunk.previous_chunk_id or 'none'} | next: {chunk.next_chunk_id or 'none'}"
-            lines.append(f"=== chunk_id: {chunk.chunk_id} | title: {chunk.title} | source: {chunk.source} | {neighbours}")
+            lines.append(
+                f"=== chunk_id: {chunk.chunk_id} | title: {chunk.title} | source: {chunk.source} | {neighbours}"
+            )
             lines.append(chunk.text or "")
         elif chunk.status == "read_before":
             lines.append(f"=== chunk_id: {chunk.chunk_id}: {READ_BEFORE}")

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-
 from arag_mcp.indexer.ids import chunk_id, parse_chunk_id
 
 if TYPE_CHECKING:
@@ -137,7 +136,9 @@ def best_sentences(sentences: list[tuple[float, int, str]]) -> list[str]:
 def group_by_chunk(nearest: pa.Table) -> dict[str, tuple[float, list[tuple[float, int, str]]]]:
     """chunk id → (best similarity, [(similarity, sentence ordinal, text), ...]) from nearest sentences."""
     grouped: dict[str, tuple[float, list[tuple[float, int, str]]]] = {}
-    similarities = (1.0 - nearest["_distance"].to_numpy()).tolist() if nearest.num_rows else []  # dot distance = 1 - cos
+    similarities = (
+        (1.0 - nearest["_distance"].to_numpy()).tolist() if nearest.num_rows else []
+    )  # dot distance = 1 - cos
     for cid, ordinal, text, score in zip(
         nearest["chunk_id"].to_pylist(), nearest["ordinal"].to_pylist(), nearest["text"].to_pylist(), similarities
     ):

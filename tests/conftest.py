@@ -47,7 +47,11 @@ def scoring_index(tmp_path_factory) -> Path:
 def run_cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
     """Run `python -m arag_mcp.<module> args...` as a user would, capturing both streams."""
     return subprocess.run(
-        [sys.executable, "-m", *args], capture_output=True, text=True, timeout=timeout, env={**os.environ, "PYTHONUNBUFFERED": "1"}
+        [sys.executable, "-m", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
 
 

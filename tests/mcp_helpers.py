@@ -22,7 +22,9 @@ MODES = ["auto", "legacy"]
 
 
 def stdio_client_for(index: Path, mode: str, *extra: str) -> Client:
-    params = StdioServerParameters(command=sys.executable, args=["-m", "arag_mcp.server", "--index", str(index), *extra])
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "arag_mcp.server", "--index", str(index), *extra]
+    )
     return Client(stdio_client(params, errlog=sys.stderr), mode=mode)
 
 

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import lancedb
 import pytest
-
 from arag_mcp.indexer.build import BuildOptions, build_index
 from arag_mcp.indexer.ids import doc_key
 from arag_mcp.indexer.manifest import read_manifest
@@ -30,7 +29,14 @@ def test_sample_index_has_tables_and_manifest(sample_index: Path):
     assert manifest["chunk_tokens"] == 1000
     assert manifest["counts"] == {"documents": 6, "chunks": 6, "sentences": snapshot.sentences.count_rows()}
     chunks = snapshot.chunks.to_pandas()
-    assert set(chunks["title"]) == {"Marie Curie", "Pierre Curie", "university-of-paris", "Polonium", "Radium", "Curium"}
+    assert set(chunks["title"]) == {
+        "Marie Curie",
+        "Pierre Curie",
+        "university-of-paris",
+        "Polonium",
+        "Radium",
+        "Curium",
+    }
     radium = chunks[chunks["doc_id"] == "radium"].iloc[0]
     assert json.loads(radium["metadata"]) == {"category": "element"}
     assert radium["chunk_id"] == f"{doc_key('radium')}-0"
@@ -46,7 +52,9 @@ def test_chunks_are_bounded_and_sentence_aligned(tmp_path: Path, embedder):
     (tmp_path / "long.txt").write_text(" ".join(sentences))
     (tmp_path / "short.txt").write_text("A short document.")
     index = tmp_path / "idx"
-    build_index([tmp_path / "long.txt", tmp_path / "short.txt"], str(index), BuildOptions(chunk_tokens=60, progress=False))
+    build_index(
+        [tmp_path / "long.txt", tmp_path / "short.txt"], str(index), BuildOptions(chunk_tokens=60, progress=False)
+    )
     chunks = open_index(str(index)).chunks.to_pandas().sort_values(["doc_id", "ordinal"])
     long_chunks = chunks[chunks["doc_id"].str.endswith("long.txt")]
     assert len(long_chunks) > 10
@@ -79,7 +87,9 @@ def _write_corpus(folder: Path, docs: dict[str, str]) -> None:
 
 def test_incremental_build_embeds_only_changes(tmp_path: Path):
     corpus = tmp_path / "docs"
-    _write_corpus(corpus, {"a.md": "# A\n\nAlpha text. More alpha.", "b.md": "# B\n\nBeta text.", "c.md": "# C\n\nGamma text."})
+    _write_corpus(
+        corpus, {"a.md": "# A\n\nAlpha text. More alpha.", "b.md": "# B\n\nBeta text.", "c.md": "# C\n\nGamma text."}
+    )
     index = str(tmp_path / "idx")
     first = build_index([corpus], index, QUIET)
     assert (first.embedded_documents, first.documents) == (3, 3)
@@ -112,9 +122,22 @@ def test_killed_build_leaves_previous_index_and_next_run_completes(tmp_path: Pat
     before = open_index(str(index))
     committed = before.version
 
-    _write_corpus(corpus, {f"more-{i:03}.txt": f"Document {i} has a sentence. And another one about {i}." for i in range(300)})
+    _write_corpus(
+        corpus, {f"more-{i:03}.txt": f"Document {i} has a sentence. And another one about {i}." for i in range(300)}
+    )
     process = subprocess.Popen(
-        [sys.executable, "-m", "arag_mcp.indexer", "build", str(corpus), "--index", str(index), "--write-batch", "16", "--quiet"],
+        [
+            sys.executable,
+            "-m",
+            "arag_mcp.indexer",
+            "build",
+            str(corpus),
+            "--index",
+            str(index),
+            "--write-batch",
+            "16",
+            "--quiet",
+        ],
         stderr=subprocess.DEVNULL,
     )
     try:
@@ -158,7 +181,16 @@ def test_bad_input_is_one_line_without_traceback(tmp_path: Path):
     result = run_cli("arag_mcp.indexer", "build", str(bad_json), "--index", str(tmp_path / "idx2"), "--quiet")
     _assert_one_line_error(result, "bad.jsonl", "line 2")
 
-    result = run_cli("arag_mcp.indexer", "build", str(corpus), "--index", str(tmp_path / "idx3"), "--model", "/no/such/model", "--quiet")
+    result = run_cli(
+        "arag_mcp.indexer",
+        "build",
+        str(corpus),
+        "--index",
+        str(tmp_path / "idx3"),
+        "--model",
+        "/no/such/model",
+        "--quiet",
+    )
     _assert_one_line_error(result, "--model")
 
     result = run_cli("arag_mcp.indexer", "info", "--index", str(tmp_path / "missing"))
@@ -170,10 +202,10 @@ def test_bad_input_is_one_line_without_traceback(tmp_path: Path):
 
 def test_index_refuses_another_model(tmp_path: Path, sample_index: Path):
     other = tmp_path / "other-model"
-    from arag_mcp.indexer.embedding import resolve_model_path
-
     # The same weights under another name stand in for a different model.
     import shutil
+
+    from arag_mcp.indexer.embedding import resolve_model_path
 
     shutil.copytree(resolve_model_path("all-MiniLM-L6-v2"), other)
     index = tmp_path / "idx"

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import anyio
 import pytest
-
 from arag_mcp.indexer.build import BuildOptions, build_index
 from arag_mcp.indexer.ids import doc_key
 
@@ -28,10 +27,14 @@ async def test_queries_in_a_loop_while_an_incremental_build_lands(tmp_path: Path
         first = await client.call_tool("chunk_read", {"chunk_ids": [radium]})
         assert first.structured_content["chunks"][0]["status"] == "ok"
 
-        (corpus / "einsteinium.md").write_text("# Einsteinium\n\nEinsteinium was found in the debris of the Ivy Mike test in 1952.")
+        (corpus / "einsteinium.md").write_text(
+            "# Einsteinium\n\nEinsteinium was found in the debris of the Ivy Mike test in 1952."
+        )
         answers = []
         async with anyio.create_task_group() as group:
-            group.start_soon(anyio.to_thread.run_sync, lambda: build_index([corpus], str(index), BuildOptions(progress=False)))
+            group.start_soon(
+                anyio.to_thread.run_sync, lambda: build_index([corpus], str(index), BuildOptions(progress=False))
+            )
             for _ in range(400):
                 result = await client.call_tool("keyword_search", {"keywords": ["Ivy Mike", "pitchblende"], "top_k": 5})
                 assert not result.is_error, result.content[0].text

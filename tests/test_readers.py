@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from arag_mcp.indexer.readers import CorpusError, SkippedFile, iter_documents
 
 from .conftest import BENCH_DATA
@@ -40,16 +39,26 @@ def test_text_formats_and_titles(tmp_path: Path):
 
 def test_records_ids_and_metadata(tmp_path: Path):
     (tmp_path / "r.jsonl").write_text(
-        json.dumps({"id": 7, "title": "T", "text": "Seven.", "year": 1999, "tags": ["a"]}) + "\n\n"
-        + json.dumps({"_id": "x", "text": "Ex."}) + "\n"
-        + json.dumps({"content": "No id."}) + "\n"
-        + json.dumps({"id": "empty", "text": "  "}) + "\n"
+        json.dumps({"id": 7, "title": "T", "text": "Seven.", "year": 1999, "tags": ["a"]})
+        + "\n\n"
+        + json.dumps({"_id": "x", "text": "Ex."})
+        + "\n"
+        + json.dumps({"content": "No id."})
+        + "\n"
+        + json.dumps({"id": "empty", "text": "  "})
+        + "\n"
     )
     (tmp_path / "list.json").write_text(json.dumps({"data": [{"text": "One."}, {"body": "Two.", "title": "B"}]}))
     documents, _ = read(tmp_path / "r.jsonl", tmp_path / "list.json")
     ids = [d.doc_id for d in documents]
     source = (tmp_path / "r.jsonl").as_posix()
-    assert ids == ["7", "x", f"{source}:4", f"{(tmp_path / 'list.json').as_posix()}#0", f"{(tmp_path / 'list.json').as_posix()}#1"]
+    assert ids == [
+        "7",
+        "x",
+        f"{source}:4",
+        f"{(tmp_path / 'list.json').as_posix()}#0",
+        f"{(tmp_path / 'list.json').as_posix()}#1",
+    ]
     assert documents[0].metadata == {"year": 1999, "tags": '["a"]'} and documents[0].title == "T"
     assert documents[4].title == "B" and documents[4].text == "Two."
 
@@ -77,8 +86,16 @@ def test_pdf_text(tmp_path: Path):
 
     writer = PdfWriter()
     page = writer.add_blank_page(612, 792)
-    font = DictionaryObject({NameObject("/Type"): NameObject("/Font"), NameObject("/Subtype"): NameObject("/Type1"), NameObject("/BaseFont"): NameObject("/Helvetica")})
-    page[NameObject("/Resources")] = DictionaryObject({NameObject("/Font"): DictionaryObject({NameObject("/F1"): writer._add_object(font)})})
+    font = DictionaryObject(
+        {
+            NameObject("/Type"): NameObject("/Font"),
+            NameObject("/Subtype"): NameObject("/Type1"),
+            NameObject("/BaseFont"): NameObject("/Helvetica"),
+        }
+    )
+    page[NameObject("/Resources")] = DictionaryObject(
+        {NameObject("/Font"): DictionaryObject({NameObject("/F1"): writer._add_object(font)})}
+    )
     stream = DecodedStreamObject()
     stream.set_data(b"BT /F1 12 Tf 72 720 Td (Radium glows blue.) Tj ET")
     page[NameObject("/Contents")] = writer._add_object(stream)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from arag_mcp.indexer.ids import doc_key
 from arag_mcp.indexer.store import open_index
 from arag_mcp.server import retrieval

@@ -6,7 +6,6 @@ import json
 
 import pytest
 import regex
-
 from arag_mcp.indexer.sentences import split_sentences
 
 from .conftest import BENCH_DATA
@@ -17,25 +16,50 @@ def sentences(text: str) -> list[str]:
 
 
 CASES = [
-    ("Dr. Smith went to Washington. He arrived at 3.14 p.m. on Monday. Then he left!",
-     ["Dr. Smith went to Washington.", "He arrived at 3.14 p.m. on Monday.", "Then he left!"]),
-    ("J. R. R. Tolkien wrote books. George W. Bush was president.",
-     ["J. R. R. Tolkien wrote books.", "George W. Bush was president."]),
-    ("The U.S. Army is big. She lives in the U.S. The weather is nice.",
-     ["The U.S. Army is big.", "She lives in the U.S.", "The weather is nice."]),
-    ('He said "Go." Then he left. Wait... what? Really?! Yes… Fine.',
-     ['He said "Go."', "Then he left.", "Wait... what?", "Really?!", "Yes…", "Fine."]),
-    ("Use e.g. this and i.e. that. Version v2.0.1 is out. It costs $5.00 today.",
-     ["Use e.g. this and i.e. that.", "Version v2.0.1 is out.", "It costs $5.00 today."]),
-    ("No. 5 is here. See Fig. 3 for details. Mt. Everest is tall.",
-     ["No. 5 is here.", "See Fig. 3 for details.", "Mt. Everest is tall."]),
-    ("# Title\n\nSome text here.\nA wrapped\nline continues. Next.\n\n- item one\n- item two\n1. first\n2) second",
-     ["# Title", "Some text here.", "A wrapped\nline continues.", "Next.", "- item one", "- item two", "1. first", "2) second"]),
+    (
+        "Dr. Smith went to Washington. He arrived at 3.14 p.m. on Monday. Then he left!",
+        ["Dr. Smith went to Washington.", "He arrived at 3.14 p.m. on Monday.", "Then he left!"],
+    ),
+    (
+        "J. R. R. Tolkien wrote books. George W. Bush was president.",
+        ["J. R. R. Tolkien wrote books.", "George W. Bush was president."],
+    ),
+    (
+        "The U.S. Army is big. She lives in the U.S. The weather is nice.",
+        ["The U.S. Army is big.", "She lives in the U.S.", "The weather is nice."],
+    ),
+    (
+        'He said "Go." Then he left. Wait... what? Really?! Yes… Fine.',
+        ['He said "Go."', "Then he left.", "Wait... what?", "Really?!", "Yes…", "Fine."],
+    ),
+    (
+        "Use e.g. this and i.e. that. Version v2.0.1 is out. It costs $5.00 today.",
+        ["Use e.g. this and i.e. that.", "Version v2.0.1 is out.", "It costs $5.00 today."],
+    ),
+    (
+        "No. 5 is here. See Fig. 3 for details. Mt. Everest is tall.",
+        ["No. 5 is here.", "See Fig. 3 for details.", "Mt. Everest is tall."],
+    ),
+    (
+        "# Title\n\nSome text here.\nA wrapped\nline continues. Next.\n\n- item one\n- item two\n1. first\n2) second",
+        [
+            "# Title",
+            "Some text here.",
+            "A wrapped\nline continues.",
+            "Next.",
+            "- item one",
+            "- item two",
+            "1. first",
+            "2) second",
+        ],
+    ),
     ("Heading\n=======\nBody text.", ["Heading\n=======", "Body text."]),
     ("東京は大きい。大阪も大きい！本当？はい", ["東京は大きい。", "大阪も大きい！", "本当？", "はい"]),
     ("1995.\n\nParis.", ["1995.", "Paris."]),
-    ("It was founded in 1889. (See below.) The tower is 330 m tall.",
-     ["It was founded in 1889.", "(See below.)", "The tower is 330 m tall."]),
+    (
+        "It was founded in 1889. (See below.) The tower is 330 m tall.",
+        ["It was founded in 1889.", "(See below.)", "The tower is 330 m tall."],
+    ),
 ]
 
 

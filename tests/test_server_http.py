@@ -7,7 +7,6 @@ from pathlib import Path
 import anyio
 import httpx2
 import pytest
-
 from arag_mcp.indexer.ids import doc_key
 
 from .conftest import run_cli
@@ -27,7 +26,11 @@ async def read_twice(base: str, transport: str, mode: str, chunk: str, results: 
         first = await client.call_tool("chunk_read", arguments)
         await anyio.sleep(0.2)  # let the other session read in between
         second = await client.call_tool("chunk_read", arguments)
-        results[chunk] = (session, first.structured_content["chunks"][0]["status"], second.structured_content["chunks"][0]["status"])
+        results[chunk] = (
+            session,
+            first.structured_content["chunks"][0]["status"],
+            second.structured_content["chunks"][0]["status"],
+        )
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -83,5 +86,7 @@ async def test_dns_rebinding_protection_on_loopback(sample_index: Path):
 
 
 def test_non_loopback_bind_needs_a_token(sample_index: Path):
-    result = run_cli("arag_mcp.server", "--index", str(sample_index), "--transport", "sse", "--host", "0.0.0.0", timeout=60)
+    result = run_cli(
+        "arag_mcp.server", "--index", str(sample_index), "--transport", "sse", "--host", "0.0.0.0", timeout=60
+    )
     assert result.returncode == 2 and "--auth-token" in result.stderr and "Traceback" not in result.stderr

@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from arag_mcp.indexer.ids import doc_key
 
 from .conftest import run_cli
@@ -60,7 +59,17 @@ async def test_search_read_and_dedup_in_one_session(sample_index: Path, mode: st
         assert chunk["text"] in first.content[0].text
 
         again = await client.call_tool("chunk_read", {"chunk_ids": RADIUM})
-        assert again.structured_content["chunks"] == [{"chunk_id": RADIUM, "status": "read_before", "title": None, "source": None, "text": None, "previous_chunk_id": None, "next_chunk_id": None}]
+        assert again.structured_content["chunks"] == [
+            {
+                "chunk_id": RADIUM,
+                "status": "read_before",
+                "title": None,
+                "source": None,
+                "text": None,
+                "previous_chunk_id": None,
+                "next_chunk_id": None,
+            }
+        ]
         assert "This chunk has been read before" in again.content[0].text
         assert "Radium is a chemical element" not in again.content[0].text
 
@@ -111,10 +120,29 @@ async def test_bad_input_gets_one_line_errors_and_the_session_keeps_working(samp
 def test_stdout_carries_only_protocol(sample_index: Path):
     """Raw JSON-RPC over the process's pipes: every stdout line parses as a JSON-RPC message."""
     messages = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "0"},
+            },
+        },
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "semantic_search", "arguments": {"query": "radium"}}},
-        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "keyword_search", "arguments": {"keywords": ["radium"]}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "semantic_search", "arguments": {"query": "radium"}},
+        },
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {"name": "keyword_search", "arguments": {"keywords": ["radium"]}},
+        },
     ]
     process = subprocess.Popen(
         [sys.executable, "-m", "arag_mcp.server", "--index", str(sample_index)],
@@ -151,8 +179,12 @@ def test_missing_or_foreign_index_is_refused_before_serving(tmp_path: Path):
 
 
 def test_call_from_terminal(sample_index: Path):
-    result = run_cli("arag_mcp.server", "--index", str(sample_index), "--call", "keyword_search", "keywords=pitchblende", timeout=120)
+    result = run_cli(
+        "arag_mcp.server", "--index", str(sample_index), "--call", "keyword_search", "keywords=pitchblende", timeout=120
+    )
     assert result.returncode == 0, result.stderr
     assert RADIUM in result.stdout and "pitchblende" in result.stdout
-    result = run_cli("arag_mcp.server", "--index", str(sample_index), "--call", "chunk_read", '{"chunk_ids": []}', timeout=120)
+    result = run_cli(
+        "arag_mcp.server", "--index", str(sample_index), "--call", "chunk_read", '{"chunk_ids": []}', timeout=120
+    )
     assert result.returncode == 1 and "chunk_ids is empty" in result.stderr
