@@ -1,4 +1,4 @@
-"""Reading sources: formats, titles, ids, metadata, and bad input."""
+"""Reading sources: formats, titles, ids, metadata, folders, skipped files and bad input."""
 
 from __future__ import annotations
 
@@ -6,136 +6,281 @@ import json
 from pathlib import Path
 
 import pytest
-from arag_mcp.indexer.readers import CorpusError, SkippedFile, iter_documents
+from arag_mcp.indexer.readers import CorpusError, Document, SkippedFile, iter_documents
 
 from .conftest import BENCH_DATA
 
 
-def read(*sources: Path, exclude=()) -> tuple[list, list[SkippedFile]]:
+def read(*sources: Path, exclude: tuple[Path, ...] = ()) -> tuple[list[Document], list[SkippedFile]]:
     skipped: list[SkippedFile] = []
     return list(iter_documents(list(sources), skipped, exclude=exclude)), skipped
 
 
-def test_text_formats_and_titles(tmp_path: Path):
-    (tmp_path / "a.md").write_text("Intro line\n\n## Real Title\n\nBody.")
-    (tmp_path / "b.rst").write_text("RST Title\n=========\n\nBody text.")
-    (tmp_path / "c.txt").write_text("Plain text.")
-    (tmp_path / "d.html").write_text(
-        "<html><head><title>Page</title><style>p{}</style><script>x()</script></head>"
-        "<body><h1>Head</h1><p>First &amp; para.</p><p>Second para.</p></body></html>"
-    )
-    documents, skipped = read(tmp_path)
-    assert skipped == []
-    by_name = {Path(d.source).name: d for d in documents}
-    assert [Path(d.source).name for d in documents] == ["a.md", "b.rst", "c.txt", "d.html"]
-    assert by_name["a.md"].title == "Real Title"
-    assert by_name["b.rst"].title == "RST Title"
-    assert by_name["c.txt"].title == "c"
-    html = by_name["d.html"]
-    assert html.title == "Page" and "First & para.\n\nSecond para." in html.text
-    assert "x()" not in html.text and "p{}" not in html.text
-    assert html.source == f"{tmp_path.name}/d.html" and html.doc_id == html.source
+def read_one(path: Path) -> Document:
+    documents, skipped = read(path)
+    assert skipped == [] and len(documents) == 1
+    return documents[0]
 
 
-def test_records_ids_and_metadata(tmp_path: Path):
-    (tmp_path / "r.jsonl").write_text(
-        json.dumps({"id": 7, "title": "T", "text": "Seven.", "year": 1999, "tags": ["a"]})
-        + "\n\n"
-        + json.dumps({"_id": "x", "text": "Ex."})
-        + "\n"
-        + json.dumps({"content": "No id."})
-        + "\n"
-        + json.dumps({"id": "empty", "text": "  "})
-        + "\n"
+def pdf_bytes(pages: list[str], title: str | None = None) -> bytes:
+    """A minimal hand-written PDF: one Helvetica text line a page, optional /Info title."""
+    count = len(pages)
+    kids = " ".join(f"{3 + 2 * i} 0 R" for i in range(count))
+    objects = ["<< /Type /Catalog /Pages 2 0 R >>", f"<< /Type /Pages /Kids [{kids}] /Count {count} >>"]
+    font = 3 + 2 * count
+    for i, line in enumerate(pages):
+        stream = f"BT /F1 12 Tf 72 720 Td ({line}) Tj ET"
+        objects.append(
+            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {4 + 2 * i} 0 R "
+            f"/Resources << /Font << /F1 {font} 0 R >> >> >>"
+        )
+        objects.append(f"<< /Length {len(stream)} >>\nstream\n{stream}\nendstream")
+    objects.append("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+    if title:
+        objects.append(f"<< /Title ({title}) >>")
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += f"{number} 0 obj\n{body}\nendobj\n".encode("latin-1")
+    xref = len(out)
+    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+    out += "".join(f"{offset:010d} 00000 n \n" for offset in offsets).encode()
+    info = f" /Info {len(objects)} 0 R" if title else ""
+    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R{info} >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    return bytes(out)
+
+
+def test_text_files_keep_their_text_and_take_the_first_heading(tmp_path: Path):
+    (tmp_path / "a.md").write_text("Intro line\n\n## Real Title ##\n\nBody with **markup**.")
+    (tmp_path / "b.rst").write_text("=====\nRST Title\n=====\n\nBody text.")
+    (tmp_path / "c.markdown").write_text("Setext Title\n------------\n\nBody.")
+    (tmp_path / "d.md").write_text("---\ntitle: front matter\n---\n# After Front Matter\n")
+    (tmp_path / "e.md").write_text("No heading here.")
+    (tmp_path / "f.txt").write_text("# not a heading in plain text")
+    (tmp_path / "g.txt").write_bytes("caf\xe9 au lait".encode("latin-1"))
+    (tmp_path / "h.txt").write_bytes("\ufeffBOM text".encode())
+    titles = {Path(d.source).name: d.title for d in read(tmp_path)[0]}
+    assert titles == {
+        "a.md": "Real Title",
+        "b.rst": "RST Title",
+        "c.markdown": "Setext Title",
+        "d.md": "After Front Matter",
+        "e.md": "e",
+        "f.txt": "f",
+        "g.txt": "g",
+        "h.txt": "h",
+    }
+    assert read_one(tmp_path / "a.md").text == "Intro line\n\n## Real Title ##\n\nBody with **markup**."
+    assert read_one(tmp_path / "g.txt").text == "café au lait"
+    assert read_one(tmp_path / "h.txt").text == "BOM text"
+
+
+def test_whole_files_are_named_by_path(tmp_path: Path):
+    (tmp_path / "docs" / "guide").mkdir(parents=True)
+    (tmp_path / "docs" / "guide" / "intro.md").write_text("Hello.")
+    [document] = read(tmp_path / "docs")[0]
+    assert document.source == document.doc_id == "docs/guide/intro.md" and document.metadata == {}
+    given = tmp_path / "docs" / "guide" / "intro.md"
+    assert read_one(given).source == given.as_posix()
+
+
+def test_html_is_reduced_to_visible_paragraphs(tmp_path: Path):
+    (tmp_path / "page.html").write_text(
+        "<html><head><title> The\n Page </title><style>p{color:red}</style><script>alert(1)</script></head>"
+        "<body><h1>Head</h1><p>First &amp; <b>only</b>\n   para&#46;</p><p>Line one<br>line two</p>"
+        "<ul><li>item a</li><li>item b</li></ul><table><tr><td>x</td><td>y</td></tr></table></body></html>"
     )
-    (tmp_path / "list.json").write_text(json.dumps({"data": [{"text": "One."}, {"body": "Two.", "title": "B"}]}))
-    documents, _ = read(tmp_path / "r.jsonl", tmp_path / "list.json")
-    ids = [d.doc_id for d in documents]
-    source = (tmp_path / "r.jsonl").as_posix()
-    assert ids == [
-        "7",
-        "x",
-        f"{source}:4",
-        f"{(tmp_path / 'list.json').as_posix()}#0",
-        f"{(tmp_path / 'list.json').as_posix()}#1",
+    (tmp_path / "no-title.htm").write_text("<h1>Big <i>Heading</i></h1><div>Text</div><h1>Second</h1>")
+    page = read_one(tmp_path / "page.html")
+    assert page.title == "The Page"
+    assert page.text == "Head\n\nFirst & only para.\n\nLine one\nline two\n\nitem a\nitem b\n\nx y"
+    fallback = read_one(tmp_path / "no-title.htm")
+    assert fallback.title == "Big Heading" and fallback.text == "Big Heading\n\nText\n\nSecond"
+
+
+def test_jsonl_ids_titles_and_metadata(tmp_path: Path):
+    records = [
+        {"id": 7, "title": "T", "text": "Seven.", "year": 1999, "score": 0.5, "ok": True, "none": None, "tags": ["a"]},
+        {"_id": "x", "text": "Ex.", "metadata": {"lang": "en", "pages": [1, 2]}},
+        {"content": "No id."},
+        {"id": "empty", "text": "  "},
+        {"id": "", "body": "Blank id falls back.", "contents": "Preferred."},
     ]
-    assert documents[0].metadata == {"year": 1999, "tags": '["a"]'} and documents[0].title == "T"
-    assert documents[4].title == "B" and documents[4].text == "Two."
+    path = tmp_path / "r.jsonl"
+    path.write_text(
+        "\n".join(json.dumps(record) for record in records[:2])
+        + "\n\n"
+        + "\n".join(json.dumps(record) for record in records[2:])
+        + "\n"
+    )
+    documents, skipped = read(path)
+    source = path.as_posix()
+    assert skipped == []
+    assert [d.doc_id for d in documents] == ["7", "x", f"{source}:4", f"{source}:6"]
+    first, second, third, fourth = documents
+    assert first.title == "T" and first.text == "Seven." and first.source == source
+    assert first.metadata == {"year": 1999, "score": 0.5, "ok": True, "none": None, "tags": '["a"]'}
+    assert second.title == "" and second.metadata == {"lang": "en", "pages": "[1, 2]"}
+    assert third.text == "No id." and third.metadata == {}
+    assert fourth.text == "Preferred." and fourth.metadata == {"body": "Blank id falls back."}
 
 
-def test_skipped_files_are_listed(tmp_path: Path):
+@pytest.mark.parametrize(
+    "content",
+    [
+        [{"text": "One."}, {"body": "Two.", "title": "B"}],
+        {"data": [{"text": "One."}, {"body": "Two.", "title": "B"}], "version": 2},
+    ],
+)
+def test_json_record_lists(tmp_path: Path, content: object):
+    path = tmp_path / "list.json"
+    path.write_text(json.dumps(content))
+    documents, _ = read(path)
+    assert [d.doc_id for d in documents] == [f"{path.as_posix()}#0", f"{path.as_posix()}#1"]
+    assert [d.text for d in documents] == ["One.", "Two."] and documents[1].title == "B"
+
+
+def test_json_single_record(tmp_path: Path):
+    (tmp_path / "one.json").write_text(json.dumps({"_id": "d1", "title": "One", "text": "Only.", "n": 1}))
+    document = read_one(tmp_path / "one.json")
+    assert (document.doc_id, document.title, document.text, document.metadata) == ("d1", "One", "Only.", {"n": 1})
+
+
+def test_folders_are_recursive_sorted_and_skip_hidden_and_unsupported(tmp_path: Path):
+    corpus = tmp_path / "corpus"
+    for name in ["b.txt", "a/z.md", "a/b/c.txt", "a.txt", ".hidden.txt", ".git/config.txt", "image.png", "B.TXT"]:
+        (corpus / name).parent.mkdir(parents=True, exist_ok=True)
+        (corpus / name).write_text(f"Text of {name}.")
+    documents, skipped = read(corpus, tmp_path / "corpus" / "b.txt")
+    assert [d.source for d in documents] == [
+        "corpus/B.TXT",
+        "corpus/a/b/c.txt",
+        "corpus/a/z.md",
+        "corpus/a.txt",
+        "corpus/b.txt",
+        (corpus / "b.txt").as_posix(),
+    ]
+    assert skipped == []
+
+
+def test_excluded_paths_are_passed_over(tmp_path: Path):
+    (tmp_path / "doc.txt").write_text("Text.")
+    (tmp_path / "idx").mkdir()
+    (tmp_path / "idx" / "manifest.json").write_text("{}")
+    documents, skipped = read(tmp_path, exclude=(tmp_path / "idx",))
+    assert [Path(d.source).name for d in documents] == ["doc.txt"] and skipped == []
+
+
+def test_files_that_yield_nothing_are_listed(tmp_path: Path):
     (tmp_path / "ok.txt").write_text("Fine.")
     (tmp_path / "empty.md").write_text("\n  \n")
     (tmp_path / "bin.txt").write_bytes(b"abc\x00def")
+    (tmp_path / "bin.jsonl").write_bytes(b'{"text": "a\x00"}\n')
+    (tmp_path / "blank.json").write_text(" \n")
+    (tmp_path / "no-text.jsonl").write_text('{"text": ""}\n\n')
+    (tmp_path / "script.html").write_text("<script>only()</script>")
     (tmp_path / "broken.pdf").write_bytes(b"%PDF-1.4 not really")
-    (tmp_path / "image.png").write_bytes(b"\x89PNG")
-    (tmp_path / ".hidden.txt").write_text("Hidden.")
+    (tmp_path / "dangling.txt").symlink_to(tmp_path / "missing.txt")
     documents, skipped = read(tmp_path)
     assert [Path(d.source).name for d in documents] == ["ok.txt"]
     reasons = {Path(s.path).name: s.reason for s in skipped}
-    assert reasons.keys() == {"empty.md", "bin.txt", "broken.pdf"}
-    assert reasons["bin.txt"] == "binary" and reasons["empty.md"] == "empty"
-    assert reasons["broken.pdf"].startswith("unreadable")
-    _, skipped = read(tmp_path / "image.png")
-    assert skipped[0].reason == "unsupported extension .png"
+    assert reasons == {
+        "bin.jsonl": "binary",
+        "bin.txt": "binary",
+        "blank.json": "empty",
+        "broken.pdf": reasons["broken.pdf"],
+        "dangling.txt": "unreadable: No such file or directory",
+        "empty.md": "empty",
+        "no-text.jsonl": "empty",
+        "script.html": "empty",
+    }
+    assert reasons["broken.pdf"].startswith("unreadable: ")
 
 
-def test_pdf_text(tmp_path: Path):
-    from pypdf import PdfWriter
-    from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject
+def test_explicit_unsupported_file_is_listed(tmp_path: Path):
+    (tmp_path / "image.png").write_bytes(b"\x89PNG")
+    (tmp_path / "README").write_text("No extension.")
+    documents, skipped = read(tmp_path / "image.png", tmp_path / "README")
+    assert documents == []
+    assert [s.reason for s in skipped] == ["unsupported extension .png", "unsupported extension (none)"]
 
-    writer = PdfWriter()
-    page = writer.add_blank_page(612, 792)
-    font = DictionaryObject(
-        {
-            NameObject("/Type"): NameObject("/Font"),
-            NameObject("/Subtype"): NameObject("/Type1"),
-            NameObject("/BaseFont"): NameObject("/Helvetica"),
-        }
-    )
-    page[NameObject("/Resources")] = DictionaryObject(
-        {NameObject("/Font"): DictionaryObject({NameObject("/F1"): writer._add_object(font)})}
-    )
-    stream = DecodedStreamObject()
-    stream.set_data(b"BT /F1 12 Tf 72 720 Td (Radium glows blue.) Tj ET")
-    page[NameObject("/Contents")] = writer._add_object(stream)
-    writer.add_metadata({"/Title": "Glow"})
-    with open(tmp_path / "doc.pdf", "wb") as handle:
-        writer.write(handle)
-    [document], skipped = read(tmp_path / "doc.pdf")
-    assert skipped == [] and document.title == "Glow" and "Radium glows blue." in document.text
+
+def test_pdf_pages_and_title(tmp_path: Path):
+    (tmp_path / "paper.pdf").write_bytes(pdf_bytes(["Radium glows blue.", "Second page."], title="Glow"))
+    (tmp_path / "untitled.pdf").write_bytes(pdf_bytes(["Just text."]))
+    paper = read_one(tmp_path / "paper.pdf")
+    assert paper.title == "Glow" and paper.text == "Radium glows blue.\n\nSecond page."
+    assert read_one(tmp_path / "untitled.pdf").title == "untitled"
+
+
+def test_encrypted_pdf_is_read_only_without_a_user_password(tmp_path: Path):
+    from pypdf import PdfReader, PdfWriter
+
+    (tmp_path / "plain.pdf").write_bytes(pdf_bytes(["Secret text."]))
+    for name, user_password in [("locked.pdf", "secret"), ("owner-only.pdf", "")]:
+        writer = PdfWriter(clone_from=PdfReader(tmp_path / "plain.pdf"))
+        writer.encrypt(user_password=user_password, owner_password="owner", algorithm="RC4-128")
+        writer.write(tmp_path / name)
+    documents, skipped = read(tmp_path / "locked.pdf", tmp_path / "owner-only.pdf")
+    assert [d.text for d in documents] == ["Secret text."]
+    assert skipped == [SkippedFile((tmp_path / "locked.pdf").as_posix(), "unreadable: encrypted PDF needs a password")]
 
 
 @pytest.mark.parametrize(
     ("name", "content", "expected"),
     [
-        ("bad.jsonl", '{"text": "ok"}\n{"text": oops}\n', "bad.jsonl line 2: invalid JSON"),
-        ("bad.json", '[{"text": "ok"},\n {"text": }]', "bad.json line 2: invalid JSON"),
-        ("notext.jsonl", '{"title": "x"}\n', 'line 1: record has no "text" field'),
-        ("scalar.jsonl", '"just a string"\n', "line 1: a record must be a JSON object"),
-        ("shape.json", '{"a": 1}', "expected a list of records"),
+        (
+            "bad.jsonl",
+            '{"text": "ok"}\n\n{"text": oops}\n',
+            "bad.jsonl line 3: invalid JSON (Expecting value: column 10); fix the line or remove it",
+        ),
+        (
+            "bad.json",
+            '[{"text": "ok"},\n {"text": }]',
+            "bad.json line 2: invalid JSON (Expecting value: column 11); fix",
+        ),
+        ("notext.jsonl", '{"text": "a"}\n{"title": "x"}\n', 'notext.jsonl line 2: record has no "text" field; add one'),
+        ("scalar.jsonl", '"just a string"\n', "scalar.jsonl line 1: a record must be a JSON object"),
+        ("number.json", '[{"text": 5}]', 'number.json item 0: "text" must be a string'),
+        ("item.json", '{"rows": [{"text": "a"}, 3]}', "item.json item 1: a record must be a JSON object"),
+        ("shape.json", '{"a": 1}', "shape.json: expected a list of records"),
+        (
+            "latin.jsonl",
+            b'{"text": "a"}\n{"text": "caf\xe9"}\n',
+            "latin.jsonl line 2: not UTF-8 text; save the file as UTF-8",
+        ),
     ],
 )
-def test_malformed_records_name_file_and_line(tmp_path: Path, name: str, content: str, expected: str):
-    (tmp_path / name).write_text(content)
+def test_malformed_records_name_file_and_line(tmp_path: Path, name: str, content: str | bytes, expected: str):
+    path = tmp_path / name
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
     with pytest.raises(CorpusError) as error:
-        read(tmp_path / name)
-    assert expected in str(error.value) and "\n" not in str(error.value)
+        read(path)
+    message = str(error.value)
+    assert message.startswith(path.as_posix()) and expected in message and "\n" not in message
 
 
-def test_missing_source_and_excluded_index(tmp_path: Path):
-    with pytest.raises(CorpusError, match="no such file or folder"):
+def test_jsonl_is_streamed(tmp_path: Path):
+    path = tmp_path / "stream.jsonl"
+    path.write_text('{"id": "first", "text": "Fine."}\n{broken\n')
+    documents = iter_documents([path], [])
+    assert next(documents).doc_id == "first"
+    with pytest.raises(CorpusError, match="line 2"):
+        next(documents)
+
+
+def test_missing_source_is_a_corpus_error(tmp_path: Path):
+    with pytest.raises(CorpusError, match=r"nope: no such file or folder; check the path$"):
         read(tmp_path / "nope")
-    (tmp_path / "doc.txt").write_text("Text.")
-    (tmp_path / "idx").mkdir()
-    (tmp_path / "idx" / "manifest.json").write_text("{}")
-    documents, _ = read(tmp_path, exclude=[tmp_path / "idx"])
-    assert [Path(d.source).name for d in documents] == ["doc.txt"]
 
 
 @pytest.mark.skipif(not BENCH_DATA.exists(), reason="shared bench-data not present")
 def test_shared_corpora_read_as_they_are():
     musique, skipped = read(BENCH_DATA / "musique" / "corpus.jsonl")
-    assert len(musique) == 3141 and skipped == [] and musique[0].doc_id == "m00000"
-    scifact, _ = read(BENCH_DATA / "scifact" / "corpus.jsonl")
-    assert len(scifact) == 5183 and scifact[0].doc_id == "4983" and scifact[0].metadata == {}
+    assert len(musique) == 3141 and skipped == []
+    assert musique[0].doc_id == "m00000" and musique[0].title == "Port Blair" and musique[0].metadata == {}
+    assert len({d.doc_id for d in musique}) == 3141
+    scifact, skipped = read(BENCH_DATA / "scifact" / "corpus.jsonl")
+    assert len(scifact) == 5183 and skipped == [] and len({d.doc_id for d in scifact}) == 5183
+    assert scifact[0].doc_id == "4983" and scifact[0].title.startswith("Microstructural") and scifact[0].metadata == {}

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from arag_mcp.indexer.build import BuildOptions, build_index
 from arag_mcp.indexer.ids import doc_key
 
 from .conftest import run_cli
@@ -188,3 +189,25 @@ def test_call_from_terminal(sample_index: Path):
         "arag_mcp.server", "--index", str(sample_index), "--call", "chunk_read", '{"chunk_ids": []}', timeout=120
     )
     assert result.returncode == 1 and "chunk_ids is empty" in result.stderr
+
+
+async def test_chunk_read_is_bounded_and_names_what_it_held_back(tmp_path: Path):
+    corpus = tmp_path / "long.jsonl"
+    sentence = "The archive keeps letters, maps and ledgers from the old harbour office for later study. "
+    with corpus.open("w") as handle:
+        for number in range(12):
+            handle.write(json.dumps({"id": f"doc{number}", "title": f"Doc {number}", "text": sentence * 50}) + "\n")
+    index = tmp_path / "idx"
+    build_index([corpus], str(index), BuildOptions(progress=False))
+    ids = [f"{doc_key(f'doc{number}')}-0" for number in range(12)]
+    async with stdio_client_for(index, "auto") as client:
+        result = await client.call_tool("chunk_read", {"chunk_ids": ids})
+        chunks = result.structured_content["chunks"]
+        sent = [c["chunk_id"] for c in chunks if c["status"] == "ok"]
+        held_back = [c["chunk_id"] for c in chunks if c["status"] == "not_sent"]
+        assert sent and held_back and sent + held_back == ids
+        assert sum(len(c["text"]) for c in chunks if c["status"] == "ok") <= 40_000
+        assert all(cid in result.content[0].text for cid in held_back)
+        assert "call chunk_read again" in result.content[0].text
+        rest = await client.call_tool("chunk_read", {"chunk_ids": held_back})
+        assert [c["status"] for c in rest.structured_content["chunks"]] == ["ok"] * len(held_back)

@@ -1,0 +1,324 @@
+"""Speed and memory of the tools at scale, against the paper's reference algorithms, in one run.
+
+Synthetic indexes are written through the indexer's own storage code (IndexWriter):
+
+- ``chunks-N``: N chunks of ~1,000 tokens, each a run of real passages from the shared corpora;
+  its sentence table holds the first 10 sentences of each chunk.
+- ``sentences-M``: M sentence vectors (in chunks of 40 sentences of real text).
+
+Vectors are real embeddings of a pool of 4,096 real sentences, reused with Gaussian noise
+(sigma 0.05) and re-normalised, so the vector space has realistic structure without embedding
+millions of sentences. Then, each over >= 50 queries (median and p95):
+
+- keyword_search with 1, 2, 3 keywords vs the reference: a Python loop that lower-cases and
+  counts every chunk held in memory; results must be identical;
+- semantic_search (query embedding and search timed apart) vs the reference: NumPy brute force
+  over all vectors held in memory; identical below the vector-index threshold, else recall@10;
+- chunk_read of 1-3 ids; all three also as MCP round trips over stdio to the real server;
+- server start: time to the initialize answer and to each tool's first answer, and peak RSS;
+- a real ``arag-index build`` of a shared corpus: sentences/s and peak RSS.
+
+    python bench/speed.py --quick   # 10k chunks, 100k sentences, < 3 min once cached
+    python bench/speed.py           # 10k and 100k chunks, 1M sentences; ~30 min the first time
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import anyio
+import numpy as np
+import pyarrow as pa
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import BENCH_DATA, RESULTS, log, read_jsonl  # noqa: E402
+
+from arag_mcp.indexer.embedding import Embedder  # noqa: E402
+from arag_mcp.indexer.ids import chunk_id, doc_key  # noqa: E402
+from arag_mcp.indexer.manifest import read_manifest  # noqa: E402
+from arag_mcp.indexer.sentences import split_sentences  # noqa: E402
+from arag_mcp.indexer.store import IndexWriter, chunks_schema, open_index, sentences_schema  # noqa: E402
+from arag_mcp.server import retrieval  # noqa: E402
+
+QUERIES = 50
+POOL = 4096
+CHUNK_CHARS = 4500
+WORK = RESULTS / "work"
+
+
+def passages(data: Path) -> list[dict]:
+    records = []
+    for name in ("musique", "2wikimultihopqa"):
+        records += list(read_jsonl(data / name / "corpus.jsonl"))
+    return records
+
+
+def synthetic_chunks(records: list[dict], count: int, seed: int = 0) -> list[tuple[str, str]]:
+    """(title, ~1,000-token text) pairs made of shuffled real passages."""
+    rng = random.Random(seed)
+    chunks = []
+    while len(chunks) < count:
+        parts, size = [], 0
+        while size < CHUNK_CHARS:
+            record = records[rng.randrange(len(records))]
+            parts.append(record["text"])
+            size += len(record["text"])
+        chunks.append((records[rng.randrange(len(records))]["title"], " ".join(parts)))
+    return chunks
+
+
+def vector_pool(embedder: Embedder, records: list[dict]) -> np.ndarray:
+    cache = WORK / "pool.npy"
+    if cache.exists():
+        return np.load(cache)
+    sentences = [r["text"][s:e] for r in records[:3000] for s, e in split_sentences(r["text"])][:POOL]
+    pool = embedder.encode_documents(sentences, batch_size=16)
+    np.save(cache, pool)
+    return pool
+
+
+def perturbed(pool: np.ndarray, count: int, rng: np.random.Generator) -> np.ndarray:
+    vectors = pool[rng.integers(0, len(pool), count)] + rng.normal(0, 0.05, (count, pool.shape[1])).astype(np.float32)
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def write_index(uri: Path, chunks: list[tuple[str, str]], sentences_per_chunk: int, pool: np.ndarray) -> None:
+    """Write a synthetic index through IndexWriter, the indexer's storage code."""
+    if read_manifest(str(uri)):
+        return
+    started = time.perf_counter()
+    writer = IndexWriter(str(uri), pool.shape[1], rebuild=True)
+    rng = np.random.default_rng(0)
+    schema = sentences_schema(pool.shape[1])
+    total = 0
+    for first in range(0, len(chunks), 2000):
+        chunk_rows, sentence_rows = [], []
+        for number, (title, text) in enumerate(chunks[first : first + 2000], first):
+            key = doc_key(f"synthetic-{number}")
+            spans = split_sentences(text)[:sentences_per_chunk]
+            chunk_rows.append({
+                "chunk_id": chunk_id(key, 0), "doc_key": key, "doc_id": f"synthetic-{number}", "doc_hash": "-",
+                "title": title, "source": "synthetic", "ordinal": 0, "doc_chunks": 1, "text": text,
+                "tokens": len(text) // 4, "sentence_starts": [s for s, _ in spans], "sentence_ends": [e for _, e in spans],
+                "metadata": "",
+            })
+            sentence_rows += [
+                {"chunk_id": chunk_id(key, 0), "doc_key": key, "ordinal": i, "text": text[s:e], "start": s, "end": e}
+                for i, (s, e) in enumerate(spans)
+            ]
+        vectors = perturbed(pool, len(sentence_rows), rng)
+        table = pa.Table.from_pylist(sentence_rows, schema=schema.remove(schema.get_field_index("vector")))
+        table = table.append_column(schema.field("vector"), pa.FixedSizeListArray.from_arrays(pa.array(vectors.reshape(-1)), pool.shape[1]))
+        writer.add(pa.Table.from_pylist(chunk_rows, schema=chunks_schema()), table)
+        total += len(sentence_rows)
+    vector_index = writer.finish_tables()
+    writer.commit({
+        "model": "all-MiniLM-L6-v2", "dimension": pool.shape[1], "query_prompt": "", "document_prompt": "",
+        "chunk_tokens": 1000, "sentence_tokens": 224, "splitter": "synthetic", "sentence_context": "title",
+        "counts": {"documents": len(chunks), "chunks": len(chunks), "sentences": total},
+        "vector_index": vector_index, "built_at": "synthetic", "build_seconds": round(time.perf_counter() - started, 1),
+    })
+    log(f"wrote {uri.name}: {len(chunks)} chunks, {total} sentences, vector index {vector_index} "
+        f"({time.perf_counter() - started:.0f} s)")
+
+
+def timed(call: Callable[[], object], repeat: Sequence) -> tuple[list[float], list]:
+    times, results = [], []
+    for item in repeat:
+        started = time.perf_counter()
+        results.append(call(item))
+        times.append(time.perf_counter() - started)
+    return times, results
+
+
+def stats(times: list[float]) -> dict[str, float]:
+    return {"p50_ms": 1000 * float(np.median(times)), "p95_ms": 1000 * float(np.percentile(times, 95)), "n": len(times)}
+
+
+def keyword_queries(chunks: list[tuple[str, str]], words: int, count: int) -> list[list[str]]:
+    """Capitalised names that occur in the corpus, `words` per query, with a common word now and then."""
+    rng = random.Random(words)
+    names = sorted({m for _, text in chunks[:2000] for m in re.findall(r"\b[A-Z][a-z]{3,}(?: [A-Z][a-z]{3,})?\b", text)})
+    queries = []
+    for number in range(count):
+        query = rng.sample(names, words)
+        if number % 5 == 0:
+            query[-1] = rng.choice(["river", "born", "film", "university"])
+        queries.append(query)
+    return queries
+
+
+def reference_keyword(texts: list[str], ids: list[str], keywords: list[str], k: int) -> list[tuple[str, int]]:
+    """The paper's code: lower-case and count every chunk in a Python loop."""
+    terms = list(dict.fromkeys(w.lower() for w in keywords))
+    scored = []
+    for cid, text in zip(ids, texts):
+        lowered = text.lower()
+        score = sum(lowered.count(t) * len(t) for t in terms)
+        if score:
+            scored.append((-score, cid))
+    return [(cid, -score) for score, cid in sorted(scored)[:k]]
+
+
+def bench_keyword(snapshot, chunks: list[tuple[str, str]]) -> dict:
+    table = snapshot.chunks.to_arrow().select(["chunk_id", "text"])
+    ids, texts = table["chunk_id"].to_pylist(), table["text"].to_pylist()
+    results = {}
+    for words in (1, 2, 3):
+        queries = keyword_queries(chunks, words, QUERIES)
+        ours_t, ours = timed(lambda q: retrieval.keyword_search(snapshot, q, 5), queries)
+        ref_t, ref = timed(lambda q: reference_keyword(texts, ids, q, 5), queries)
+        same = sum([(h.chunk_id, h.score) for h in o] == r for o, r in zip(ours, ref))
+        results[f"{words} keywords"] = {
+            "ours": stats(ours_t), "reference": stats(ref_t),
+            "speedup_p50": float(np.median(ref_t) / np.median(ours_t)), "identical": f"{same}/{len(queries)}",
+        }
+    return results
+
+
+def bench_semantic(snapshot, embedder: Embedder, questions: list[str]) -> dict:
+    embed_t, vectors = timed(lambda q: embedder.encode_queries([q])[0], questions)
+    table = snapshot.sentences.to_arrow().select(["chunk_id", "vector"])
+    matrix = np.stack(table["vector"].to_numpy(zero_copy_only=False)).astype(np.float32)
+    owner_ids, owners = np.unique(np.array(table["chunk_id"].to_pylist()), return_inverse=True)
+    del table
+    ours_t, ours = timed(lambda v: retrieval.semantic_search(snapshot, v, 10), vectors)
+
+    def reference(vector: np.ndarray) -> list[str]:
+        scores = matrix @ vector
+        best = np.full(len(owner_ids), -np.inf, dtype=np.float32)
+        np.maximum.at(best, owners, scores)
+        order = np.lexsort((owner_ids, -best))[:10]
+        return list(owner_ids[order])
+
+    ref_t, ref = timed(reference, vectors)
+    overlap = [len({h.chunk_id for h in o} & set(r)) / 10 for o, r in zip(ours, ref)]
+    return {
+        "sentences": int(matrix.shape[0]), "vector_index": snapshot.manifest.get("vector_index"),
+        "query_embedding": stats(embed_t), "search": stats(ours_t), "reference_numpy": stats(ref_t),
+        "speedup_p50": float(np.median(ref_t) / np.median(ours_t)), "recall@10_vs_exact": float(np.mean(overlap)),
+    }
+
+
+def bench_chunk_read(snapshot) -> dict:
+    ids = snapshot.chunks.search().select(["chunk_id"]).limit(1000).to_arrow()["chunk_id"].to_pylist()
+    rng = random.Random(0)
+    requests = [rng.sample(ids, rng.randint(1, 3)) for _ in range(QUERIES)]
+    times, _ = timed(lambda r: retrieval.read_chunks(snapshot, r), requests)
+    return stats(times)
+
+
+def peak_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+async def bench_server(uri: Path, chunks: list[tuple[str, str]], questions: list[str]) -> dict:
+    """The real server over stdio: start-up, first answers, round trips, peak RSS."""
+    from mcp import Client, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    started = time.perf_counter()
+    params = StdioServerParameters(command=sys.executable, args=["-m", "arag_mcp.server", "--index", str(uri)])
+    result: dict = {}
+    with open(os.devnull, "w") as quiet:
+        async with Client(stdio_client(params, errlog=quiet), mode="legacy") as client:
+            result["initialize_s"] = time.perf_counter() - started
+            found = await client.call_tool("keyword_search", {"keywords": ["University"]})
+            result["first_keyword_search_s"] = time.perf_counter() - started
+            some_id = found.structured_content["results"][0]["chunk_id"]
+            await client.call_tool("chunk_read", {"chunk_ids": [some_id]})
+            result["first_chunk_read_s"] = time.perf_counter() - started
+            await client.call_tool("semantic_search", {"query": questions[0]})
+            result["first_semantic_search_s"] = time.perf_counter() - started
+            pid = _server_pid(uri)
+            for name, calls in {
+                "keyword_search": [{"keywords": q} for q in keyword_queries(chunks, 3, QUERIES)],
+                "semantic_search": [{"query": q} for q in questions[:QUERIES]],
+            }.items():
+                times = []
+                for arguments in calls:
+                    begin = time.perf_counter()
+                    await client.call_tool(name, arguments)
+                    times.append(time.perf_counter() - begin)
+                result[f"{name}_round_trip"] = stats(times)
+            result["peak_rss_mb"] = peak_rss_mb(pid) if pid else None
+    return result
+
+
+def _server_pid(uri: Path) -> int | None:
+    found = subprocess.run(["pgrep", "-f", f"arag_mcp.server --index {uri}"], capture_output=True, text=True).stdout.split()
+    return int(found[-1]) if found else None
+
+
+def bench_build(data: Path, quick: bool) -> dict:
+    """A real `arag-index build` of a shared corpus: throughput and the indexer's peak RSS."""
+    corpus = data / "musique" / "corpus.jsonl"
+    if quick:
+        corpus = WORK / "build-slice.jsonl"
+        corpus.write_text("".join(json.dumps(r) + "\n" for r in list(read_jsonl(data / "musique" / "corpus.jsonl"))[:300]))
+    uri = WORK / "build-idx"
+    command = [sys.executable, "-m", "arag_mcp.indexer", "build", str(corpus), "--index", str(uri), "--rebuild", "--quiet"]
+    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+    peak = 0.0
+    while process.poll() is None:
+        peak = max(peak, peak_rss_mb(process.pid) if Path(f"/proc/{process.pid}").exists() else 0.0)
+        time.sleep(0.2)
+    summary = process.stderr.read().strip().splitlines()[-1]
+    rate = re.search(r"\(([\d.]+) sentences/s\)", summary)
+    return {"corpus": corpus.name, "summary": summary, "sentences_per_s": float(rate.group(1)) if rate else None, "peak_rss_mb": peak}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, default=BENCH_DATA)
+    parser.add_argument("--quick", action="store_true", help="10k chunks and 100k sentences only")
+    parser.add_argument("--out", type=Path, default=RESULTS / "speed.json")
+    args = parser.parse_args(argv)
+    if not args.data.exists():
+        print(f"no benchmark data at {args.data}; pass --data", file=sys.stderr)
+        return 2
+    WORK.mkdir(parents=True, exist_ok=True)
+    embedder = Embedder().load()
+    records = passages(args.data)
+    questions = [q["question"] for q in read_jsonl(args.data / "musique" / "questions.jsonl")][:QUERIES]
+    pool = vector_pool(embedder, records)
+    sizes = {"chunks-10k": (10_000, 10)} if args.quick else {"chunks-10k": (10_000, 10), "chunks-100k": (100_000, 10)}
+    sentence_index = ("sentences-100k", 2_500) if args.quick else ("sentences-1m", 25_000)
+    results: dict = {"quick": args.quick, "vectors": "real embeddings of 4,096 sentences, reused with noise"}
+    for name, (count, per_chunk) in sizes.items():
+        chunks = synthetic_chunks(records, count)
+        write_index(WORK / name, chunks, per_chunk, pool)
+        snapshot = open_index(str(WORK / name))
+        log(f"{name}: keyword_search and chunk_read")
+        results[name] = {"keyword_search": bench_keyword(snapshot, chunks), "chunk_read": bench_chunk_read(snapshot)}
+    name, count = sentence_index
+    chunks = synthetic_chunks(records, count, seed=1)
+    write_index(WORK / name, chunks, 40, pool)
+    log(f"{name}: semantic_search")
+    results[name] = {"semantic_search": bench_semantic(open_index(str(WORK / name)), embedder, questions)}
+    log(f"{name}: MCP server over stdio")
+    results[name]["server"] = anyio.run(bench_server, WORK / name, chunks, questions)
+    log("indexer build")
+    results["build"] = bench_build(args.data, args.quick)
+    print(json.dumps(results, indent=2))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=2))
+    log(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
