@@ -122,22 +122,22 @@ def chunk_result(chunk: Chunk) -> ChunkResult:
 
 
 def keyword_text(output: KeywordSearchOutput) -> str:
-    lines = [output.message]
-    for rank, result in enumerate(output.results, 1):
-        lines.append(
-            f"[{rank}] chunk_id: {result.chunk_id} | title: {result.title} | source: {result.source} | score: {result.score}"
-        )
-        lines.append(f"    snippet: {result.snippet}")
-    return _with_session(lines, output.session)
+    rows = [(r, str(r.score), f"snippet: {r.snippet}") for r in output.results]
+    return _search_text(output, rows)
 
 
 def semantic_text(output: SemanticSearchOutput) -> str:
+    rows = [(r, f"{r.score:.4f}", f"matched: {SNIPPET_SEPARATOR.join(r.sentences)}") for r in output.results]
+    return _search_text(output, rows)
+
+
+def _search_text(output: SearchOutput, rows: list[tuple[KeywordResult | SemanticResult, str, str]]) -> str:
     lines = [output.message]
-    for rank, result in enumerate(output.results, 1):
+    for rank, (result, score, body) in enumerate(rows, 1):
         lines.append(
-            f"[{rank}] chunk_id: {result.chunk_id} | title: {result.title} | source: {result.source} | score: {result.score:.4f}"
+            f"[{rank}] chunk_id: {result.chunk_id} | title: {result.title} | source: {result.source} | score: {score}"
         )
-        lines.append(f"    matched: {SNIPPET_SEPARATOR.join(result.sentences)}")
+        lines.append(f"    {body}")
     return _with_session(lines, output.session)
 
 

@@ -1,0 +1,40 @@
+"""The benchmarks' --quick modes run end to end (skipped without the shared benchmark data)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import BENCH_DATA, REPO
+
+pytestmark = pytest.mark.skipif(not BENCH_DATA.exists(), reason="shared bench-data not present")
+
+
+def run_bench(script: str, out: Path) -> dict:
+    result = subprocess.run(
+        [sys.executable, str(REPO / "bench" / script), "--quick", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    return json.loads(out.read_text())
+
+
+def test_quality_quick(tmp_path: Path):
+    results = run_bench("quality.py", tmp_path / "quality.json")["results"]
+    for dataset in ("musique", "2wikimultihopqa"):
+        assert results[dataset]["brute_force_agreement"] == {"semantic_search": 100.0, "keyword_search": 100.0}
+        assert 0 < results[dataset]["semantic"]["recall@5"] <= 100
+
+
+def test_speed_quick(tmp_path: Path):
+    results = run_bench("speed.py", tmp_path / "speed.json")
+    for words in ("1 keywords", "2 keywords", "3 keywords"):
+        assert results["chunks-10k"]["keyword_search"][words]["identical"] == "50/50"
+    assert results["sentences-100k"]["semantic_search"]["recall@10_vs_exact"] == 1.0
+    assert results["build"]["sentences_per_s"] > 0
