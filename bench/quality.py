@@ -35,12 +35,11 @@ import regex
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import BENCH_DATA, RESULTS, log, read_jsonl  # noqa: E402
-
 from arag_mcp.indexer.build import BuildOptions, build_index  # noqa: E402
 from arag_mcp.indexer.embedding import Embedder  # noqa: E402
 from arag_mcp.indexer.store import IndexSnapshot, open_index  # noqa: E402
 from arag_mcp.server import retrieval  # noqa: E402
+from common import BENCH_DATA, RESULTS, log, read_jsonl  # noqa: E402
 
 DATASETS = ("musique", "2wikimultihopqa")
 KS = (1, 5, 10)
@@ -84,8 +83,10 @@ def build(dataset: Dataset, rebuild: bool) -> IndexSnapshot:
     uri = RESULTS / "work" / f"{dataset.corpus.stem}-{dataset.name}-idx"
     started = time.perf_counter()
     summary = build_index([dataset.corpus], str(uri), BuildOptions(progress=False, rebuild=rebuild))
-    log(f"{dataset.name}: index {summary.chunks} chunks, {summary.sentences} sentences "
-        f"({summary.embedded_sentences} embedded, {time.perf_counter() - started:.0f} s)")
+    log(
+        f"{dataset.name}: index {summary.chunks} chunks, {summary.sentences} sentences "
+        f"({summary.embedded_sentences} embedded, {time.perf_counter() - started:.0f} s)"
+    )
     return open_index(str(uri))
 
 
@@ -133,7 +134,9 @@ class Methods:
         return [hit.chunk_id for hit in hits]
 
     def keyword(self, question: dict, k: int) -> list[str]:
-        return [hit.chunk_id for hit in retrieval.keyword_search(self.snapshot, extract_keywords(question["question"]), k)]
+        return [
+            hit.chunk_id for hit in retrieval.keyword_search(self.snapshot, extract_keywords(question["question"]), k)
+        ]
 
     def naive(self, question: dict, k: int) -> list[str]:
         scores = self.chunk_vectors @ self.query_vectors[question["question"]]
@@ -163,7 +166,9 @@ class Methods:
 def extract_keywords(question: str) -> list[str]:
     """Deterministic keywords: quoted strings, capitalised spans and numbers of the question."""
     quoted = regex.findall(r'"([^"]+)"', question)
-    spans = regex.findall(r"\p{Lu}[\p{L}'’.-]*(?:\s+(?:(?:of|the|de|du|von|van|and|la|le)\s+)*\p{Lu}[\p{L}'’.-]*)*", question)
+    spans = regex.findall(
+        r"\p{Lu}[\p{L}'’.-]*(?:\s+(?:(?:of|the|de|du|von|van|and|la|le)\s+)*\p{Lu}[\p{L}'’.-]*)*", question
+    )
     spans = [" ".join(w for w in s.split() if w.lower() not in QUESTION_WORDS or s.split().index(w) > 0) for s in spans]
     numbers = regex.findall(r"\b\d[\d,.]*\b", question)
     keywords = [k.strip(" ?.,'’") for k in quoted + spans + numbers]
@@ -207,7 +212,10 @@ def check_against_brute_force(methods: Methods, questions: list[dict]) -> dict[s
             abs(h.score - best[index[h.chunk_id]]) < 1e-5 for h in hits
         )
         terms = list(dict.fromkeys(k.lower() for k in extract_keywords(question["question"])))
-        counts = [(sum(t.lower().count(k) * len(k) for k in terms), cid) for cid, t in zip(methods.corpus.chunk_ids, methods.corpus.texts)]
+        counts = [
+            (sum(t.lower().count(k) * len(k) for k in terms), cid)
+            for cid, t in zip(methods.corpus.chunk_ids, methods.corpus.texts)
+        ]
         expected_kw = sorted(((-s, c) for s, c in counts if s), key=lambda x: x)[:10]
         got = [(-h.score, h.chunk_id) for h in retrieval.keyword_search(methods.snapshot, terms, 10)]
         keyword_ok += got == expected_kw
@@ -245,8 +253,10 @@ def print_table(results: dict[str, dict]) -> None:
         gap = results[name]["semantic"]["recall@5"] - results[name]["reference"]["recall@5"]
         naive = results[name]["semantic"]["recall@5"] - results[name]["naive"]["recall@5"]
         agreement = results[name]["brute_force_agreement"]
-        print(f"{name}: semantic_search recall@5 vs reference {gap:+.1f}, vs naive {naive:+.1f}; "
-              f"brute-force agreement semantic {agreement['semantic_search']:.0f}%, keyword {agreement['keyword_search']:.0f}%")
+        print(
+            f"{name}: semantic_search recall@5 vs reference {gap:+.1f}, vs naive {naive:+.1f}; "
+            f"brute-force agreement semantic {agreement['semantic_search']:.0f}%, keyword {agreement['keyword_search']:.0f}%"
+        )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -41,14 +41,13 @@ import pyarrow as pa
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import BENCH_DATA, RESULTS, log, read_jsonl  # noqa: E402
-
 from arag_mcp.indexer.embedding import Embedder  # noqa: E402
 from arag_mcp.indexer.ids import chunk_id, doc_key  # noqa: E402
 from arag_mcp.indexer.manifest import read_manifest  # noqa: E402
 from arag_mcp.indexer.sentences import split_sentences  # noqa: E402
 from arag_mcp.indexer.store import IndexWriter, chunks_schema, open_index, sentences_schema  # noqa: E402
 from arag_mcp.server import retrieval  # noqa: E402
+from common import BENCH_DATA, RESULTS, log, read_jsonl  # noqa: E402
 
 QUERIES = 50
 POOL = 4096
@@ -106,30 +105,55 @@ def write_index(uri: Path, chunks: list[tuple[str, str]], sentences_per_chunk: i
         for number, (title, text) in enumerate(chunks[first : first + 2000], first):
             key = doc_key(f"synthetic-{number}")
             spans = split_sentences(text)[:sentences_per_chunk]
-            chunk_rows.append({
-                "chunk_id": chunk_id(key, 0), "doc_key": key, "doc_id": f"synthetic-{number}", "doc_hash": "-",
-                "title": title, "source": "synthetic", "ordinal": 0, "doc_chunks": 1, "text": text,
-                "tokens": len(text) // 4, "sentence_starts": [s for s, _ in spans], "sentence_ends": [e for _, e in spans],
-                "metadata": "",
-            })
+            chunk_rows.append(
+                {
+                    "chunk_id": chunk_id(key, 0),
+                    "doc_key": key,
+                    "doc_id": f"synthetic-{number}",
+                    "doc_hash": "-",
+                    "title": title,
+                    "source": "synthetic",
+                    "ordinal": 0,
+                    "doc_chunks": 1,
+                    "text": text,
+                    "tokens": len(text) // 4,
+                    "sentence_starts": [s for s, _ in spans],
+                    "sentence_ends": [e for _, e in spans],
+                    "metadata": "",
+                }
+            )
             sentence_rows += [
                 {"chunk_id": chunk_id(key, 0), "doc_key": key, "ordinal": i, "text": text[s:e], "start": s, "end": e}
                 for i, (s, e) in enumerate(spans)
             ]
         vectors = perturbed(pool, len(sentence_rows), rng)
         table = pa.Table.from_pylist(sentence_rows, schema=schema.remove(schema.get_field_index("vector")))
-        table = table.append_column(schema.field("vector"), pa.FixedSizeListArray.from_arrays(pa.array(vectors.reshape(-1)), pool.shape[1]))
+        table = table.append_column(
+            schema.field("vector"), pa.FixedSizeListArray.from_arrays(pa.array(vectors.reshape(-1)), pool.shape[1])
+        )
         writer.add(pa.Table.from_pylist(chunk_rows, schema=chunks_schema()), table)
         total += len(sentence_rows)
     vector_index = writer.finish_tables()
-    writer.commit({
-        "model": "all-MiniLM-L6-v2", "dimension": pool.shape[1], "query_prompt": "", "document_prompt": "",
-        "chunk_tokens": 1000, "sentence_tokens": 224, "splitter": "synthetic", "sentence_context": "title",
-        "counts": {"documents": len(chunks), "chunks": len(chunks), "sentences": total},
-        "vector_index": vector_index, "built_at": "synthetic", "build_seconds": round(time.perf_counter() - started, 1),
-    })
-    log(f"wrote {uri.name}: {len(chunks)} chunks, {total} sentences, vector index {vector_index} "
-        f"({time.perf_counter() - started:.0f} s)")
+    writer.commit(
+        {
+            "model": "all-MiniLM-L6-v2",
+            "dimension": pool.shape[1],
+            "query_prompt": "",
+            "document_prompt": "",
+            "chunk_tokens": 1000,
+            "sentence_tokens": 224,
+            "splitter": "synthetic",
+            "sentence_context": "title",
+            "counts": {"documents": len(chunks), "chunks": len(chunks), "sentences": total},
+            "vector_index": vector_index,
+            "built_at": "synthetic",
+            "build_seconds": round(time.perf_counter() - started, 1),
+        }
+    )
+    log(
+        f"wrote {uri.name}: {len(chunks)} chunks, {total} sentences, vector index {vector_index} "
+        f"({time.perf_counter() - started:.0f} s)"
+    )
 
 
 def timed(call: Callable[[], object], repeat: Sequence) -> tuple[list[float], list]:
@@ -148,7 +172,9 @@ def stats(times: list[float]) -> dict[str, float]:
 def keyword_queries(chunks: list[tuple[str, str]], words: int, count: int) -> list[list[str]]:
     """Capitalised names that occur in the corpus, `words` per query, with a common word now and then."""
     rng = random.Random(words)
-    names = sorted({m for _, text in chunks[:2000] for m in re.findall(r"\b[A-Z][a-z]{3,}(?: [A-Z][a-z]{3,})?\b", text)})
+    names = sorted(
+        {m for _, text in chunks[:2000] for m in re.findall(r"\b[A-Z][a-z]{3,}(?: [A-Z][a-z]{3,})?\b", text)}
+    )
     queries = []
     for number in range(count):
         query = rng.sample(names, words)
@@ -180,8 +206,10 @@ def bench_keyword(snapshot, chunks: list[tuple[str, str]]) -> dict:
         ref_t, ref = timed(lambda q: reference_keyword(texts, ids, q, 5), queries)
         same = sum([(h.chunk_id, h.score) for h in o] == r for o, r in zip(ours, ref))
         results[f"{words} keywords"] = {
-            "ours": stats(ours_t), "reference": stats(ref_t),
-            "speedup_p50": float(np.median(ref_t) / np.median(ours_t)), "identical": f"{same}/{len(queries)}",
+            "ours": stats(ours_t),
+            "reference": stats(ref_t),
+            "speedup_p50": float(np.median(ref_t) / np.median(ours_t)),
+            "identical": f"{same}/{len(queries)}",
         }
     return results
 
@@ -204,9 +232,13 @@ def bench_semantic(snapshot, embedder: Embedder, questions: list[str]) -> dict:
     ref_t, ref = timed(reference, vectors)
     overlap = [len({h.chunk_id for h in o} & set(r)) / 10 for o, r in zip(ours, ref)]
     return {
-        "sentences": int(matrix.shape[0]), "vector_index": snapshot.manifest.get("vector_index"),
-        "query_embedding": stats(embed_t), "search": stats(ours_t), "reference_numpy": stats(ref_t),
-        "speedup_p50": float(np.median(ref_t) / np.median(ours_t)), "recall@10_vs_exact": float(np.mean(overlap)),
+        "sentences": int(matrix.shape[0]),
+        "vector_index": snapshot.manifest.get("vector_index"),
+        "query_embedding": stats(embed_t),
+        "search": stats(ours_t),
+        "reference_numpy": stats(ref_t),
+        "speedup_p50": float(np.median(ref_t) / np.median(ours_t)),
+        "recall@10_vs_exact": float(np.mean(overlap)),
     }
 
 
@@ -259,7 +291,9 @@ async def bench_server(uri: Path, chunks: list[tuple[str, str]], questions: list
 
 
 def _server_pid(uri: Path) -> int | None:
-    found = subprocess.run(["pgrep", "-f", f"arag_mcp.server --index {uri}"], capture_output=True, text=True).stdout.split()
+    found = subprocess.run(
+        ["pgrep", "-f", f"arag_mcp.server --index {uri}"], capture_output=True, text=True
+    ).stdout.split()
     return int(found[-1]) if found else None
 
 
@@ -268,9 +302,21 @@ def bench_build(data: Path, quick: bool) -> dict:
     corpus = data / "musique" / "corpus.jsonl"
     if quick:
         corpus = WORK / "build-slice.jsonl"
-        corpus.write_text("".join(json.dumps(r) + "\n" for r in list(read_jsonl(data / "musique" / "corpus.jsonl"))[:300]))
+        corpus.write_text(
+            "".join(json.dumps(r) + "\n" for r in list(read_jsonl(data / "musique" / "corpus.jsonl"))[:300])
+        )
     uri = WORK / "build-idx"
-    command = [sys.executable, "-m", "arag_mcp.indexer", "build", str(corpus), "--index", str(uri), "--rebuild", "--quiet"]
+    command = [
+        sys.executable,
+        "-m",
+        "arag_mcp.indexer",
+        "build",
+        str(corpus),
+        "--index",
+        str(uri),
+        "--rebuild",
+        "--quiet",
+    ]
     process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
     peak = 0.0
     while process.poll() is None:
@@ -278,13 +324,24 @@ def bench_build(data: Path, quick: bool) -> dict:
         time.sleep(0.2)
     summary = process.stderr.read().strip().splitlines()[-1]
     rate = re.search(r"\(([\d.]+) sentences/s\)", summary)
-    return {"corpus": corpus.name, "summary": summary, "sentences_per_s": float(rate.group(1)) if rate else None, "peak_rss_mb": peak}
+    return {
+        "corpus": corpus.name,
+        "summary": summary,
+        "sentences_per_s": float(rate.group(1)) if rate else None,
+        "peak_rss_mb": peak,
+    }
+
+
+def _label(count: int) -> str:
+    return f"{count // 1_000_000}m" if count % 1_000_000 == 0 else f"{count // 1000}k"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=BENCH_DATA)
     parser.add_argument("--quick", action="store_true", help="10k chunks and 100k sentences only")
+    parser.add_argument("--chunks", type=int, nargs="+", default=None, help="chunk-index sizes (default: 10000 100000)")
+    parser.add_argument("--sentences", type=int, default=None, help="sentence-index size (default: 1000000)")
     parser.add_argument("--out", type=Path, default=RESULTS / "speed.json")
     args = parser.parse_args(argv)
     if not args.data.exists():
@@ -295,8 +352,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     records = passages(args.data)
     questions = [q["question"] for q in read_jsonl(args.data / "musique" / "questions.jsonl")][:QUERIES]
     pool = vector_pool(embedder, records)
-    sizes = {"chunks-10k": (10_000, 10)} if args.quick else {"chunks-10k": (10_000, 10), "chunks-100k": (100_000, 10)}
-    sentence_index = ("sentences-100k", 2_500) if args.quick else ("sentences-1m", 25_000)
+    chunk_sizes = args.chunks or ([10_000] if args.quick else [10_000, 100_000])
+    sentence_count = args.sentences or (100_000 if args.quick else 1_000_000)
+    sizes = {f"chunks-{_label(n)}": (n, 10) for n in chunk_sizes}
+    sentence_index = (f"sentences-{_label(sentence_count)}", sentence_count // 40)
     results: dict = {"quick": args.quick, "vectors": "real embeddings of 4,096 sentences, reused with noise"}
     for name, (count, per_chunk) in sizes.items():
         chunks = synthetic_chunks(records, count)

@@ -47,11 +47,11 @@ class LiveIndex:
         self._ready: dict[str, threading.Event] = {}
         self._errors: dict[str, str] = {}
 
-    def start(self, load_model: bool = True) -> None:
-        """Open the index, then load its model, on a background thread."""
-        threading.Thread(target=self._open, args=(load_model,), name="arag-open", daemon=True).start()
+    def start(self) -> None:
+        """Open the index, then load its model, on background threads."""
+        threading.Thread(target=self._open, name="arag-open", daemon=True).start()
 
-    def _open(self, load_model: bool) -> None:
+    def _open(self) -> None:
         try:
             from arag_mcp.indexer.store import open_index
 
@@ -63,7 +63,7 @@ class LiveIndex:
             log.error("%s", exc)
         finally:
             self._opened.set()
-        if load_model and self._snapshot is not None:
+        if self._snapshot is not None:
             self._ensure_loading(self.manifest["model"])
 
     def snapshot(self) -> IndexSnapshot:
