@@ -197,7 +197,7 @@ def reference_keyword(texts: list[str], ids: list[str], keywords: list[str], k: 
 
 
 def bench_keyword(snapshot, chunks: list[tuple[str, str]]) -> dict:
-    table = snapshot.chunks.to_arrow().select(["chunk_id", "text"])
+    table = snapshot.chunks.search().select(["chunk_id", "text"]).limit(None).to_arrow()
     ids, texts = table["chunk_id"].to_pylist(), table["text"].to_pylist()
     results = {}
     for words in (1, 2, 3):

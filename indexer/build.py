@@ -17,7 +17,7 @@ from tqdm import tqdm
 from .chunking import Span, pack_chunks, sentence_spans
 from .embedding import DEFAULT_MODEL, Embedder
 from .ids import chunk_id, doc_key
-from .manifest import IndexStoreError, is_remote, normalise_uri, read_manifest
+from .manifest import FORMAT_VERSION, IndexStoreError, is_remote, normalise_uri, read_manifest
 from .readers import CorpusError, Document, SkippedFile, iter_documents
 from .sentences import SPLITTER_VERSION
 from .store import IndexWriter, build_lock, chunks_schema, sentences_schema
@@ -81,7 +81,11 @@ def check_compatible(previous: dict | None, options: BuildOptions, embedder_mode
             f"index was built with --chunk-tokens {previous['chunk_tokens']}; pass the same value "
             "or --rebuild to re-chunk everything"
         )
-    if previous["splitter"] != SPLITTER_VERSION or previous.get("sentence_context") != SENTENCE_CONTEXT:
+    if (
+        previous.get("format_version") != FORMAT_VERSION
+        or previous["splitter"] != SPLITTER_VERSION
+        or previous.get("sentence_context") != SENTENCE_CONTEXT
+    ):
         raise IndexStoreError("index was built by another arag-index version; pass --rebuild to rebuild it")
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import pyarrow.fs as pafs
 
 FORMAT = "arag-index"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 MANIFEST_FILE = "manifest.json"
 
 

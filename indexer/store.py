@@ -3,8 +3,9 @@
 Layout of an index at URI (a local folder or an object-store URI such as ``s3://bucket/idx``)::
 
     URI/manifest.json        what was built, and which table versions make up the index
-    URI/chunks.lance         one row per chunk (text, document, neighbours by id)
+    URI/chunks.lance         one row per chunk (text, document, neighbours by id, its words)
     URI/sentences.lance      one row per sentence (chunk id, offsets, vector)
+    URI/terms.lance          one row per word (and segment): the chunks holding it (see terms.py)
 
 The manifest is written last and replaced atomically, so a reader that opens the tables at the
 versions it names never sees half a build, and a killed build leaves the previous one intact.
@@ -21,6 +22,7 @@ from typing import Any
 import lancedb
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from lancedb.index import BTree, IvfPq
 
 from .ids import doc_key
@@ -34,9 +36,12 @@ from .manifest import (
     read_manifest,
     write_manifest,
 )
+from .terms import chunk_terms, invert, terms_schema
 
 CHUNKS = "chunks"
 SENTENCES = "sentences"
+TERMS = "terms"
+TABLES = (CHUNKS, SENTENCES, TERMS)
 LOCK_FILE = ".arag-build.lock"
 VECTOR_INDEX_MIN_ROWS = 200_000
 """Below this many sentences semantic search is exact (brute force, a few ms per 100k rows);
@@ -59,6 +64,8 @@ def chunks_schema() -> pa.Schema:
             pa.field("sentence_starts", pa.list_(pa.int32())),
             pa.field("sentence_ends", pa.list_(pa.int32())),
             pa.field("metadata", pa.string()),
+            pa.field("terms", pa.list_(pa.string())),
+            pa.field("term_counts", pa.list_(pa.int32())),
         ]
     )
 
@@ -78,6 +85,37 @@ def sentences_schema(dimension: int) -> pa.Schema:
 
 
 @dataclass(frozen=True)
+class KeywordLookup:
+    """What keyword search keeps in memory: the vocabulary and the chunk numbers postings use."""
+
+    vocabulary: pa.Array
+    """Every row's word in the terms table (a word may have one row per segment)."""
+    vocabulary_row_ids: np.ndarray
+    chunk_ids: pa.Array
+    """Chunk id by chunk number."""
+    chunk_row_ids: np.ndarray
+    """Ascending LanceDB row id by chunk number."""
+    chunk_id_rank: np.ndarray
+    """Position of each chunk number's id in sorted id order (ties are ranked by chunk id)."""
+
+    @classmethod
+    def load(cls, chunks: Any, terms: Any) -> KeywordLookup:
+        words = terms.search().select(["term"]).with_row_id(True).limit(None).to_arrow()
+        numbered = chunks.search().select(["chunk_id"]).with_row_id(True).limit(None).to_arrow()
+        numbered = numbered.sort_by("_rowid")
+        chunk_ids = numbered["chunk_id"].combine_chunks()
+        rank = np.empty(len(chunk_ids), dtype=np.int64)
+        rank[pc.sort_indices(chunk_ids).to_numpy()] = np.arange(len(chunk_ids))
+        return cls(
+            words["term"].combine_chunks(),
+            words["_rowid"].to_numpy(),
+            chunk_ids,
+            numbered["_rowid"].to_numpy(),
+            rank,
+        )
+
+
+@dataclass(frozen=True)
 class IndexSnapshot:
     """One committed build, opened read-only at the table versions its manifest names."""
 
@@ -85,11 +123,12 @@ class IndexSnapshot:
     manifest: dict[str, Any]
     chunks: Any
     sentences: Any
+    terms: Any
+    keywords: KeywordLookup
 
     @property
-    def version(self) -> tuple[int, int]:
-        tables = self.manifest["tables"]
-        return tables[CHUNKS], tables[SENTENCES]
+    def version(self) -> tuple[int, ...]:
+        return tuple(self.manifest["tables"][name] for name in TABLES)
 
     def chunk_rows(self, chunk_ids: Sequence[str], columns: Sequence[str]) -> dict[str, dict[str, Any]]:
         """Rows of the chunks with these ids, keyed by id (unknown ids are absent)."""
@@ -104,9 +143,21 @@ class IndexSnapshot:
         )
         return {row["chunk_id"]: row for row in table.to_pylist()}
 
-    def scan_chunks(self, columns: Sequence[str]) -> Iterator[pa.RecordBatch]:
-        """Every chunk, as record batches of the given columns."""
-        yield from self.chunks.search().select(list(columns)).limit(None).to_batches()
+    def chunk_texts(self, numbers: np.ndarray) -> tuple[np.ndarray, pa.Array]:
+        """Texts of the chunks with these numbers, as (numbers, texts) in no particular order."""
+        if not len(numbers):
+            return numbers, pa.array([], pa.string())
+        row_ids = self.keywords.chunk_row_ids[numbers]
+        table = self.chunks.take_row_ids(row_ids.tolist()).select(["text"]).with_row_id().to_arrow()
+        found = np.searchsorted(self.keywords.chunk_row_ids, table["_rowid"].to_numpy())
+        return found, table["text"].combine_chunks()
+
+    def postings(self, vocabulary_positions: np.ndarray) -> pa.Table:
+        """Rows (term, chunks, counts) of the terms table at these vocabulary positions."""
+        if not len(vocabulary_positions):
+            return terms_schema().empty_table()
+        row_ids = self.keywords.vocabulary_row_ids[vocabulary_positions]
+        return self.terms.take_row_ids(row_ids.tolist()).select(["term", "chunks", "counts"]).to_arrow()
 
     def nearest_sentences(self, vector: np.ndarray, limit: int, columns: Sequence[str]) -> pa.Table:
         """The `limit` sentences with the highest dot product (cosine: vectors are unit length)."""
@@ -123,7 +174,7 @@ def open_index(uri: str) -> IndexSnapshot:
     manifest = check_manifest(uri)
     db = lancedb.connect(uri)
     tables = {}
-    for name in (CHUNKS, SENTENCES):
+    for name in TABLES:
         try:
             table = db.open_table(name)
             table.checkout(manifest["tables"][name])
@@ -132,7 +183,8 @@ def open_index(uri: str) -> IndexSnapshot:
                 f"{uri}: table {name!r} cannot be opened ({exc}); rebuild with `arag-index build ... --rebuild`"
             ) from None
         tables[name] = table
-    return IndexSnapshot(uri, manifest, tables[CHUNKS], tables[SENTENCES])
+    keywords = KeywordLookup.load(tables[CHUNKS], tables[TERMS])
+    return IndexSnapshot(uri, manifest, tables[CHUNKS], tables[SENTENCES], tables[TERMS], keywords)
 
 
 def _sql_list(values: Sequence[str]) -> str:
@@ -151,6 +203,7 @@ class IndexWriter:
         self._db = lancedb.connect(self.uri)
         self.chunks = self._start_table(CHUNKS, chunks_schema())
         self.sentences = self._start_table(SENTENCES, sentences_schema(dimension))
+        self.terms = self._start_table(TERMS, terms_schema())
 
     def _start_table(self, name: str, schema: pa.Schema) -> Any:
         """The table as of the last commit; anything a killed build left behind is rolled back."""
@@ -177,7 +230,10 @@ class IndexWriter:
             self.sentences.delete(condition)
 
     def add(self, chunk_rows: pa.Table, sentence_rows: pa.Table) -> None:
-        """Append rows; sentences first, so a chunk is never visible without its sentences."""
+        """Append rows (the chunks' words are filled in here); sentences first."""
+        terms, counts = chunk_terms(chunk_rows["text"])
+        chunk_rows = chunk_rows.set_column(chunk_rows.schema.get_field_index("terms"), "terms", terms)
+        chunk_rows = chunk_rows.set_column(chunk_rows.schema.get_field_index("term_counts"), "term_counts", counts)
         self.sentences.add(sentence_rows)
         self.chunks.add(chunk_rows)
 
@@ -191,7 +247,23 @@ class IndexWriter:
         self.chunks.create_index("chunk_id", config=BTree(), replace=True)
         self.chunks.create_index("doc_key", config=BTree(), replace=True)
         self.sentences.create_index("doc_key", config=BTree(), replace=True)
+        self._write_terms()
         return self._vector_index()
+
+    def _write_terms(self) -> None:
+        """Rebuild the terms table from the chunks' words, numbering chunks by row id rank."""
+        row_ids = np.sort(self.chunks.search().select([]).with_row_id(True).limit(None).to_arrow()["_rowid"].to_numpy())
+        batches = self.chunks.search().select(["terms", "term_counts"]).with_row_id(True).limit(None).to_batches()
+        numbered = (
+            (np.searchsorted(row_ids, batch["_rowid"].to_numpy()), batch["terms"], batch["term_counts"])
+            for batch in batches
+        )
+        mode = "overwrite"
+        for segment in invert(numbered):
+            self.terms.add(segment, mode=mode)
+            mode = "append"
+        if mode == "overwrite":
+            self.terms.add(terms_schema().empty_table(), mode=mode)
 
     def _vector_index(self) -> dict[str, Any] | None:
         """Train the IVF-PQ index once; later builds add their rows to it (optimize)."""
@@ -219,7 +291,7 @@ class IndexWriter:
             **manifest,
             "format": FORMAT,
             "format_version": FORMAT_VERSION,
-            "tables": {CHUNKS: self.chunks.version, SENTENCES: self.sentences.version},
+            "tables": {name: getattr(self, name).version for name in TABLES},
         }
         write_manifest(self.uri, manifest)
         return manifest

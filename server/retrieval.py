@@ -14,6 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from arag_mcp.indexer.ids import chunk_id, parse_chunk_id
+from arag_mcp.indexer.terms import lower, words_of
 
 if TYPE_CHECKING:
     from arag_mcp.indexer.store import IndexSnapshot
@@ -52,51 +53,79 @@ class Chunk:
 
 def normalise_keywords(keywords: Sequence[str]) -> list[str]:
     """Lower-cased, stripped, de-duplicated keywords in the order given."""
-    return list(dict.fromkeys(k.strip().lower() for k in keywords if k.strip()))
-
-
-def keyword_scores(texts: pa.Array, keywords: Sequence[str]) -> np.ndarray:
-    """Σ_k count(k, text) · len(k) for each text, matching lower-cased literal substrings."""
-    lowered = pc.utf8_lower(texts)
-    scores = np.zeros(len(texts), dtype=np.int64)
-    for keyword in keywords:
-        counts = pc.count_substring(lowered, pattern=keyword).to_numpy(zero_copy_only=False)
-        scores += counts.astype(np.int64) * len(keyword)
-    return scores
+    stripped = [keyword.strip() for keyword in keywords if keyword.strip()]
+    return list(dict.fromkeys(lower(pa.array(stripped, pa.string())).to_pylist()))
 
 
 def keyword_search(snapshot: IndexSnapshot, keywords: Sequence[str], top_k: int) -> list[KeywordHit]:
-    """Chunks ranked by keyword score (ties: chunk id), with the sentences that contain a keyword."""
+    """Chunks ranked by keyword score (ties: chunk id), with the sentences that contain a keyword.
+
+    Scores are exact (the definition above) but come from the terms table's postings, not from a
+    scan of every chunk: the scan costs ~0.5 s per 10k chunks, the postings a few ms (terms.py).
+    """
     terms = normalise_keywords(keywords)
     if not terms:
         return []
-    best_ids: list[str] = []
-    best_scores: list[int] = []
-    for batch in snapshot.scan_chunks(["chunk_id", "text"]):
-        scores = keyword_scores(batch.column("text"), terms)
-        matched = np.flatnonzero(scores)
-        if matched.size:
-            ids = batch.column("chunk_id").take(pa.array(matched)).to_pylist()
-            best_ids.extend(ids)
-            best_scores.extend(scores[matched].tolist())
-            best_ids, best_scores = _top(best_ids, best_scores, top_k)
+    scores = np.zeros(len(snapshot.keywords.chunk_ids), dtype=np.int64)
+    for term in terms:
+        scores += keyword_counts(snapshot, term) * len(term)
+    best = top_chunks(scores, snapshot.keywords.chunk_id_rank, top_k)
+    best_ids = snapshot.keywords.chunk_ids.take(pa.array(best, pa.int64())).to_pylist()
     rows = snapshot.chunk_rows(best_ids, ["title", "source", "text", "sentence_starts", "sentence_ends"])
-    hits = []
-    for cid, score in zip(best_ids, best_scores):
-        row = rows[cid]
-        hits.append(KeywordHit(cid, row["title"], row["source"], score, _matching_sentences(row, terms)))
-    return hits
+    return [
+        KeywordHit(
+            cid, rows[cid]["title"], rows[cid]["source"], int(scores[number]), _matching_sentences(rows[cid], terms)
+        )
+        for cid, number in zip(best_ids, best)
+    ]
 
 
-def _top(ids: list[str], scores: list[int], k: int) -> tuple[list[str], list[int]]:
-    order = sorted(range(len(ids)), key=lambda i: (-scores[i], ids[i]))[:k]
-    return [ids[i] for i in order], [scores[i] for i in order]
+def keyword_counts(snapshot: IndexSnapshot, term: str) -> np.ndarray:
+    """count(term, chunk) for every chunk number; `term` is lower-cased."""
+    counts = np.zeros(len(snapshot.keywords.chunk_ids), dtype=np.int64)
+    pieces = words_of(term)
+    if pieces == [term]:
+        postings = snapshot.postings(_vocabulary_containing(snapshot, term))
+        per_word = pc.count_substring(postings["term"], pattern=term).to_numpy(zero_copy_only=False)
+        lengths = pc.list_value_length(postings["chunks"]).to_numpy(zero_copy_only=False)
+        chunks = pc.list_flatten(postings["chunks"]).to_numpy(zero_copy_only=False)
+        occurrences = pc.list_flatten(postings["counts"]).to_numpy(zero_copy_only=False) * np.repeat(per_word, lengths)
+        counts += np.bincount(chunks, weights=occurrences, minlength=len(counts)).astype(np.int64)
+        return counts
+    candidates = np.arange(len(counts))
+    for piece in pieces:
+        postings = snapshot.postings(_vocabulary_containing(snapshot, piece))
+        holding = np.unique(pc.list_flatten(postings["chunks"]).to_numpy(zero_copy_only=False))
+        candidates = np.intersect1d(candidates, holding, assume_unique=True)
+    numbers, texts = snapshot.chunk_texts(candidates)
+    counts[numbers] = pc.count_substring(lower(texts), pattern=term).to_numpy(zero_copy_only=False)
+    return counts
+
+
+def _vocabulary_containing(snapshot: IndexSnapshot, piece: str) -> np.ndarray:
+    return np.flatnonzero(
+        pc.match_substring(snapshot.keywords.vocabulary, pattern=piece).to_numpy(zero_copy_only=False)
+    )
+
+
+def top_chunks(scores: np.ndarray, id_rank: np.ndarray, top_k: int) -> np.ndarray:
+    """Numbers of the `top_k` chunks with the highest non-zero scores; ties go to the smaller id."""
+    scored = np.flatnonzero(scores)
+    if scored.size > top_k:
+        threshold = np.partition(scores[scored], -top_k)[-top_k]
+        scored = scored[scores[scored] >= threshold]
+    order = np.lexsort((id_rank[scored], -scores[scored]))
+    return scored[order[:top_k]]
 
 
 def _matching_sentences(row: dict, terms: Sequence[str]) -> list[str]:
     text = row["text"]
-    sentences = (text[start:end] for start, end in zip(row["sentence_starts"], row["sentence_ends"]))
-    return [sentence for sentence in sentences if any(term in sentence.lower() for term in terms)]
+    sentences = [text[start:end] for start, end in zip(row["sentence_starts"], row["sentence_ends"])]
+    lowered = lower(pa.array(sentences, pa.string()))
+    matching = np.zeros(len(sentences), dtype=bool)
+    for term in terms:
+        matching |= pc.match_substring(lowered, pattern=term).to_numpy(zero_copy_only=False)
+    return [sentence for sentence, keep in zip(sentences, matching) if keep]
 
 
 def semantic_search(snapshot: IndexSnapshot, query_vector: np.ndarray, top_k: int) -> list[SemanticHit]:
