@@ -30,6 +30,7 @@ from .manifest import (
     IndexStoreError,
     check_manifest,
     is_remote,
+    missing_bucket,
     normalise_uri,
     read_manifest,
     write_manifest,
@@ -229,6 +230,9 @@ class IndexWriter:
 def build_lock(uri: str) -> Iterator[None]:
     """One builder at a time on a local index (object stores rely on the manifest commit)."""
     if is_remote(uri):
+        problem = missing_bucket(uri)
+        if problem:
+            raise IndexStoreError(problem)
         yield
         return
     import fcntl
