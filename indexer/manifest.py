@@ -12,6 +12,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.fs as pafs
 
 FORMAT = "arag-index"
@@ -36,14 +37,20 @@ def normalise_uri(uri: str) -> str:
 
 def read_manifest(uri: str) -> dict[str, Any] | None:
     """The committed manifest at `uri`, or None where no build has completed there."""
-    fs, path = pafs.FileSystem.from_uri(_join(uri, MANIFEST_FILE)) if is_remote(uri) else (None, None)
     try:
-        if fs is None:
-            raw = Path(uri, MANIFEST_FILE).read_bytes()
-        else:
+        if is_remote(uri):
+            fs, path = remote_filesystem(_join(uri, MANIFEST_FILE))
             with fs.open_input_stream(path) as stream:
                 raw = stream.read()
-    except (FileNotFoundError, OSError):
+        else:
+            raw = Path(uri, MANIFEST_FILE).read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if is_remote(uri):
+            raise IndexStoreError(
+                f"{uri}: cannot read {MANIFEST_FILE} ({exc}); check the URI, the credentials and the endpoint"
+            ) from None
         return None
     try:
         manifest = json.loads(raw)
@@ -60,7 +67,7 @@ def write_manifest(uri: str, manifest: dict[str, Any]) -> None:
     """Replace the manifest atomically (rename locally; a single PUT on object stores)."""
     raw = json.dumps(manifest, indent=2, sort_keys=True).encode("utf-8")
     if is_remote(uri):
-        fs, path = pafs.FileSystem.from_uri(_join(uri, MANIFEST_FILE))
+        fs, path = remote_filesystem(_join(uri, MANIFEST_FILE))
         with fs.open_output_stream(path) as stream:
             stream.write(raw)
         return
@@ -72,13 +79,52 @@ def write_manifest(uri: str, manifest: dict[str, Any]) -> None:
     os.replace(tmp, Path(uri, MANIFEST_FILE))
 
 
+def remote_filesystem(uri: str) -> tuple[pafs.FileSystem, str]:
+    """The pyarrow filesystem and path of an object-store URI, configured from the environment
+    variables LanceDB reads, so that the manifest is read from where the tables are."""
+    scheme, _, path = uri.partition("://")
+    env = os.environ.get
+    endpoint = env("AWS_ENDPOINT_URL") or env("AWS_ENDPOINT")
+    if scheme in ("s3", "s3a") and endpoint:
+        if endpoint.startswith("http://") and env("AWS_ALLOW_HTTP", "").lower() not in ("1", "true", "yes", "on"):
+            raise IndexStoreError(f"the S3 endpoint {endpoint} is plain http; set AWS_ALLOW_HTTP=true to use it")
+        region = env("AWS_REGION") or env("AWS_DEFAULT_REGION")
+        return pafs.S3FileSystem(endpoint_override=endpoint, region=region), path
+    if scheme in ("az", "azure"):
+        account = env("AZURE_STORAGE_ACCOUNT_NAME")
+        if not account:
+            raise IndexStoreError(
+                f"{scheme}:// URIs need AZURE_STORAGE_ACCOUNT_NAME (and AZURE_STORAGE_ACCOUNT_KEY) set"
+            )
+        return pafs.AzureFileSystem(account, account_key=env("AZURE_STORAGE_ACCOUNT_KEY")), path
+    try:
+        return pafs.FileSystem.from_uri(uri)
+    except pa.ArrowInvalid:
+        raise IndexStoreError(
+            f"{scheme}:// is not a supported storage scheme; use a local path or s3://, gs://, az://"
+        ) from None
+
+
+def missing_bucket(uri: str) -> str | None:
+    """One line saying that the bucket (or container) of an object-store URI does not exist, or None."""
+    fs, path = remote_filesystem(uri)
+    bucket = path.split("/", 1)[0]
+    if fs.get_file_info(bucket).type != pafs.FileType.NotFound:
+        return None
+    return f"{uri}: the bucket {bucket!r} does not exist; create it or fix --index"
+
+
 def _join(uri: str, name: str) -> str:
     return f"{uri.rstrip('/')}/{name}"
 
 
 def describe_missing(uri: str) -> str:
     """One line saying why `uri` holds no index and what to do."""
-    if not is_remote(uri) and not Path(uri).exists():
+    if is_remote(uri):
+        problem = missing_bucket(uri)
+        if problem:
+            return problem
+    elif not Path(uri).exists():
         return f"no index at {uri}: the folder does not exist; build one with `arag-index build SOURCE --index {uri}` or fix --index"
     return f"{uri} is not an arag-mcp index (no {MANIFEST_FILE} from a completed build); build one with `arag-index build SOURCE --index {uri}` or fix --index"
 

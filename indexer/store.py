@@ -32,6 +32,7 @@ from .manifest import (
     IndexStoreError,
     check_manifest,
     is_remote,
+    missing_bucket,
     normalise_uri,
     read_manifest,
     write_manifest,
@@ -301,6 +302,9 @@ class IndexWriter:
 def build_lock(uri: str) -> Iterator[None]:
     """One builder at a time on a local index (object stores rely on the manifest commit)."""
     if is_remote(uri):
+        problem = missing_bucket(uri)
+        if problem:
+            raise IndexStoreError(problem)
         yield
         return
     import fcntl

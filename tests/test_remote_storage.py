@@ -1,0 +1,144 @@
+"""An index on object storage: the real CLIs and server against a local S3 server (moto)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from arag_mcp.indexer.ids import doc_key
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from .conftest import SAMPLE, run_cli
+from .mcp_helpers import free_port
+
+moto_server = pytest.importorskip("moto.server", reason="needs moto[server]: pip install 'moto[server]'")
+boto3 = pytest.importorskip("boto3")
+
+BUCKET = "arag-test"
+INDEX = f"s3://{BUCKET}/idx"
+RADIUM = f"{doc_key('radium')}-0"
+
+
+@pytest.fixture(scope="module")
+def s3_endpoint() -> Iterator[str]:
+    """A moto S3 server on a free loopback port, one bucket, and the AWS variables that point at it."""
+    port = free_port()
+    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    endpoint = f"http://127.0.0.1:{port}"
+    with pytest.MonkeyPatch.context() as env:
+        for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT", "AWS_DEFAULT_REGION"):
+            env.delenv(name, raising=False)
+        env.setenv("AWS_ACCESS_KEY_ID", "testing")
+        env.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+        env.setenv("AWS_REGION", "us-east-1")
+        env.setenv("AWS_ENDPOINT_URL", endpoint)
+        env.setenv("AWS_ALLOW_HTTP", "true")
+        env.setenv("AWS_EC2_METADATA_DISABLED", "true")
+        boto3.client("s3").create_bucket(Bucket=BUCKET)
+        yield endpoint
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory) -> Path:
+    """A copy of the bundled sample that the incremental test may change."""
+    folder = tmp_path_factory.mktemp("remote") / "sample"
+    shutil.copytree(SAMPLE, folder)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def s3_index(s3_endpoint: str, corpus: Path) -> str:
+    result = run_cli("arag_mcp.indexer", "build", str(corpus), "--index", INDEX, "--quiet")
+    assert result.returncode == 0, result.stderr
+    assert "indexed 6 documents (6 new or changed" in result.stderr
+    return INDEX
+
+
+def one_line_error(result: subprocess.CompletedProcess) -> str:
+    """stderr of a command that failed with one line of explanation."""
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr and result.stderr.strip().count("\n") == 0, result.stderr
+    return result.stderr
+
+
+def test_build_writes_tables_and_manifest_to_the_bucket(s3_index: str):
+    keys = {item["Key"] for item in boto3.client("s3").list_objects_v2(Bucket=BUCKET)["Contents"]}
+    assert "idx/manifest.json" in keys
+    assert any(key.startswith("idx/chunks.lance/") for key in keys)
+    assert any(key.startswith("idx/sentences.lance/") for key in keys)
+
+    result = run_cli("arag_mcp.indexer", "info", "--index", s3_index)
+    assert result.returncode == 0, result.stderr
+    info = json.loads(result.stdout)
+    assert info["index"] == INDEX and info["counts"] == {"documents": 6, "chunks": 6, "sentences": 34}
+
+
+def test_incremental_rebuild_embeds_only_the_changed_document(s3_index: str, corpus: Path):
+    page = corpus / "pierre-curie.md"
+    page.write_text(page.read_text() + "\nHe kept a notebook about piezoelectricity in his laboratory.\n")
+    result = run_cli("arag_mcp.indexer", "build", str(corpus), "--index", s3_index, "--quiet")
+    assert result.returncode == 0, result.stderr
+    assert "(1 new or changed, 5 unchanged, 0 removed)" in result.stderr
+
+    result = run_cli("arag_mcp.indexer", "info", "--index", s3_index)
+    assert json.loads(result.stdout)["counts"]["sentences"] == 35
+    result = run_cli(
+        "arag_mcp.server", "--index", s3_index, "--call", "keyword_search", "keywords=notebook", timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert "piezoelectricity" in result.stdout
+
+
+@pytest.mark.anyio
+async def test_server_serves_the_bucket_over_stdio(s3_index: str):
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "arag_mcp.server", "--index", s3_index], env=dict(os.environ)
+    )
+    async with Client(stdio_client(params, errlog=sys.stderr)) as client:
+        found = await client.call_tool("keyword_search", {"keywords": ["pitchblende"], "top_k": 3})
+        assert not found.is_error, found.content[0].text
+        assert [hit["chunk_id"] for hit in found.structured_content["results"]] == [RADIUM]
+
+        semantic = await client.call_tool("semantic_search", {"query": "Which element glows faintly blue?"})
+        assert not semantic.is_error, semantic.content[0].text
+        assert semantic.structured_content["results"][0]["chunk_id"] == RADIUM
+
+        read = await client.call_tool("chunk_read", {"chunk_ids": [RADIUM]})
+        [chunk] = read.structured_content["chunks"]
+        assert chunk["status"] == "ok" and chunk["text"].startswith("Radium is a chemical element")
+
+
+def test_missing_bucket_or_prefix_is_one_line(s3_endpoint: str):
+    missing_bucket = "s3://no-such-bucket/idx"
+    result = run_cli("arag_mcp.indexer", "build", str(SAMPLE), "--index", missing_bucket, "--quiet")
+    assert "bucket 'no-such-bucket' does not exist" in one_line_error(result)
+    result = run_cli("arag_mcp.indexer", "info", "--index", missing_bucket)
+    assert "bucket 'no-such-bucket' does not exist" in one_line_error(result)
+    result = run_cli("arag_mcp.server", "--index", missing_bucket, timeout=60)
+    assert "bucket 'no-such-bucket' does not exist" in one_line_error(result)
+
+    missing_prefix = f"s3://{BUCKET}/nothing-here"
+    result = run_cli("arag_mcp.indexer", "info", "--index", missing_prefix)
+    assert "not an arag-mcp index" in one_line_error(result)
+    result = run_cli("arag_mcp.server", "--index", missing_prefix, timeout=60)
+    assert "not an arag-mcp index" in one_line_error(result)
+
+
+def test_endpoint_variables(s3_index: str, s3_endpoint: str, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.delenv("AWS_ENDPOINT_URL")
+    monkeypatch.setenv("AWS_ENDPOINT", s3_endpoint)
+    result = run_cli("arag_mcp.indexer", "info", "--index", s3_index)
+    assert result.returncode == 0, result.stderr
+
+    monkeypatch.delenv("AWS_ALLOW_HTTP")
+    result = run_cli("arag_mcp.indexer", "info", "--index", s3_index)
+    assert "AWS_ALLOW_HTTP=true" in one_line_error(result)
