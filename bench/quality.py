@@ -37,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from arag_mcp.indexer.build import BuildOptions, build_index  # noqa: E402
 from arag_mcp.indexer.embedding import Embedder  # noqa: E402
+from arag_mcp.indexer.manifest import FORMAT_VERSION, read_manifest  # noqa: E402
 from arag_mcp.indexer.store import IndexSnapshot, open_index  # noqa: E402
 from arag_mcp.server import retrieval  # noqa: E402
 from common import BENCH_DATA, RESULTS, log, read_jsonl  # noqa: E402
@@ -82,6 +83,8 @@ def load(name: str, data: Path, quick: bool, max_questions: int | None) -> Datas
 def build(dataset: Dataset, rebuild: bool) -> IndexSnapshot:
     uri = RESULTS / "work" / f"{dataset.corpus.stem}-{dataset.name}-idx"
     started = time.perf_counter()
+    cached = read_manifest(str(uri))
+    rebuild = rebuild or bool(cached and cached.get("format_version") != FORMAT_VERSION)
     summary = build_index([dataset.corpus], str(uri), BuildOptions(progress=False, rebuild=rebuild))
     log(
         f"{dataset.name}: index {summary.chunks} chunks, {summary.sentences} sentences "
@@ -94,7 +97,7 @@ class Corpus:
     """The indexed chunks, held in memory for the baselines and the brute-force checks."""
 
     def __init__(self, snapshot: IndexSnapshot) -> None:
-        chunks = snapshot.chunks.to_arrow().select(["chunk_id", "doc_id", "title", "text"]).to_pylist()
+        chunks = snapshot.chunks.search().select(["chunk_id", "doc_id", "title", "text"]).limit(None).to_arrow().to_pylist()
         self.chunk_ids = [c["chunk_id"] for c in chunks]
         self.doc_of = {c["chunk_id"]: c["doc_id"] for c in chunks}
         self.texts = [c["text"] for c in chunks]

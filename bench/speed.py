@@ -43,7 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from arag_mcp.indexer.embedding import Embedder  # noqa: E402
 from arag_mcp.indexer.ids import chunk_id, doc_key  # noqa: E402
-from arag_mcp.indexer.manifest import read_manifest  # noqa: E402
+from arag_mcp.indexer.manifest import FORMAT_VERSION, read_manifest  # noqa: E402
 from arag_mcp.indexer.sentences import split_sentences  # noqa: E402
 from arag_mcp.indexer.store import IndexWriter, chunks_schema, open_index, sentences_schema  # noqa: E402
 from arag_mcp.server import retrieval  # noqa: E402
@@ -93,7 +93,8 @@ def perturbed(pool: np.ndarray, count: int, rng: np.random.Generator) -> np.ndar
 
 def write_index(uri: Path, chunks: list[tuple[str, str]], sentences_per_chunk: int, pool: np.ndarray) -> None:
     """Write a synthetic index through IndexWriter, the indexer's storage code."""
-    if read_manifest(str(uri)):
+    manifest = read_manifest(str(uri))
+    if manifest and manifest.get("format_version") == FORMAT_VERSION:
         return
     started = time.perf_counter()
     writer = IndexWriter(str(uri), pool.shape[1], rebuild=True)
