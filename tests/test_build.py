@@ -14,7 +14,7 @@ import pytest
 from arag_mcp.indexer.build import BuildOptions, build_index
 from arag_mcp.indexer.ids import doc_key
 from arag_mcp.indexer.manifest import read_manifest
-from arag_mcp.indexer.store import CHUNKS, SENTENCES, open_index
+from arag_mcp.indexer.store import SENTENCES, TABLES, open_index
 
 from .conftest import BENCH_DATA, SAMPLE, run_cli
 
@@ -220,7 +220,7 @@ def test_info_prints_manifest(sample_index: Path):
     assert result.returncode == 0, result.stderr
     info = json.loads(result.stdout)
     assert info["counts"]["documents"] == 6
-    assert info["tables"].keys() == {CHUNKS, SENTENCES}
+    assert info["tables"].keys() == set(TABLES)
 
 
 @pytest.mark.skipif(not BENCH_DATA.exists(), reason="shared bench-data not present")
