@@ -104,7 +104,7 @@ class Embedder:
                     raise ExportError("it is not a local folder or a model in the Hugging Face cache")
                 log.info("exporting %s to ONNX (%s), once, into %s", self.model_name, self.backend, target)
                 export_model(self._model, target, quantized)
-            except ExportError as exc:
+            except (ExportError, OSError) as exc:  # OSError: the cache folder is not writable
                 log.warning("embedding with torch: %s cannot run on ONNX Runtime: %s", self.model_name, exc)
                 self.backend = "torch"
                 return None

@@ -8,12 +8,14 @@ normalisation, window, prompts), so `OnnxEncoder` needs only onnxruntime and tok
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import inspect
 import json
 import logging
 import os
 import shutil
+import sys
 import tempfile
 import warnings
 from collections.abc import Sequence
@@ -66,9 +68,10 @@ def export_model(model, target: Path, quantized: bool) -> None:  # noqa: ANN001 
     target.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
     try:
-        _trace(model, work / "model.onnx", recipe["inputs"])
-        if quantized:
-            _quantize(work / "model.onnx")
+        with contextlib.redirect_stdout(sys.stderr):  # stdout may be the MCP stdio channel
+            _trace(model, work / "model.onnx", recipe["inputs"])
+            if quantized:
+                _quantize(work / "model.onnx")
         model.tokenizer.backend_tokenizer.save(str(work / "tokenizer.json"))
         (work / "recipe.json").write_text(json.dumps(recipe, indent=2))
         _verify(model, OnnxEncoder(work), quantized)
