@@ -36,7 +36,7 @@ import regex
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from arag_mcp.indexer.build import BuildOptions, build_index  # noqa: E402
-from arag_mcp.indexer.embedding import Embedder  # noqa: E402
+from arag_mcp.indexer.embedding import BACKENDS, DEFAULT_BACKEND, Embedder  # noqa: E402
 from arag_mcp.indexer.manifest import FORMAT_VERSION, read_manifest  # noqa: E402
 from arag_mcp.indexer.store import IndexSnapshot, open_index  # noqa: E402
 from arag_mcp.server import retrieval  # noqa: E402
@@ -80,12 +80,12 @@ def load(name: str, data: Path, quick: bool, max_questions: int | None) -> Datas
     return Dataset(name, corpus, questions)
 
 
-def build(dataset: Dataset, rebuild: bool) -> IndexSnapshot:
-    uri = RESULTS / "work" / f"{dataset.corpus.stem}-{dataset.name}-idx"
+def build(dataset: Dataset, rebuild: bool, backend: str) -> IndexSnapshot:
+    uri = RESULTS / "work" / f"{dataset.corpus.stem}-{dataset.name}-{backend}-idx"
     started = time.perf_counter()
     cached = read_manifest(str(uri))
     rebuild = rebuild or bool(cached and cached.get("format_version") != FORMAT_VERSION)
-    summary = build_index([dataset.corpus], str(uri), BuildOptions(progress=False, rebuild=rebuild))
+    summary = build_index([dataset.corpus], str(uri), BuildOptions(progress=False, rebuild=rebuild, backend=backend))
     log(
         f"{dataset.name}: index {summary.chunks} chunks, {summary.sentences} sentences "
         f"({summary.embedded_sentences} embedded, {time.perf_counter() - started:.0f} s)"
@@ -226,7 +226,7 @@ def check_against_brute_force(methods: Methods, questions: list[dict]) -> dict[s
 
 
 def run_dataset(dataset: Dataset, embedder: Embedder, rebuild: bool) -> dict:
-    snapshot = build(dataset, rebuild)
+    snapshot = build(dataset, rebuild, embedder.backend)
     corpus = Corpus(snapshot)
     methods = Methods(snapshot, corpus, embedder, dataset.questions)
     results: dict = {"questions": len(dataset.questions), "chunks": len(corpus.chunk_ids)}
@@ -269,19 +269,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--max-questions", type=int, default=None)
     parser.add_argument("--quick", action="store_true", help="40 questions per dataset on a reduced corpus (< 3 min)")
     parser.add_argument("--rebuild", action="store_true", help="rebuild cached indexes")
+    parser.add_argument("--backend", choices=BACKENDS, default=DEFAULT_BACKEND, help="embedding backend (all methods)")
     parser.add_argument("--out", type=Path, default=RESULTS / "quality.json")
     args = parser.parse_args(argv)
     if not args.data.exists():
         print(f"no benchmark data at {args.data}; pass --data", file=sys.stderr)
         return 2
-    embedder = Embedder().load()
+    embedder = Embedder(backend=args.backend).load()
     results = {}
     for name in args.datasets:
         log(f"{name}: loading")
         results[name] = run_dataset(load(name, args.data, args.quick, args.max_questions), embedder, args.rebuild)
     print_table(results)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"quick": args.quick, "results": results}, indent=2))
+    args.out.write_text(json.dumps({"quick": args.quick, "backend": embedder.backend, "results": results}, indent=2))
     log(f"wrote {args.out}")
     return 0
 

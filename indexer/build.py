@@ -15,7 +15,7 @@ import pyarrow as pa
 from tqdm import tqdm
 
 from .chunking import Span, pack_chunks, sentence_spans
-from .embedding import DEFAULT_MODEL, Embedder
+from .embedding import DEFAULT_BACKEND, DEFAULT_MODEL, Embedder
 from .ids import chunk_id, doc_key
 from .manifest import FORMAT_VERSION, IndexStoreError, is_remote, normalise_uri, read_manifest
 from .readers import CorpusError, Document, SkippedFile, iter_documents
@@ -33,6 +33,7 @@ still says whose birth it is. The stored and returned sentence text is the sente
 class BuildOptions:
     model: str = DEFAULT_MODEL
     device: str | None = None
+    backend: str = DEFAULT_BACKEND
     batch_size: int = 32
     chunk_tokens: int = 1000
     rebuild: bool = False
@@ -89,6 +90,17 @@ def check_compatible(previous: dict | None, options: BuildOptions, embedder_mode
         raise IndexStoreError("index was built by another arag-index version; pass --rebuild to rebuild it")
 
 
+def check_backend(previous: dict | None, options: BuildOptions, backend: str) -> None:
+    """New vectors are made the way the index's vectors were (int8 and fp32 vectors differ slightly)."""
+    used = previous and previous.get("embedding_backend", "torch")  # older builds all used torch
+    if previous is None or options.rebuild or used == backend:
+        return
+    raise IndexStoreError(
+        f"index was embedded with --backend {used}, this build would use {backend}; "
+        f"pass --backend {used} to extend it, or --rebuild to re-embed everything"
+    )
+
+
 class _Batch:
     """Rows of newly chunked documents waiting to be embedded and written."""
 
@@ -143,7 +155,8 @@ def build_index(sources: Sequence[str | Path], uri: str, options: BuildOptions =
     with build_lock(uri):
         previous = read_manifest(uri)
         check_compatible(previous, options, options.model)
-        embedder = Embedder(options.model, options.device).load()
+        embedder = Embedder(options.model, options.device, options.backend).load()
+        check_backend(previous, options, embedder.backend)
         writer = IndexWriter(uri, embedder.dimension, rebuild=options.rebuild)
         existing = writer.existing_documents()
         inside_sources = [] if is_remote(uri) else [Path(uri)]  # an index kept beside its documents
@@ -161,6 +174,7 @@ def build_index(sources: Sequence[str | Path], uri: str, options: BuildOptions =
             {
                 "model": options.model,
                 "dimension": embedder.dimension,
+                "embedding_backend": embedder.backend,
                 "query_prompt": embedder.prompt("query"),
                 "document_prompt": embedder.prompt("document"),
                 "chunk_tokens": options.chunk_tokens,

@@ -8,7 +8,7 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from .embedding import DEFAULT_MODEL, ModelError, limit_cpu_threads
+from .embedding import BACKENDS, DEFAULT_BACKEND, DEFAULT_MODEL, ModelError, limit_cpu_threads
 from .manifest import IndexStoreError
 from .readers import CorpusError
 
@@ -32,6 +32,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help=f"sentence-transformers model name or path (default: {DEFAULT_MODEL}, bundled)",
     )
     build.add_argument("--device", default=None, help="torch device for embedding, e.g. cpu, cuda, mps (default: cpu)")
+    build.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        default=DEFAULT_BACKEND,
+        help=f"how sentences are embedded on the CPU: ONNX Runtime fp32 or int8 (exported once, cached), "
+        f"or sentence-transformers on torch (default: {DEFAULT_BACKEND}; other devices use torch)",
+    )
     build.add_argument(
         "--batch-size", type=_positive_int, default=32, help="sentences per embedding batch (default: 32)"
     )
@@ -73,6 +80,7 @@ def run_build(args: argparse.Namespace) -> None:
     options = BuildOptions(
         model=args.model,
         device=args.device,
+        backend=args.backend,
         batch_size=args.batch_size,
         chunk_tokens=args.chunk_tokens,
         rebuild=args.rebuild,

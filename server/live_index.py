@@ -18,6 +18,13 @@ log = logging.getLogger(__name__)
 
 OPEN_WAIT_SECONDS = 60.0
 
+EmbeddingKey = tuple[str, str]
+"""(model, embedding backend): what a build's vectors were made with, so queries are made the same way."""
+
+
+def embedding_key(manifest: dict[str, Any]) -> EmbeddingKey:
+    return manifest["model"], manifest.get("embedding_backend", "torch")  # older builds all used torch
+
 
 class ModelNotReady(Exception):
     """The embedding model did not finish loading in time, or failed to load."""
@@ -43,9 +50,9 @@ class LiveIndex:
         self._checked = 0.0
         self._lock = threading.Lock()
         self._model_lock = threading.Lock()
-        self._embedders: dict[str, Embedder] = {}
-        self._ready: dict[str, threading.Event] = {}
-        self._errors: dict[str, str] = {}
+        self._embedders: dict[EmbeddingKey, Embedder] = {}
+        self._ready: dict[EmbeddingKey, threading.Event] = {}
+        self._errors: dict[EmbeddingKey, str] = {}
 
     def start(self) -> None:
         """Open the index, then load its model, on background threads."""
@@ -64,7 +71,7 @@ class LiveIndex:
         finally:
             self._opened.set()
         if self._snapshot is not None:
-            self._ensure_loading(self.manifest["model"])
+            self._ensure_loading(embedding_key(self.manifest))
 
     def snapshot(self) -> IndexSnapshot:
         """The newest committed build (checked for a newer one at most every `reload_seconds`)."""
@@ -91,38 +98,39 @@ class LiveIndex:
         except Exception as exc:  # noqa: BLE001 - keep serving the build we have
             log.warning("could not open the new build of %s, still serving the previous one: %s", self.uri, exc)
 
-    def _ensure_loading(self, model: str) -> threading.Event:
-        """The event set once `model` has loaded (or failed); starts loading it the first time."""
+    def _ensure_loading(self, key: EmbeddingKey) -> threading.Event:
+        """The event set once the model of `key` has loaded (or failed); starts loading it the first time."""
         with self._model_lock:
-            event = self._ready.get(model)
+            event = self._ready.get(key)
             if event is None:
-                event = self._ready[model] = threading.Event()
-                threading.Thread(target=self._load, args=(model, event), name="arag-model", daemon=True).start()
+                event = self._ready[key] = threading.Event()
+                threading.Thread(target=self._load, args=(key, event), name="arag-model", daemon=True).start()
         return event
 
-    def _load(self, model: str, done: threading.Event) -> None:
+    def _load(self, key: EmbeddingKey, done: threading.Event) -> None:
         from arag_mcp.indexer.embedding import Embedder
 
         started = time.perf_counter()
+        model, backend = key
         try:
-            embedder = Embedder(model, self.device).load()
+            embedder = Embedder(model, self.device, backend).load()
             embedder.encode_queries(["warm-up"])
-            self._embedders[model] = embedder
-            log.info("embedding model %s ready in %.1f s", model, time.perf_counter() - started)
+            self._embedders[key] = embedder
+            log.info("embedding model %s (%s) ready in %.1f s", model, embedder.backend, time.perf_counter() - started)
         except Exception as exc:  # noqa: BLE001 - reported to the caller of query_vector
-            self._errors[model] = str(exc)
+            self._errors[key] = str(exc)
             log.error("embedding model %s failed to load: %s", model, exc)
         finally:
             done.set()
 
     def query_vector(self, snapshot: IndexSnapshot, query: str, timeout: float) -> np.ndarray:
         """The query's embedding under the model `snapshot` was built with."""
-        model = snapshot.manifest["model"]
-        if not self._ensure_loading(model).wait(timeout):
+        key = embedding_key(snapshot.manifest)
+        if not self._ensure_loading(key).wait(timeout):
             raise ModelNotReady(
                 "the embedding model is still loading; retry semantic_search in a few seconds "
                 "(keyword_search and chunk_read work meanwhile)"
             )
-        if model in self._errors:
-            raise ModelNotReady(f"semantic_search is unavailable: {self._errors[model]}; use keyword_search")
-        return self._embedders[model].encode_queries([query])[0]
+        if key in self._errors:
+            raise ModelNotReady(f"semantic_search is unavailable: {self._errors[key]}; use keyword_search")
+        return self._embedders[key].encode_queries([query])[0]

@@ -17,6 +17,14 @@ BENCH_DATA = REPO.parent / "shared" / "bench-data"
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def onnx_cache(tmp_path_factory) -> Path:
+    """ONNX exports of this run go to a fresh folder (the CLIs and servers started by tests inherit it)."""
+    folder = tmp_path_factory.mktemp("onnx-cache")
+    os.environ["ARAG_MCP_CACHE"] = str(folder)
+    return folder
+
+
 @pytest.fixture(scope="session")
 def embedder():
     from arag_mcp.indexer.embedding import Embedder
