@@ -107,18 +107,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (IndexStoreError, ValueError) as exc:
         print(f"arag-mcp: error: {exc}", file=sys.stderr)
         return 2
-    live.start()
+    live.start(load_model=call is None)  # a one-shot call loads the model only if it searches semantically
     server = create_server(live, transport=args.transport)
-    if call:
-        return call_tool(server, *call)
-    log.info("serving %s over %s (%s chunks)", live.uri, args.transport, live.manifest["counts"]["chunks"])
-    if args.transport == "stdio":
-        server.run("stdio")
-    else:
-        from .http import serve_http
+    try:
+        if call:
+            return call_tool(server, *call)
+        log.info("serving %s over %s (%s chunks)", live.uri, args.transport, live.manifest["counts"]["chunks"])
+        if args.transport == "stdio":
+            server.run("stdio")
+        else:
+            from .http import serve_http
 
-        serve_http(server, args.transport, args.host, args.port, args.auth_token, args.allowed_host, args.log_level)
-    return 0
+            serve_http(server, args.transport, args.host, args.port, args.auth_token, args.allowed_host, args.log_level)
+        return 0
+    finally:
+        live.close()
 
 
 def call_tool(server, tool: str, arguments: dict) -> int:  # noqa: ANN001 - AragServer

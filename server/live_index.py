@@ -53,10 +53,18 @@ class LiveIndex:
         self._embedders: dict[EmbeddingKey, Embedder] = {}
         self._ready: dict[EmbeddingKey, threading.Event] = {}
         self._errors: dict[EmbeddingKey, str] = {}
+        self._load_model_at_open = True
 
-    def start(self) -> None:
-        """Open the index, then load its model, on background threads."""
+    def start(self, load_model: bool = True) -> None:
+        """Open the index, then load its model (unless `load_model` is false), on background threads."""
+        self._load_model_at_open = load_model
         threading.Thread(target=self._open, name="arag-open", daemon=True).start()
+
+    def close(self, timeout: float = 60.0) -> None:
+        """Wait for model loads in flight: a process must not exit while one runs inside ONNX Runtime."""
+        deadline = time.monotonic() + timeout
+        for event in list(self._ready.values()):
+            event.wait(max(0.0, deadline - time.monotonic()))
 
     def _open(self) -> None:
         try:
@@ -70,7 +78,7 @@ class LiveIndex:
             log.error("%s", exc)
         finally:
             self._opened.set()
-        if self._snapshot is not None:
+        if self._snapshot is not None and self._load_model_at_open:
             self._ensure_loading(embedding_key(self.manifest))
 
     def snapshot(self) -> IndexSnapshot:
