@@ -92,9 +92,9 @@ def check_compatible(previous: dict | None, options: BuildOptions, embedder_mode
 
 def check_backend(previous: dict | None, options: BuildOptions, backend: str) -> None:
     """New vectors are made the way the index's vectors were (int8 and fp32 vectors differ slightly)."""
-    used = previous and previous.get("embedding_backend", "torch")  # older builds all used torch
-    if previous is None or options.rebuild or used == backend:
+    if previous is None or options.rebuild or previous["embedding_backend"] == backend:
         return
+    used = previous["embedding_backend"]
     raise IndexStoreError(
         f"index was embedded with --backend {used}, this build would use {backend}; "
         f"pass --backend {used} to extend it, or --rebuild to re-embed everything"

@@ -46,7 +46,7 @@ def limit_cpu_threads(threads: int | None = None) -> None:
 
 BACKENDS = ("onnx-int8", "onnx", "torch")
 DEFAULT_BACKEND = "onnx"
-"""ONNX Runtime fp32: the same vectors as sentence-transformers, faster on CPU (see bench/embedding.py)."""
+"""ONNX Runtime fp32: the same vectors as sentence-transformers, faster on CPU (build figures: bench/speed.py)."""
 
 
 class Embedder:

@@ -23,7 +23,7 @@ EmbeddingKey = tuple[str, str]
 
 
 def embedding_key(manifest: dict[str, Any]) -> EmbeddingKey:
-    return manifest["model"], manifest.get("embedding_backend", "torch")  # older builds all used torch
+    return manifest["model"], manifest["embedding_backend"]
 
 
 class ModelNotReady(Exception):
@@ -53,12 +53,10 @@ class LiveIndex:
         self._embedders: dict[EmbeddingKey, Embedder] = {}
         self._ready: dict[EmbeddingKey, threading.Event] = {}
         self._errors: dict[EmbeddingKey, str] = {}
-        self._load_model_at_open = True
 
     def start(self, load_model: bool = True) -> None:
         """Open the index, then load its model (unless `load_model` is false), on background threads."""
-        self._load_model_at_open = load_model
-        threading.Thread(target=self._open, name="arag-open", daemon=True).start()
+        threading.Thread(target=self._open, args=(load_model,), name="arag-open", daemon=True).start()
 
     def close(self, timeout: float = 60.0) -> None:
         """Wait for model loads in flight: a process must not exit while one runs inside ONNX Runtime."""
@@ -66,7 +64,7 @@ class LiveIndex:
         for event in list(self._ready.values()):
             event.wait(max(0.0, deadline - time.monotonic()))
 
-    def _open(self) -> None:
+    def _open(self, load_model: bool) -> None:
         try:
             from arag_mcp.indexer.store import open_index
 
@@ -78,7 +76,7 @@ class LiveIndex:
             log.error("%s", exc)
         finally:
             self._opened.set()
-        if self._snapshot is not None and self._load_model_at_open:
+        if self._snapshot is not None and load_model:
             self._ensure_loading(embedding_key(self.manifest))
 
     def snapshot(self) -> IndexSnapshot:
