@@ -1,4 +1,4 @@
-"""Retrieval quality of the A-RAG tools on multi-hop QA corpora, against two baselines, in one run.
+"""Retrieval quality of the A-RAG tools on QA and retrieval corpora, against two baselines, in one run.
 
 For each dataset an index is built with the default model; then every question is asked once
 (single shot) of:
@@ -11,27 +11,38 @@ For each dataset an index is built with the default model; then every question i
   fragments of 10 characters or fewer dropped, each embedded alone; chunks ranked by their best
   sentence (NumPy brute force).
 
-Reported per dataset: recall of the gold supporting passages within the top 1/5/10 chunks, the
-share of questions with all supports in the top 5, and the tokens one call returns at top_k=5.
-A sample of our results is checked against brute-force definitions of both tools.
+What a question needs found depends on its corpus's labels:
 
-    python bench/quality.py            # musique + 2wikimultihopqa, ~15 min on 2 cores
+- passage corpora (musique, 2wikimultihopqa, scifact): the gold ids are the supporting passages or
+  abstracts; a returned chunk stands for its document, so a document counts as found when any of
+  the top-k chunks belongs to it;
+- evidence corpora (graphrag-medical, graphrag-novel): long documents cut into ~1,000-token chunks,
+  labelled with paraphrased evidence sentences; each evidence sentence is mapped to the chunk that
+  best covers its content words (``evidence_gold``), and the gold ids are those chunks.
+
+Reported per dataset: recall of the gold ids within the top 1/5/10 chunks, the share of questions
+with all of them in the top 5, and the tokens one call returns at top_k=5. A sample of our results
+is checked against brute-force definitions of both tools.
+
+    python bench/quality.py            # all five datasets
     python bench/quality.py --quick    # 40 questions per dataset on a reduced corpus, < 3 min
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import random
 import sys
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import regex
+from scipy import sparse
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -42,12 +53,21 @@ from arag_mcp.indexer.store import IndexSnapshot, open_index  # noqa: E402
 from arag_mcp.server import retrieval  # noqa: E402
 from common import BENCH_DATA, RESULTS, log, read_jsonl  # noqa: E402
 
-DATASETS = ("musique", "2wikimultihopqa")
+DATASETS = ("musique", "2wikimultihopqa", "scifact", "graphrag-medical", "graphrag-novel")
+EVIDENCE_DATASETS = frozenset({"graphrag-medical", "graphrag-novel"})
 KS = (1, 5, 10)
 CHECK_SAMPLE = 20
+QUICK_QUESTIONS = 40
+QUICK_DISTRACTORS = {"musique": 400, "2wikimultihopqa": 400, "scifact": 60}  # an abstract: ~3x a QA passage
+QUICK_DOCUMENT_CHARS = 60_000
+EVIDENCE_COVERAGE = 0.6
 QUESTION_WORDS = frozenset(
     "what which who whom whose when where why how is are was were did does do the a an in of on at "
     "for to and or by from with as that this".split()
+)
+STOP_WORDS = QUESTION_WORDS | frozenset(
+    "be been being it its these those not no has have had he she they them his her their we you i "
+    "but if into than then there also".split()
 )
 
 
@@ -56,28 +76,83 @@ class Dataset:
     name: str
     corpus: Path
     questions: list[dict]
+    limit: int | None = None  # evaluate only the first `limit` questions that have gold ids
+
+
+@dataclass
+class Labels:
+    """What each question needs found: gold ids in the id space `unit_of` maps returned chunks to."""
+
+    questions: list[dict]  # the questions with at least one gold id
+    gold: list[frozenset[str]]
+    unit_of: dict[str, str]  # chunk id -> its document (passage corpora) or itself (evidence corpora)
+    counts: dict[str, int] = field(default_factory=dict)  # how evidence labels were made
+
+    def first(self, limit: int | None) -> Labels:
+        """The first `limit` questions (all of them when None); the counts still describe all."""
+        return Labels(self.questions[:limit], self.gold[:limit], self.unit_of, self.counts)
 
 
 Ranker = Callable[[dict, int], list[str]]
-"""question -> top-k document ids (one chunk per passage, so chunk = passage)."""
+"""question -> ids of the top-k chunks."""
 
 
 def load(name: str, data: Path, quick: bool, max_questions: int | None) -> Dataset:
-    """A dataset; with --quick, 40 questions over their passages plus 400 distractors."""
-    questions = [q for q in read_jsonl(data / name / "questions.jsonl") if q["supporting_ids"]]
-    corpus = data / name / "corpus.jsonl"
+    """A dataset's questions and corpus file; with --quick, 40 questions on a reduced corpus."""
+    folder = data / name
+    questions, corpus = read_beir(folder) if (folder / "qrels").is_dir() else read_common(folder)
     if quick:
-        questions = questions[:40]
-        wanted = {sid for q in questions for sid in q["supporting_ids"]}
-        records = list(read_jsonl(corpus))
-        distractors = random.Random(0).sample([r for r in records if r["id"] not in wanted], 400)
-        subset = [r for r in records if r["id"] in wanted] + distractors
-        corpus = RESULTS / "work" / f"{name}-quick.jsonl"
-        corpus.parent.mkdir(parents=True, exist_ok=True)
-        corpus.write_text("".join(json.dumps(r) + "\n" for r in subset))
-    if max_questions:
-        questions = questions[:max_questions]
-    return Dataset(name, corpus, questions)
+        if name in EVIDENCE_DATASETS:
+            questions, records = quick_documents(questions, corpus)
+        else:
+            questions = questions[:QUICK_QUESTIONS]
+            records = quick_passages(questions, corpus, QUICK_DISTRACTORS[name])
+        corpus = write_jsonl(RESULTS / "work" / f"{name}-quick.jsonl", records)
+    caps = [n for n in (max_questions, QUICK_QUESTIONS if quick else None) if n]
+    return Dataset(name, corpus, questions, min(caps, default=None))
+
+
+def read_common(folder: Path) -> tuple[list[dict], Path]:
+    """A folder in the common layout: its questions that have supporting ids, and its corpus file."""
+    return [q for q in read_jsonl(folder / "questions.jsonl") if q["supporting_ids"]], folder / "corpus.jsonl"
+
+
+def read_beir(folder: Path) -> tuple[list[dict], Path]:
+    """A BEIR folder: the test queries with a positive qrel as questions, the corpus converted to our records."""
+    relevant: dict[str, list[str]] = {}
+    with (folder / "qrels" / "test.tsv").open(encoding="utf-8") as handle:
+        for row in csv.DictReader(handle, delimiter="\t"):
+            if int(row["score"]) > 0:
+                relevant.setdefault(row["query-id"], []).append(row["corpus-id"])
+    queries = {q["_id"]: q["text"] for q in read_jsonl(folder / "queries.jsonl")}
+    questions = [{"id": qid, "question": queries[qid], "supporting_ids": ids} for qid, ids in relevant.items()]
+    records = ({"id": r["_id"], "title": r["title"], "text": r["text"]} for r in read_jsonl(folder / "corpus.jsonl"))
+    return questions, write_jsonl(RESULTS / "work" / f"{folder.name}.jsonl", records)
+
+
+def quick_passages(questions: list[dict], corpus: Path, distractors: int) -> list[dict]:
+    """The questions' supporting passages plus `distractors` random others."""
+    wanted = {sid for q in questions for sid in q["supporting_ids"]}
+    records = list(read_jsonl(corpus))
+    others = random.Random(0).sample([r for r in records if r["id"] not in wanted], distractors)
+    return [r for r in records if r["id"] in wanted] + others
+
+
+def quick_documents(questions: list[dict], corpus: Path) -> tuple[list[dict], list[dict]]:
+    """All questions about the documents the first 40 name, and those documents cut to 60,000 characters.
+
+    Evidence from after the cut is mostly dropped (or mapped loosely); the run evaluates the first
+    40 questions left with gold chunks (Dataset.limit). A smoke test, not comparable with a full run.
+    """
+    wanted = {sid for q in questions[:QUICK_QUESTIONS] for sid in q["supporting_ids"]}
+    records = [r | {"text": r["text"][:QUICK_DOCUMENT_CHARS]} for r in read_jsonl(corpus) if r["id"] in wanted]
+    return [q for q in questions if wanted.issuperset(q["supporting_ids"])], records
+
+
+def write_jsonl(path: Path, records: Iterable[dict]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
 
 
 def build(dataset: Dataset, rebuild: bool, backend: str) -> IndexSnapshot:
@@ -102,6 +177,81 @@ class Corpus:
         self.doc_of = {c["chunk_id"]: c["doc_id"] for c in chunks}
         self.texts = [c["text"] for c in chunks]
         self.titles = [c["title"] for c in chunks]
+
+
+def passage_labels(questions: list[dict], corpus: Corpus) -> Labels:
+    """Gold ids = the supporting passages (documents); a returned chunk stands for its document."""
+    return Labels(questions, [frozenset(q["supporting_ids"]) for q in questions], corpus.doc_of)
+
+
+def evidence_labels(questions: list[dict], corpus: Corpus) -> Labels:
+    """Gold ids = the chunks the evidence sentences map to; questions left with none are skipped."""
+    gold, counts = evidence_gold(questions, corpus)
+    kept = [i for i, ids in enumerate(gold) if ids]
+    counts["questions_skipped"] = len(questions) - len(kept)
+    identity = {cid: cid for cid in corpus.chunk_ids}
+    return Labels([questions[i] for i in kept], [gold[i] for i in kept], identity, counts)
+
+
+def content_words(text: str) -> set[str]:
+    """The distinct lower-cased letter/digit words of `text`, stop words removed."""
+    return set(regex.findall(r"[\p{L}\p{N}]+", text.lower())) - STOP_WORDS
+
+
+def incidence(word_sets: Sequence[set[str]], vocabulary: dict[str, int]) -> sparse.csr_matrix:
+    """A 0/1 matrix: a row per set, a column per vocabulary word (words outside it are left out)."""
+    columns = [[vocabulary[w] for w in words if w in vocabulary] for words in word_sets]
+    rows = np.repeat(np.arange(len(columns)), [len(c) for c in columns])
+    flat = np.fromiter((c for cs in columns for c in cs), dtype=np.int64, count=len(rows))
+    return sparse.csr_matrix((np.ones(len(rows)), (rows, flat)), shape=(len(columns), len(vocabulary)))
+
+
+def evidence_gold(
+    questions: list[dict], corpus: Corpus, threshold: float = EVIDENCE_COVERAGE
+) -> tuple[list[frozenset[str]], dict[str, int]]:
+    """Map every evidence sentence to the chunk of its question's documents that best covers it.
+
+    A chunk's coverage of a sentence is the share of the sentence's content words (`content_words`)
+    that occur in the chunk; ties go to the higher IDF-weighted overlap (IDF over the chunks). The
+    label is kept when the best coverage is at least `threshold` and a single chunk is best: when
+    several chunks hold exactly the same words of the sentence, nothing says which one it
+    paraphrases. Returns each question's set of gold chunk ids, and counts of evidence sentences
+    kept, dropped for low coverage and dropped as ambiguous.
+    """
+    owner = np.array([i for i, q in enumerate(questions) for _ in q["evidence"]], dtype=np.int64)
+    evidence = [content_words(sentence) for q in questions for sentence in q["evidence"]]
+    vocabulary = {word: i for i, word in enumerate(sorted(set().union(*evidence)))}
+    sentences = incidence(evidence, vocabulary)
+    chunks = incidence([content_words(text) for text in corpus.texts], vocabulary)
+    idf = np.log((chunks.shape[0] + 1) / (np.asarray(chunks.sum(axis=0)).ravel() + 1))
+    shared = (sentences @ chunks.T).toarray()
+    weighted = (sentences @ sparse.diags(idf) @ chunks.T).toarray()
+    sizes = np.maximum(np.asarray(sentences.sum(axis=1)), 1)
+    coverage = np.where(supporting_chunks(questions, corpus)[owner], shared / sizes, -1.0)
+    best = coverage.max(axis=1)
+    weight = np.where(coverage == best[:, None], weighted, -np.inf)
+    winners = weight == weight.max(axis=1)[:, None]
+    kept = (best >= threshold) & (winners.sum(axis=1) == 1)
+    gold: list[set[str]] = [set() for _ in questions]
+    for question, chunk in zip(owner[kept], winners.argmax(axis=1)[kept]):
+        gold[question].add(corpus.chunk_ids[chunk])
+    counts = {
+        "evidence": len(evidence),
+        "kept": int(kept.sum()),
+        "low_coverage": int((best < threshold).sum()),
+        "ambiguous": int(((best >= threshold) & ~kept).sum()),
+    }
+    return [frozenset(ids) for ids in gold], counts
+
+
+def supporting_chunks(questions: list[dict], corpus: Corpus) -> np.ndarray:
+    """questions x chunks: True where the chunk belongs to one of the question's supporting documents."""
+    documents = {doc: i for i, doc in enumerate(dict.fromkeys(corpus.doc_of.values()))}
+    chunk_document = np.array([documents[corpus.doc_of[cid]] for cid in corpus.chunk_ids], dtype=np.int64)
+    supported = np.zeros((len(questions), len(documents)), dtype=bool)
+    for row, question in enumerate(questions):
+        supported[row, [documents[d] for d in question["supporting_ids"] if d in documents]] = True
+    return supported[:, chunk_document]
 
 
 def reference_sentences(text: str) -> list[str]:
@@ -162,8 +312,8 @@ class Methods:
             index = {cid: i for i, cid in enumerate(self.corpus.chunk_ids)}
             return " ".join(self.corpus.texts[index[cid]] for cid in self.naive(question, 5))
         scores = self.reference_vectors @ self.query_vectors[question["question"]]
-        top = set(rank_by_best(scores, self.reference_owner, 5))
-        return " ".join(t for t, o, s in zip(self.reference_text, self.reference_owner, scores) if o in top and s > 0.3)
+        shown = np.isin(self.reference_owner, rank_by_best(scores, self.reference_owner, 5)) & (scores > 0.3)
+        return " ".join(self.reference_text[i] for i in np.flatnonzero(shown))
 
 
 def extract_keywords(question: str) -> list[str]:
@@ -182,12 +332,12 @@ def extract_keywords(question: str) -> list[str]:
     return keywords
 
 
-def evaluate(rank: Ranker, questions: list[dict], doc_of: dict[str, str]) -> dict[str, float]:
+def evaluate(rank: Ranker, labels: Labels) -> dict[str, float]:
+    """recall@k: share of a question's gold ids among the ids of its top k chunks; all@5: every one in the top 5."""
     recalls = {k: [] for k in KS}
     complete = []
-    for question in questions:
-        gold = set(question["supporting_ids"])
-        ranked = [doc_of[cid] for cid in rank(question, max(KS))]
+    for question, gold in zip(labels.questions, labels.gold):
+        ranked = [labels.unit_of[cid] for cid in rank(question, max(KS))]
         for k in KS:
             recalls[k].append(len(gold & set(ranked[:k])) / len(gold))
         complete.append(gold <= set(ranked[:5]))
@@ -228,15 +378,21 @@ def check_against_brute_force(methods: Methods, questions: list[dict]) -> dict[s
 def run_dataset(dataset: Dataset, embedder: Embedder, rebuild: bool) -> dict:
     snapshot = build(dataset, rebuild, embedder.backend)
     corpus = Corpus(snapshot)
-    methods = Methods(snapshot, corpus, embedder, dataset.questions)
-    results: dict = {"questions": len(dataset.questions), "chunks": len(corpus.chunk_ids)}
+    label = evidence_labels if dataset.name in EVIDENCE_DATASETS else passage_labels
+    labels = label(dataset.questions, corpus).first(dataset.limit)
+    if labels.counts:
+        log(f"  evidence labels: {labels.counts}")
+    methods = Methods(snapshot, corpus, embedder, labels.questions)
+    results: dict = {"questions": len(labels.questions), "chunks": len(corpus.chunk_ids)}
+    if labels.counts:
+        results["evidence_labels"] = labels.counts
     for name in ("semantic", "keyword", "naive", "reference"):
         started = time.perf_counter()
-        results[name] = evaluate(getattr(methods, name), dataset.questions, corpus.doc_of)
-        texts = [methods.returned_text(name, q) for q in dataset.questions]
+        results[name] = evaluate(getattr(methods, name), labels)
+        texts = [methods.returned_text(name, q) for q in labels.questions]
         results[name]["tokens/call"] = float(np.mean(embedder.count_tokens(texts)))
         log(f"  {name}: recall@5 {results[name]['recall@5']:.1f} ({time.perf_counter() - started:.0f} s)")
-    results["brute_force_agreement"] = check_against_brute_force(methods, dataset.questions)
+    results["brute_force_agreement"] = check_against_brute_force(methods, labels.questions)
     return results
 
 
@@ -259,14 +415,27 @@ def print_table(results: dict[str, dict]) -> None:
         print(
             f"{name}: semantic_search recall@5 vs reference {gap:+.1f}, vs naive {naive:+.1f}; "
             f"brute-force agreement semantic {agreement['semantic_search']:.0f}%, keyword {agreement['keyword_search']:.0f}%"
+            + evidence_note(results[name])
         )
+
+
+def evidence_note(result: dict) -> str:
+    """For an evidence corpus: how many evidence sentences became gold chunks."""
+    counts = result.get("evidence_labels")
+    if not counts:
+        return ""
+    return (
+        f"; evidence labels kept {counts['kept']}/{counts['evidence']} (dropped: {counts['low_coverage']} low "
+        f"coverage, {counts['ambiguous']} ambiguous); {counts['questions_skipped']} questions without gold "
+        f"skipped, {result['questions']} evaluated"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=BENCH_DATA)
     parser.add_argument("--datasets", nargs="+", default=list(DATASETS))
-    parser.add_argument("--max-questions", type=int, default=None)
+    parser.add_argument("--max-questions", type=int, default=None, help="evaluate the first N questions with gold ids")
     parser.add_argument("--quick", action="store_true", help="40 questions per dataset on a reduced corpus (< 3 min)")
     parser.add_argument("--rebuild", action="store_true", help="rebuild cached indexes")
     parser.add_argument("--backend", choices=BACKENDS, default=DEFAULT_BACKEND, help="embedding backend (all methods)")

@@ -3,8 +3,8 @@
 Synthetic indexes are written through the indexer's own storage code (IndexWriter):
 
 - ``chunks-N``: N chunks of ~1,000 tokens, each a run of real passages from the shared corpora;
-  its sentence table holds the first 10 sentences of each chunk.
-- ``sentences-M``: M sentence vectors (in chunks of 40 sentences of real text).
+  its sentence table holds the first 10 sentences of each chunk (10 x N vectors: 1,000,000 at
+  100k chunks, past the size where the indexer trains an IVF-PQ index).
 
 Vectors are real embeddings of a pool of 4,096 real sentences, reused with Gaussian noise
 (sigma 0.05) and re-normalised, so the vector space has realistic structure without embedding
@@ -14,12 +14,13 @@ millions of sentences. Then, each over >= 50 queries (median and p95):
   counts every chunk held in memory; results must be identical;
 - semantic_search (query embedding and search timed apart) vs the reference: NumPy brute force
   over all vectors held in memory; identical below the vector-index threshold, else recall@10;
-- chunk_read of 1-3 ids; all three also as MCP round trips over stdio to the real server;
+- chunk_read of 1-3 ids; semantic_search and the server on the largest index; keyword_search
+  and semantic_search also as MCP round trips over stdio to the real server;
 - server start: time to the initialize answer and to each tool's first answer, and peak RSS;
 - a real ``arag-index build`` of a shared corpus: sentences/s and peak RSS.
 
-    python bench/speed.py --quick   # 10k chunks, 100k sentences, < 3 min once cached
-    python bench/speed.py           # 10k and 100k chunks, 1M sentences; ~30 min the first time
+    python bench/speed.py --quick   # 10k chunks (100k sentences), < 3 min once cached
+    python bench/speed.py           # 10k and 100k chunks (1M sentences); ~30 min the first time
 """
 
 from __future__ import annotations
@@ -45,7 +46,13 @@ from arag_mcp.indexer.embedding import BACKENDS, DEFAULT_BACKEND, Embedder  # no
 from arag_mcp.indexer.ids import chunk_id, doc_key  # noqa: E402
 from arag_mcp.indexer.manifest import FORMAT_VERSION, read_manifest  # noqa: E402
 from arag_mcp.indexer.sentences import split_sentences  # noqa: E402
-from arag_mcp.indexer.store import IndexWriter, chunks_schema, open_index, sentences_schema  # noqa: E402
+from arag_mcp.indexer.store import (  # noqa: E402
+    VECTOR_SEARCH,
+    IndexWriter,
+    chunks_schema,
+    open_index,
+    sentences_schema,
+)
 from arag_mcp.server import retrieval  # noqa: E402
 from common import BENCH_DATA, RESULTS, log, read_jsonl  # noqa: E402
 
@@ -94,7 +101,7 @@ def perturbed(pool: np.ndarray, count: int, rng: np.random.Generator) -> np.ndar
 def write_index(uri: Path, chunks: list[tuple[str, str]], sentences_per_chunk: int, pool: np.ndarray) -> None:
     """Write a synthetic index through IndexWriter, the indexer's storage code."""
     manifest = read_manifest(str(uri))
-    if manifest and (manifest.get("format_version"), manifest.get("embedding_backend")) == (FORMAT_VERSION, DEFAULT_BACKEND):
+    if manifest and _current(manifest):
         return
     started = time.perf_counter()
     writer = IndexWriter(str(uri), pool.shape[1], rebuild=True)
@@ -155,6 +162,16 @@ def write_index(uri: Path, chunks: list[tuple[str, str]], sentences_per_chunk: i
     log(
         f"wrote {uri.name}: {len(chunks)} chunks, {total} sentences, vector index {vector_index} "
         f"({time.perf_counter() - started:.0f} s)"
+    )
+
+
+def _current(manifest: dict) -> bool:
+    """Whether a cached index was written the way this code writes it (format, backend, vector search)."""
+    vector_index = manifest.get("vector_index") or {}
+    return (
+        manifest.get("format_version") == FORMAT_VERSION
+        and manifest.get("embedding_backend") == DEFAULT_BACKEND
+        and all(vector_index.get(key, value) == value for key, value in VECTOR_SEARCH.items())
     )
 
 
@@ -345,9 +362,8 @@ def _label(count: int) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=BENCH_DATA)
-    parser.add_argument("--quick", action="store_true", help="10k chunks and 100k sentences only")
+    parser.add_argument("--quick", action="store_true", help="10k chunks (100k sentences) only")
     parser.add_argument("--chunks", type=int, nargs="+", default=None, help="chunk-index sizes (default: 10000 100000)")
-    parser.add_argument("--sentences", type=int, default=None, help="sentence-index size (default: 1000000)")
     parser.add_argument("--out", type=Path, default=RESULTS / "speed.json")
     args = parser.parse_args(argv)
     if not args.data.exists():
@@ -358,22 +374,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     records = passages(args.data)
     questions = [q["question"] for q in read_jsonl(args.data / "musique" / "questions.jsonl")][:QUERIES]
     pool = vector_pool(embedder, records)
-    chunk_sizes = args.chunks or ([10_000] if args.quick else [10_000, 100_000])
-    sentence_count = args.sentences or (100_000 if args.quick else 1_000_000)
-    sizes = {f"chunks-{_label(n)}": (n, 10) for n in chunk_sizes}
-    sentence_index = (f"sentences-{_label(sentence_count)}", sentence_count // 40)
+    sizes = sorted(args.chunks or ([10_000] if args.quick else [10_000, 100_000]))
     results: dict = {"quick": args.quick, "vectors": "real embeddings of 4,096 sentences, reused with noise"}
-    for name, (count, per_chunk) in sizes.items():
+    for count in sizes:
+        name = f"chunks-{_label(count)}"
         chunks = synthetic_chunks(records, count)
-        write_index(WORK / name, chunks, per_chunk, pool)
+        write_index(WORK / name, chunks, 10, pool)
         snapshot = open_index(str(WORK / name))
         log(f"{name}: keyword_search and chunk_read")
         results[name] = {"keyword_search": bench_keyword(snapshot, chunks), "chunk_read": bench_chunk_read(snapshot)}
-    name, count = sentence_index
-    chunks = synthetic_chunks(records, count, seed=1)
-    write_index(WORK / name, chunks, 40, pool)
     log(f"{name}: semantic_search")
-    results[name] = {"semantic_search": bench_semantic(open_index(str(WORK / name)), embedder, questions)}
+    results[name]["semantic_search"] = bench_semantic(snapshot, embedder, questions)
     log(f"{name}: MCP server over stdio")
     results[name]["server"] = anyio.run(bench_server, WORK / name, chunks, questions)
     log("indexer build, each embedding backend")

@@ -3,9 +3,10 @@
 A chunk's words are the maximal runs of letters, digits and '_' in its lower-cased text. A keyword
 made only of such characters can only occur inside a word, so its count in a chunk is
 Σ_w count(keyword, w) · tf(w, chunk) over the vocabulary words w that contain it: exact keyword
-scores from the postings, without reading any chunk text. Keywords with other characters
-("marie curie", "covid-19") take the chunks holding all their words as candidates and count in
-those texts.
+scores from the postings, without reading any chunk text. A keyword with other characters
+("marie curie", "covid-19") occurs in a chunk at most as often as its rarest word piece, so the
+postings bound its count, and only the texts of chunks whose bound could reach the top are read
+(server/retrieval.py).
 
 Postings name chunks by number: the rank of the chunk's LanceDB row id in the table version the
 manifest commits, so reader and writer agree without relying on scan order.
@@ -41,9 +42,10 @@ def lower(values: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
     return pc.utf8_lower(values)
 
 
-def words_of(lowered: str) -> list[str]:
-    """The words of one lower-cased string, by the same rule as chunk texts."""
-    return [word for word in pc.split_pattern_regex(pa.array([lowered]), WORD_BREAK)[0].as_py() if word]
+def words_of(lowered: list[str]) -> list[list[str]]:
+    """The words of each lower-cased string, by the same rule as chunk texts (one regex pass)."""
+    split = pc.split_pattern_regex(pa.array(lowered, pa.string()), WORD_BREAK).to_pylist()
+    return [[word for word in words if word] for words in split]
 
 
 def chunk_terms(texts: pa.Array | pa.ChunkedArray) -> tuple[pa.ListArray, pa.ListArray]:

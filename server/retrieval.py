@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 
 SNIPPET_SEPARATOR = " ... "
 MATCHED_SENTENCES = 3
+PHRASE_READ_BATCH = 64
+"""Chunk texts read at first to settle phrase counts; each further read doubles."""
 
 
 @dataclass(frozen=True)
@@ -61,51 +63,105 @@ def keyword_search(snapshot: IndexSnapshot, keywords: Sequence[str], top_k: int)
     """Chunks ranked by keyword score (ties: chunk id), with the sentences that contain a keyword.
 
     Scores are exact (the definition above) but come from the terms table's postings, not from a
-    scan of every chunk: the scan costs ~0.5 s per 10k chunks, the postings a few ms (terms.py).
+    scan of every chunk (terms.py). A keyword made of one word's characters is counted from the
+    postings alone. A keyword with other characters ("marie curie", "co-op") is bounded from
+    above by its rarest word piece, and counted in the texts of the chunks whose bound could still
+    reach the top k, best bound first, until none can: exact, reading a few texts, not thousands.
     """
     terms = normalise_keywords(keywords)
     if not terms:
         return []
-    scores = np.zeros(len(snapshot.keywords.chunk_ids), dtype=np.int64)
-    for term in terms:
-        scores += keyword_counts(snapshot, term) * len(term)
-    best = top_chunks(scores, snapshot.keywords.chunk_id_rank, top_k)
-    best_ids = snapshot.keywords.chunk_ids.take(pa.array(best, pa.int64())).to_pylist()
-    rows = snapshot.chunk_rows(best_ids, ["title", "source", "text", "sentence_starts", "sentence_ends"])
+    lookup = snapshot.keywords
+    pieces = dict(zip(terms, words_of(terms)))
+    counts = piece_counts(snapshot, sorted({piece for split in pieces.values() for piece in split}))
+    known = np.zeros(len(lookup.chunk_ids), dtype=np.int64)
+    bound = np.zeros_like(known)
+    phrases = []
+    for term, split in pieces.items():
+        if split == [term]:
+            known += counts[term] * len(term)
+        else:
+            phrases.append(term)
+            bound += _phrase_bound(split, counts, len(known)) * len(term)
+    scores = _resolve_phrases(snapshot, phrases, known, bound, top_k)
+    best = top_chunks(scores, lookup.chunk_id_rank, top_k)
+    rows = snapshot.chunks_at(best, ["chunk_id", "title", "source", "text", "sentence_starts", "sentence_ends"])
+    by_number = {row["number"]: row for row in rows.to_pylist()}
     return [
         KeywordHit(
-            cid, rows[cid]["title"], rows[cid]["source"], int(scores[number]), _matching_sentences(rows[cid], terms)
+            by_number[number]["chunk_id"],
+            by_number[number]["title"],
+            by_number[number]["source"],
+            int(scores[number]),
+            _matching_sentences(by_number[number], terms),
         )
-        for cid, number in zip(best_ids, best)
+        for number in best.tolist()
     ]
 
 
-def keyword_counts(snapshot: IndexSnapshot, term: str) -> np.ndarray:
-    """count(term, chunk) for every chunk number; `term` is lower-cased."""
-    counts = np.zeros(len(snapshot.keywords.chunk_ids), dtype=np.int64)
-    pieces = words_of(term)
-    if pieces == [term]:
-        postings = snapshot.postings(_vocabulary_containing(snapshot, term))
-        per_word = pc.count_substring(postings["term"], pattern=term).to_numpy(zero_copy_only=False)
-        lengths = pc.list_value_length(postings["chunks"]).to_numpy(zero_copy_only=False)
-        chunks = pc.list_flatten(postings["chunks"]).to_numpy(zero_copy_only=False)
-        occurrences = pc.list_flatten(postings["counts"]).to_numpy(zero_copy_only=False) * np.repeat(per_word, lengths)
-        counts += np.bincount(chunks, weights=occurrences, minlength=len(counts)).astype(np.int64)
-        return counts
-    candidates = np.arange(len(counts))
+def piece_counts(snapshot: IndexSnapshot, pieces: Sequence[str]) -> dict[str, np.ndarray]:
+    """count(piece, chunk) for every chunk number, for word-character pieces, from one postings read.
+
+    A piece can only occur inside a word, so its count is Σ_w count(piece, w) · tf(w, chunk) over
+    the vocabulary words w that contain it.
+    """
+    lookup = snapshot.keywords
+    rows = [lookup.rows_containing(piece) for piece in pieces]
+    postings = snapshot.postings(np.unique(np.concatenate([lookup.word_rows[:0], *rows])))
+    lengths = pc.list_value_length(postings["chunks"]).to_numpy(zero_copy_only=False)
+    chunks = pc.list_flatten(postings["chunks"]).to_numpy(zero_copy_only=False)
+    occurrences = pc.list_flatten(postings["counts"]).to_numpy(zero_copy_only=False)
+    counts = {}
     for piece in pieces:
-        postings = snapshot.postings(_vocabulary_containing(snapshot, piece))
-        holding = np.unique(pc.list_flatten(postings["chunks"]).to_numpy(zero_copy_only=False))
-        candidates = np.intersect1d(candidates, holding, assume_unique=True)
-    numbers, texts = snapshot.chunk_texts(candidates)
-    counts[numbers] = pc.count_substring(lower(texts), pattern=term).to_numpy(zero_copy_only=False)
+        per_posting = np.repeat(
+            pc.count_substring(postings["term"], pattern=piece).to_numpy(zero_copy_only=False), lengths
+        )
+        at = np.flatnonzero(per_posting)
+        weights = occurrences[at] * per_posting[at]
+        counts[piece] = np.bincount(chunks[at], weights=weights, minlength=len(lookup.chunk_ids)).astype(np.int64)
     return counts
 
 
-def _vocabulary_containing(snapshot: IndexSnapshot, piece: str) -> np.ndarray:
-    return np.flatnonzero(
-        pc.match_substring(snapshot.keywords.vocabulary, pattern=piece).to_numpy(zero_copy_only=False)
-    )
+def _phrase_bound(pieces: list[str], counts: dict[str, np.ndarray], chunk_count: int) -> np.ndarray:
+    """An upper bound of a phrase's count per chunk: non-overlapping occurrences of the phrase each
+    hold their own occurrence of every piece, so no more than the rarest piece's count. A phrase
+    with no word piece (punctuation only) is unbounded: every chunk is read."""
+    if not pieces:
+        return np.full(chunk_count, np.iinfo(np.int32).max, dtype=np.int64)
+    return np.minimum.reduce([counts[piece] for piece in pieces])
+
+
+def _resolve_phrases(
+    snapshot: IndexSnapshot, phrases: list[str], known: np.ndarray, bound: np.ndarray, top_k: int
+) -> np.ndarray:
+    """Exact scores where they decide the top k: phrase counts are read from the texts of the
+    chunks whose upper bound (known + bound) could still enter the top k, best bound first."""
+    scores = known.copy()
+    if not phrases:
+        return scores
+    rank = snapshot.keywords.chunk_id_rank
+    pending = np.flatnonzero(bound)
+    upper = known[pending] + bound[pending]
+    pending = pending[np.lexsort((rank[pending], -upper))]
+    settled = bound == 0
+    batch = PHRASE_READ_BATCH
+    while len(pending):
+        best = top_chunks(np.where(settled, scores, 0), rank, top_k)
+        if len(best) == top_k:
+            kth = best[-1]
+            challenger = pending[0]
+            challenge = known[challenger] + bound[challenger]
+            if (challenge, -rank[challenger]) < (scores[kth], -rank[kth]):
+                break
+        reading, pending = pending[:batch], pending[batch:]
+        texts = snapshot.chunks_at(reading, ["text"])
+        numbers = texts["number"].to_numpy()
+        lowered = lower(texts["text"])
+        for phrase in phrases:
+            scores[numbers] += pc.count_substring(lowered, pattern=phrase).to_numpy(zero_copy_only=False) * len(phrase)
+        settled[numbers] = True
+        batch *= 2
+    return np.where(settled, scores, 0)
 
 
 def top_chunks(scores: np.ndarray, id_rank: np.ndarray, top_k: int) -> np.ndarray:
