@@ -37,7 +37,7 @@ import random
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -46,9 +46,9 @@ from scipy import sparse
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from arag_mcp.indexer.build import BuildOptions, build_index  # noqa: E402
+from arag_mcp.indexer.build import BuildOptions, build_index, check_compatible  # noqa: E402
 from arag_mcp.indexer.embedding import BACKENDS, DEFAULT_BACKEND, Embedder  # noqa: E402
-from arag_mcp.indexer.manifest import FORMAT_VERSION, read_manifest  # noqa: E402
+from arag_mcp.indexer.manifest import IndexStoreError, read_manifest  # noqa: E402
 from arag_mcp.indexer.store import IndexSnapshot, open_index  # noqa: E402
 from arag_mcp.server import retrieval  # noqa: E402
 from common import BENCH_DATA, RESULTS, log, read_jsonl  # noqa: E402
@@ -158,9 +158,12 @@ def write_jsonl(path: Path, records: Iterable[dict]) -> Path:
 def build(dataset: Dataset, rebuild: bool, backend: str) -> IndexSnapshot:
     uri = RESULTS / "work" / f"{dataset.corpus.stem}-{dataset.name}-{backend}-idx"
     started = time.perf_counter()
-    cached = read_manifest(str(uri))
-    rebuild = rebuild or bool(cached and cached.get("format_version") != FORMAT_VERSION)
-    summary = build_index([dataset.corpus], str(uri), BuildOptions(progress=False, rebuild=rebuild, backend=backend))
+    options = BuildOptions(progress=False, backend=backend)
+    try:
+        check_compatible(read_manifest(str(uri)), options, options.model)
+    except IndexStoreError:  # built by older code: start over
+        rebuild = True
+    summary = build_index([dataset.corpus], str(uri), replace(options, rebuild=rebuild))
     log(
         f"{dataset.name}: index {summary.chunks} chunks, {summary.sentences} sentences "
         f"({summary.embedded_sentences} embedded, {time.perf_counter() - started:.0f} s)"

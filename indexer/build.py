@@ -15,6 +15,7 @@ import pyarrow as pa
 from tqdm import tqdm
 
 from .chunking import Span, pack_chunks, sentence_spans
+from .context import SENTENCE_CONTEXT, chunk_context_terms, embedding_text
 from .embedding import DEFAULT_BACKEND, DEFAULT_MODEL, Embedder
 from .ids import chunk_id, doc_key
 from .manifest import FORMAT_VERSION, IndexStoreError, is_remote, normalise_uri, read_manifest
@@ -23,11 +24,6 @@ from .sentences import SPLITTER_VERSION
 from .store import IndexWriter, build_lock, chunks_schema, sentences_schema
 
 log = logging.getLogger(__name__)
-
-SENTENCE_CONTEXT = "title"
-"""What each sentence is embedded with: its document title, so that "He was born in 1950."
-still says whose birth it is. The stored and returned sentence text is the sentence alone."""
-
 
 @dataclass(frozen=True)
 class BuildOptions:
@@ -56,11 +52,6 @@ class BuildSummary:
     @property
     def sentences_per_second(self) -> float:
         return self.embedded_sentences / self.seconds if self.seconds else 0.0
-
-
-def embedding_text(title: str, sentence: str) -> str:
-    """The text embedded for a sentence (see SENTENCE_CONTEXT)."""
-    return f"{title}: {sentence}" if title else sentence
 
 
 def content_hash(document: Document) -> str:
@@ -112,7 +103,8 @@ class _Batch:
     def add_document(self, document: Document, digest: str, chunks: Sequence[Sequence[Span]]) -> None:
         key = doc_key(document.doc_id)
         metadata = json.dumps(document.metadata, ensure_ascii=False, sort_keys=True) if document.metadata else ""
-        for ordinal, spans in enumerate(chunks):
+        texts = [document.text[spans[0].start : spans[-1].end] for spans in chunks]
+        for ordinal, (spans, text, terms) in enumerate(zip(chunks, texts, chunk_context_terms(texts))):
             begin = spans[0].start
             cid = chunk_id(key, ordinal)
             self.chunks.append(
@@ -125,7 +117,7 @@ class _Batch:
                     "source": document.source,
                     "ordinal": ordinal,
                     "doc_chunks": len(chunks),
-                    "text": document.text[begin : spans[-1].end],
+                    "text": text,
                     "tokens": sum(span.tokens for span in spans),
                     "sentence_starts": [span.start - begin for span in spans],
                     "sentence_ends": [span.end - begin for span in spans],
@@ -144,7 +136,7 @@ class _Batch:
                         "end": span.end - begin,
                     }
                 )
-                self.embed_texts.append(embedding_text(document.title, sentence))
+                self.embed_texts.append(embedding_text(document.title, terms, sentence))
 
 
 def build_index(sources: Sequence[str | Path], uri: str, options: BuildOptions = BuildOptions()) -> BuildSummary:
@@ -191,7 +183,7 @@ def build_index(sources: Sequence[str | Path], uri: str, options: BuildOptions =
 
 
 def _sentence_limit(embedder: Embedder, options: BuildOptions) -> int:
-    """Longest sentence kept whole: fits a chunk and (with its title) the model's window."""
+    """Longest sentence kept whole: fits a chunk and (with its context) the model's window."""
     return max(16, min(options.chunk_tokens, embedder.max_tokens - 32))
 
 

@@ -1,0 +1,64 @@
+"""What each sentence is embedded with: its title, and in a long document its chunk's own words."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+from arag_mcp.indexer.build import BuildOptions, build_index
+from arag_mcp.indexer.context import CONTEXT_TERMS, chunk_context_terms, embedding_text
+from arag_mcp.indexer.store import open_index
+
+CHUNKS = [
+    "The patient has basal cell carcinoma of the skin. Basal cells divide in the epidermis. It was 2019.",
+    "The patient takes insulin for diabetes. Insulin lowers blood glucose. The patient felt better.",
+    "The patient had surgery. Surgery removed the tumour, and the surgeon closed the wound.",
+]
+
+
+def test_context_terms_are_the_words_that_set_a_chunk_apart():
+    terms = chunk_context_terms(CHUNKS)
+    assert terms[0][:2] == ["basal", "carcinoma"]  # tf 2 beats tf 1; ties go alphabetically
+    assert terms[1][0] == "insulin"
+    assert terms[2][:2] == ["surgery", "closed"]
+    for chosen in terms:
+        assert 0 < len(chosen) <= CONTEXT_TERMS
+        assert "patient" not in chosen  # in every chunk: says nothing about any one of them
+        assert not {"the", "it", "was", "2019"} & set(chosen)  # stop words and numbers never
+    assert chunk_context_terms(CHUNKS[:1]) == [[]]  # a one-chunk document has only its title
+
+
+def test_embedding_text_places_the_sentence_after_its_context():
+    assert embedding_text("Medical", ["basal", "skin"], "It can be cured.") == "Medical (basal, skin): It can be cured."
+    assert embedding_text("Radium", [], "It glows.") == "Radium: It glows."
+    assert embedding_text("", ["basal"], "It can be cured.") == "(basal): It can be cured."
+    assert embedding_text("", [], "It glows.") == "It glows."
+
+
+def test_built_vectors_embed_each_sentence_in_its_context(tmp_path: Path, embedder):
+    records = [
+        {"id": "long", "title": "Medical", "text": " ".join(CHUNKS * 2)},
+        {"id": "short", "title": "Radium", "text": "Radium glows in the dark. It was found in 1898."},
+    ]
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps(record) + "\n" for record in records))
+    build_index([corpus], str(tmp_path / "idx"), BuildOptions(chunk_tokens=40, progress=False))
+    snapshot = open_index(str(tmp_path / "idx"))
+    assert snapshot.manifest["sentence_context"] == "title+chunk-terms-8"
+    chunks = snapshot.chunks.to_pandas().sort_values(["doc_id", "ordinal"])
+    long_chunks = chunks[chunks["doc_id"] == "long"]
+    assert len(long_chunks) > 1
+    terms = {
+        **dict(zip(long_chunks["chunk_id"], chunk_context_terms(list(long_chunks["text"])))),
+        **{cid: [] for cid in chunks[chunks["doc_id"] == "short"]["chunk_id"]},
+    }
+    titles = dict(zip(chunks["chunk_id"], chunks["title"]))
+    sentences = snapshot.sentences.to_pandas()
+    expected_texts = [
+        embedding_text(titles[cid], terms[cid], text) for cid, text in zip(sentences["chunk_id"], sentences["text"])
+    ]
+    assert any(terms[cid] for cid in sentences["chunk_id"])
+    expected = embedder.encode_documents(expected_texts)
+    stored = np.stack(sentences["vector"].to_numpy())
+    assert np.allclose(stored, expected, atol=1e-4)
