@@ -16,7 +16,9 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 
-from .terms import words_of
+import pyarrow as pa
+
+from .terms import chunk_terms
 
 SENTENCE_CONTEXT = "title+chunk-terms-8"
 """Recorded in the manifest: an index is only extended with the context it was embedded with."""
@@ -35,24 +37,30 @@ STOP_WORDS = frozenset(
 
 def chunk_context_terms(chunk_texts: Sequence[str]) -> list[list[str]]:
     """For each chunk of one document, the words that distinguish it from the document's other
-    chunks, best first; empty lists for a document of one chunk."""
+    chunks, best first; empty lists for a document of one chunk. Words are the keyword index's."""
     if len(chunk_texts) < 2:
         return [[] for _ in chunk_texts]
-    counts = [
-        Counter(word for word in words if len(word) > 1 and not word.isdigit() and word not in STOP_WORDS)
-        for words in words_of([text.lower() for text in chunk_texts])
+    words, counts = chunk_terms(pa.array(chunk_texts, pa.string()))
+    frequencies = [
+        {word: tf for word, tf in zip(chunk_words, chunk_counts) if _is_content_word(word)}
+        for chunk_words, chunk_counts in zip(words.to_pylist(), counts.to_pylist())
     ]
-    chunks_with = Counter(word for chunk in counts for word in chunk)
-    total = len(counts)
+    chunks_with = Counter(word for chunk in frequencies for word in chunk)
+    total = len(frequencies)
     terms = []
-    for chunk in counts:
+    for chunk in frequencies:
         scores = {word: tf * math.log(total / chunks_with[word]) for word, tf in chunk.items()}
         ranked = sorted((word for word in scores if scores[word] > 0), key=lambda word: (-scores[word], word))
         terms.append(ranked[:CONTEXT_TERMS])
     return terms
 
 
-def embedding_text(title: str, chunk_terms: Sequence[str], sentence: str) -> str:
+def _is_content_word(word: str) -> bool:
+    return len(word) > 1 and not word.isdigit() and word not in STOP_WORDS
+
+
+def embedding_text(title: str, context_terms: Sequence[str], sentence: str) -> str:
     """The text embedded for `sentence`: "Title (term, term, ...): sentence"."""
-    context = " ".join(part for part in (title, f"({', '.join(chunk_terms)})" if chunk_terms else "") if part)
+    terms = f"({', '.join(context_terms)})" if context_terms else ""
+    context = f"{title} {terms}" if title and terms else title or terms
     return f"{context}: {sentence}" if context else sentence
