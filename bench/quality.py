@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
 import json
 import random
 import sys
@@ -175,7 +176,9 @@ class Corpus:
     """The indexed chunks, held in memory for the baselines and the brute-force checks."""
 
     def __init__(self, snapshot: IndexSnapshot) -> None:
-        chunks = snapshot.chunks.search().select(["chunk_id", "doc_id", "title", "text"]).limit(None).to_arrow().to_pylist()
+        chunks = (
+            snapshot.chunks.search().select(["chunk_id", "doc_id", "title", "text"]).limit(None).to_arrow().to_pylist()
+        )
         self.chunk_ids = [c["chunk_id"] for c in chunks]
         self.doc_of = {c["chunk_id"]: c["doc_id"] for c in chunks}
         self.texts = [c["text"] for c in chunks]
@@ -270,6 +273,21 @@ def rank_by_best(scores: np.ndarray, owners: np.ndarray, k: int) -> list[int]:
     return [int(i) for i in order[:k] if np.isfinite(best[i])]
 
 
+def baseline_vectors(path: Path, texts: list[str], embedder: Embedder) -> np.ndarray:
+    """Document embeddings of `texts`, kept at `path` beside the index and reused while the model,
+    the backend and the texts are the same (the baselines never change with our code)."""
+    digest = hashlib.sha256(json.dumps([embedder.model_name, embedder.backend, texts]).encode()).hexdigest()
+    if path.exists():
+        with np.load(path) as stored:
+            if str(stored["key"]) == digest:
+                log(f"  {len(texts)} baseline vectors reused from {path.name}")
+                return stored["vectors"]
+    log(f"  embedding {len(texts)} texts for {path.name}")
+    vectors = embedder.encode_documents(texts, batch_size=16)
+    np.savez(path, key=digest, vectors=vectors)
+    return vectors
+
+
 class Methods:
     """The four rankers over one dataset, sharing the question embeddings."""
 
@@ -277,13 +295,14 @@ class Methods:
         self.snapshot, self.corpus, self.embedder = snapshot, corpus, embedder
         texts = [q["question"] for q in questions]
         self.query_vectors = dict(zip(texts, embedder.encode_queries(texts, batch_size=64)))
-        log("  embedding chunks (naive baseline)")
-        self.chunk_vectors = embedder.encode_documents(corpus.texts, batch_size=16)
+        cache = Path(snapshot.uri)
+        self.chunk_vectors = baseline_vectors(cache.with_name(f"{cache.name}-naive.npz"), corpus.texts, embedder)
         pieces = [(i, s) for i, text in enumerate(corpus.texts) for s in reference_sentences(text)]
-        log(f"  embedding {len(pieces)} reference sentences")
         self.reference_owner = np.array([i for i, _ in pieces])
         self.reference_text = [s for _, s in pieces]
-        self.reference_vectors = embedder.encode_documents(self.reference_text, batch_size=16)
+        self.reference_vectors = baseline_vectors(
+            cache.with_name(f"{cache.name}-reference.npz"), self.reference_text, embedder
+        )
 
     def semantic(self, question: dict, k: int) -> list[str]:
         hits = retrieval.semantic_search(self.snapshot, self.query_vectors[question["question"]], k)

@@ -57,6 +57,9 @@ from arag_mcp.server import retrieval  # noqa: E402
 from common import BENCH_DATA, RESULTS, log, read_jsonl  # noqa: E402
 
 QUERIES = 50
+SEMANTIC_QUERIES = 150
+"""semantic_search is timed and scored on more questions: at 1M sentences its recall against exact
+search differed by up to 0.11 between sets of 50."""
 POOL = 4096
 CHUNK_CHARS = 4500
 WORK = RESULTS / "work"
@@ -377,7 +380,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     embedder = Embedder().load()
     records = passages(args.data)
     musique = [q["question"] for q in read_jsonl(args.data / "musique" / "questions.jsonl")]
-    questions, warmup = musique[:QUERIES], musique[QUERIES : 2 * QUERIES]
+    questions, warmup = musique[:SEMANTIC_QUERIES], musique[SEMANTIC_QUERIES : SEMANTIC_QUERIES + QUERIES]
     pool = vector_pool(embedder, records)
     sizes = sorted(args.chunks or ([10_000] if args.quick else [10_000, 100_000]))
     results: dict = {"quick": args.quick, "vectors": "real embeddings of 4,096 sentences, reused with noise"}

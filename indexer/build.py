@@ -25,6 +25,7 @@ from .store import IndexWriter, build_lock, chunks_schema, sentences_schema
 
 log = logging.getLogger(__name__)
 
+
 @dataclass(frozen=True)
 class BuildOptions:
     model: str = DEFAULT_MODEL

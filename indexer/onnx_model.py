@@ -163,7 +163,11 @@ def _quantize(path: Path) -> None:
     root.setLevel(logging.WARNING)  # the quantiser logs every tensor at INFO on the root logger
     try:
         quantize_dynamic(
-            str(fp32), str(path), per_channel=True, weight_type=QuantType.QInt8, extra_options={"MatMulConstBOnly": True}
+            str(fp32),
+            str(path),
+            per_channel=True,
+            weight_type=QuantType.QInt8,
+            extra_options={"MatMulConstBOnly": True},
         )
     finally:
         root.setLevel(level)

@@ -13,6 +13,7 @@ versions it names never sees half a build, and a killed build leaves the previou
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -48,8 +49,8 @@ VECTOR_INDEX_MIN_ROWS = 200_000
 """Below this many sentences semantic search is exact (brute force, a few ms per 100k rows);
 from here on an IVF-PQ index is built, and search re-ranks its candidates with the exact vectors.
 Search probes 20 of its ~sqrt(rows) partitions and re-ranks 5x the candidates it needs: at 1M
-sentences that measured recall@10 0.97 against exact search in ~22 ms (48 probes and 20x re-ranking:
-0.998 in ~56 ms; bench/speed.py)."""
+sentences (bench/speed.py, 150 questions) that measured recall@10 0.915 against exact search at p50
+~31 ms. Recall grows with both (30 probes, 8x: 0.93-0.96 on sets of 50 questions, a few ms more)."""
 VECTOR_SEARCH = {"nprobes": 20, "refine_factor": 5}
 """How search uses the vector index; recorded in the manifest with the index's own parameters."""
 
@@ -92,7 +93,8 @@ def sentences_schema(dimension: int) -> pa.Schema:
 
 @dataclass(frozen=True)
 class KeywordLookup:
-    """What keyword search keeps in memory: the vocabulary and the chunk numbers postings use."""
+    """What a snapshot keeps in memory: the vocabulary, and the chunk numbers postings use with the
+    chunk ids they stand for (chunk rows are read by number, whether found by keyword or by id)."""
 
     words: pa.Array
     """The distinct words of the terms table, sorted."""
@@ -105,6 +107,8 @@ class KeywordLookup:
     """Ascending LanceDB row id by chunk number."""
     chunk_id_rank: np.ndarray
     """Position of each chunk number's id in sorted id order (ties are ranked by chunk id)."""
+    numbers_by_id: np.ndarray
+    """Chunk numbers in sorted id order (the inverse of chunk_id_rank): ids are found by bisection."""
 
     @classmethod
     def load(cls, chunks: Any, terms: Any) -> KeywordLookup:
@@ -118,8 +122,9 @@ class KeywordLookup:
         numbered = chunks.search().select(["chunk_id"]).with_row_id(True).limit(None).to_arrow()
         numbered = numbered.sort_by("_rowid")
         chunk_ids = numbered["chunk_id"].combine_chunks()
+        by_id = pc.sort_indices(chunk_ids).to_numpy()
         rank = np.empty(len(chunk_ids), dtype=np.int64)
-        rank[pc.sort_indices(chunk_ids).to_numpy()] = np.arange(len(chunk_ids))
+        rank[by_id] = np.arange(len(chunk_ids))
         return cls(
             sorted_words.filter(pa.array(first)),
             rows["_rowid"].to_numpy()[by_word.to_numpy()],
@@ -127,12 +132,25 @@ class KeywordLookup:
             chunk_ids,
             numbered["_rowid"].to_numpy(),
             rank,
+            by_id,
         )
 
     def rows_containing(self, piece: str) -> np.ndarray:
         """Terms-table row ids of every word that contains `piece` (lower-cased)."""
         matched = pc.match_substring(self.words, pattern=piece).to_numpy(zero_copy_only=False)
         return self.word_rows[np.repeat(matched, self.rows_per_word)]
+
+    def numbers_of(self, chunk_ids: Sequence[str]) -> np.ndarray:
+        """Chunk numbers of these ids, in the order given; ids not in the index are left out."""
+        numbers = []
+        for wanted in chunk_ids:
+            at = bisect.bisect_left(self.numbers_by_id, wanted, key=self._id_of)
+            if at < len(self.numbers_by_id) and self._id_of(self.numbers_by_id[at]) == wanted:
+                numbers.append(self.numbers_by_id[at])
+        return np.array(numbers, dtype=np.int64)
+
+    def _id_of(self, number: np.integer) -> str:
+        return self.chunk_ids[int(number)].as_py()
 
 
 @dataclass(frozen=True)
@@ -152,16 +170,8 @@ class IndexSnapshot:
 
     def chunk_rows(self, chunk_ids: Sequence[str], columns: Sequence[str]) -> dict[str, dict[str, Any]]:
         """Rows of the chunks with these ids, keyed by id (unknown ids are absent)."""
-        if not chunk_ids:
-            return {}
-        table = (
-            self.chunks.search()
-            .where(f"chunk_id IN ({_sql_list(chunk_ids)})")
-            .select(list(dict.fromkeys(["chunk_id", *columns])))
-            .limit(len(chunk_ids))
-            .to_arrow()
-        )
-        return {row["chunk_id"]: row for row in table.to_pylist()}
+        table = self.chunks_at(self.keywords.numbers_of(chunk_ids), list(dict.fromkeys(["chunk_id", *columns])))
+        return {row["chunk_id"]: row for row in table.drop_columns(["number"]).to_pylist()}
 
     def chunks_at(self, numbers: np.ndarray, columns: Sequence[str]) -> pa.Table:
         """Rows of the chunks with these numbers, with their `number`, in no particular order."""
@@ -180,12 +190,13 @@ class IndexSnapshot:
         return self.terms.take_row_ids(row_ids.tolist()).select(["term", "chunks", "counts"]).to_arrow()
 
     def nearest_sentences(self, vector: np.ndarray, limit: int, columns: Sequence[str]) -> pa.Table:
-        """The `limit` sentences with the highest dot product (cosine: vectors are unit length)."""
+        """The `limit` sentences with the highest dot product (cosine: vectors are unit length), with
+        `columns` and `_distance` (1 - cosine), asked for by name: LanceDB stops adding it unasked."""
         search = self.sentences.search(vector.astype(np.float32)).distance_type("dot").limit(limit)
         vector_index = self.manifest.get("vector_index")
         if vector_index:
             search = search.nprobes(vector_index["nprobes"]).refine_factor(vector_index["refine_factor"])
-        return search.select(list(columns)).to_arrow()
+        return search.select([*columns, "_distance"]).to_arrow()
 
 
 def open_index(uri: str) -> IndexSnapshot:

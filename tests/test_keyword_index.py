@@ -90,3 +90,13 @@ def test_snippets_are_the_sentences_holding_a_keyword(churned_index: Path):
     snapshot = open_index(str(churned_index))
     [hit] = retrieval.keyword_search(snapshot, ["DOGHOUSE of"], top_k=1)
     assert hit.snippet == ["The doghouse of Marie."]
+
+
+def test_chunk_rows_are_found_by_id_after_incremental_builds(churned_index: Path):
+    snapshot = open_index(str(churned_index))
+    table = snapshot.chunks.search().select(["chunk_id", "title"]).limit(None).to_arrow()
+    titles = dict(zip(table["chunk_id"].to_pylist(), table["title"].to_pylist()))
+    ids = sorted(titles)
+    unknown = ["", ids[0][:-1], ids[len(ids) // 2] + "0", "~" + ids[-1]]  # before, between and after the ids
+    rows = snapshot.chunk_rows([*reversed(ids), *unknown, ids[0]], ["title"])
+    assert {cid: row["title"] for cid, row in rows.items()} == titles
