@@ -48,10 +48,10 @@ LOCK_FILE = ".arag-build.lock"
 VECTOR_INDEX_MIN_ROWS = 200_000
 """Below this many sentences semantic search is exact (brute force, a few ms per 100k rows);
 from here on an IVF-PQ index is built, and search re-ranks its candidates with the exact vectors.
-Search probes 20 of its ~sqrt(rows) partitions and re-ranks 5x the candidates it needs: at 1M
-sentences (bench/speed.py, 150 questions) that measured recall@10 0.915 against exact search at p50
-~31 ms. Recall grows with both (30 probes, 8x: 0.93-0.96 on sets of 50 questions, a few ms more)."""
-VECTOR_SEARCH = {"nprobes": 20, "refine_factor": 5}
+Search probes 30 of its ~sqrt(rows) partitions and re-ranks 8x the candidates it needs: at 1M
+sentences, over 150 questions (bench/speed.py's index and questions), recall@10 against exact search
+was 0.961 at p50 32-36 ms, where 20 probes and 5x gave 0.915 at 28-37 ms and 40 probes and 8x 0.963."""
+VECTOR_SEARCH = {"nprobes": 30, "refine_factor": 8}
 """How search uses the vector index; recorded in the manifest with the index's own parameters."""
 
 
