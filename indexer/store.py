@@ -50,7 +50,8 @@ VECTOR_INDEX_MIN_ROWS = 200_000
 from here on an IVF-PQ index is built, and search re-ranks its candidates with the exact vectors.
 Search probes 30 of its ~sqrt(rows) partitions and re-ranks 8x the candidates it needs: at 1M
 sentences, over 150 questions (bench/speed.py's index and questions), recall@10 against exact search
-was 0.961 at p50 32-36 ms, where 20 probes and 5x gave 0.915 at 28-37 ms and 40 probes and 8x 0.963."""
+was 0.946 at p50 28 ms on one training of the index and 0.961 on another, where 20 probes and 5x
+gave 0.915 and 40 probes and 8x 0.963."""
 VECTOR_SEARCH = {"nprobes": 30, "refine_factor": 8}
 """How search uses the vector index; recorded in the manifest with the index's own parameters."""
 
