@@ -273,9 +273,10 @@ def rank_by_best(scores: np.ndarray, owners: np.ndarray, k: int) -> list[int]:
     return [int(i) for i in order[:k] if np.isfinite(best[i])]
 
 
-def baseline_vectors(path: Path, texts: list[str], embedder: Embedder) -> np.ndarray:
-    """Document embeddings of `texts`, kept at `path` beside the index and reused while the model,
-    the backend and the texts are the same (the baselines never change with our code)."""
+def baseline_vectors(index: Path, baseline: str, texts: list[str], embedder: Embedder) -> np.ndarray:
+    """Document embeddings of `texts`, kept beside the index as `<index>-<baseline>.npz` and reused
+    while the model, the backend and the texts are the same (the baselines never change with our code)."""
+    path = index.with_name(f"{index.name}-{baseline}.npz")
     digest = hashlib.sha256(json.dumps([embedder.model_name, embedder.backend, texts]).encode()).hexdigest()
     if path.exists():
         with np.load(path) as stored:
@@ -295,14 +296,12 @@ class Methods:
         self.snapshot, self.corpus, self.embedder = snapshot, corpus, embedder
         texts = [q["question"] for q in questions]
         self.query_vectors = dict(zip(texts, embedder.encode_queries(texts, batch_size=64)))
-        cache = Path(snapshot.uri)
-        self.chunk_vectors = baseline_vectors(cache.with_name(f"{cache.name}-naive.npz"), corpus.texts, embedder)
+        index = Path(snapshot.uri)
+        self.chunk_vectors = baseline_vectors(index, "naive", corpus.texts, embedder)
         pieces = [(i, s) for i, text in enumerate(corpus.texts) for s in reference_sentences(text)]
         self.reference_owner = np.array([i for i, _ in pieces])
         self.reference_text = [s for _, s in pieces]
-        self.reference_vectors = baseline_vectors(
-            cache.with_name(f"{cache.name}-reference.npz"), self.reference_text, embedder
-        )
+        self.reference_vectors = baseline_vectors(index, "reference", self.reference_text, embedder)
 
     def semantic(self, question: dict, k: int) -> list[str]:
         hits = retrieval.semantic_search(self.snapshot, self.query_vectors[question["question"]], k)
