@@ -6,7 +6,9 @@ For each dataset an index is built with the default model; then every question i
 - ``semantic_search``  ours, exactly as the MCP tool runs it (arag_mcp.server.retrieval);
 - ``keyword_search``   ours, fed by a fixed keyword extractor over the question (a floor for
   what an agent does with the tool);
-- ``naive``            one vector per chunk (the chunk text), top-k chunks by cosine;
+- ``naive``            Naive RAG: one vector per chunk (the index's chunk vectors, which the
+  ``naive`` profile's tool searches), top-k chunks by cosine; with ``--compare-chunk-vectors``
+  also ``naive_text``, the chunk's own text embedded (the model reads its first 256 tokens);
 - ``reference``        the paper's reference semantics: sentences split on . ! ? and newlines,
   fragments of 10 characters or fewer dropped, each embedded alone; chunks ranked by their best
   sentence (NumPy brute force).
@@ -50,10 +52,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from arag_mcp.indexer.build import BuildOptions, build_index, check_compatible  # noqa: E402
 from arag_mcp.indexer.embedding import BACKENDS, DEFAULT_BACKEND, Embedder  # noqa: E402
 from arag_mcp.indexer.manifest import IndexStoreError, read_manifest  # noqa: E402
-from arag_mcp.indexer.store import IndexSnapshot, open_index  # noqa: E402
+from arag_mcp.indexer.reader import IndexSnapshot, open_index  # noqa: E402
 from arag_mcp.server import retrieval  # noqa: E402
+from brute_force import SentenceMatrix, keyword_ranking, vector_ranking  # noqa: E402
 from common import BENCH_DATA, RESULTS, log, read_jsonl  # noqa: E402
 
+METHODS = ("semantic", "keyword", "naive", "reference")
 DATASETS = ("musique", "2wikimultihopqa", "scifact", "graphrag-medical", "graphrag-novel")
 EVIDENCE_DATASETS = frozenset({"graphrag-medical", "graphrag-novel"})
 KS = (1, 5, 10)
@@ -176,13 +180,11 @@ class Corpus:
     """The indexed chunks, held in memory for the baselines and the brute-force checks."""
 
     def __init__(self, snapshot: IndexSnapshot) -> None:
-        chunks = (
-            snapshot.chunks.search().select(["chunk_id", "doc_id", "title", "text"]).limit(None).to_arrow().to_pylist()
-        )
-        self.chunk_ids = [c["chunk_id"] for c in chunks]
-        self.doc_of = {c["chunk_id"]: c["doc_id"] for c in chunks}
-        self.texts = [c["text"] for c in chunks]
-        self.titles = [c["title"] for c in chunks]
+        chunks = snapshot.all_chunks()
+        self.chunk_ids = [c.chunk_id for c in chunks]
+        self.doc_of = {c.chunk_id: c.doc_id for c in chunks}
+        self.texts = [c.text for c in chunks]
+        self.titles = [c.title for c in chunks]
 
 
 def passage_labels(questions: list[dict], corpus: Corpus) -> Labels:
@@ -265,14 +267,6 @@ def reference_sentences(text: str) -> list[str]:
     return [s.strip() for s in regex.split(r"[.!?\n]", text) if len(s.strip()) > 10]
 
 
-def rank_by_best(scores: np.ndarray, owners: np.ndarray, k: int) -> list[int]:
-    """Indexes of the k owners with the highest best score (ties by owner index)."""
-    best = np.full(owners.max() + 1, -np.inf, dtype=np.float32)
-    np.maximum.at(best, owners, scores)
-    order = np.lexsort((np.arange(best.size), -best))
-    return [int(i) for i in order[:k] if np.isfinite(best[i])]
-
-
 def baseline_vectors(index: Path, baseline: str, texts: list[str], embedder: Embedder) -> np.ndarray:
     """Document embeddings of `texts`, kept beside the index as `<index>-<baseline>.npz` and reused
     while the model, the backend and the texts are the same (the baselines never change with our code)."""
@@ -292,48 +286,55 @@ def baseline_vectors(index: Path, baseline: str, texts: list[str], embedder: Emb
 class Methods:
     """The four rankers over one dataset, sharing the question embeddings."""
 
-    def __init__(self, snapshot: IndexSnapshot, corpus: Corpus, embedder: Embedder, questions: list[dict]) -> None:
+    def __init__(
+        self, snapshot: IndexSnapshot, corpus: Corpus, embedder: Embedder, questions: list[dict], chunk_text: bool
+    ) -> None:
         self.snapshot, self.corpus, self.embedder = snapshot, corpus, embedder
         texts = [q["question"] for q in questions]
         self.query_vectors = dict(zip(texts, embedder.encode_queries(texts, batch_size=64)))
         index = Path(snapshot.uri)
-        self.chunk_vectors = baseline_vectors(index, "naive", corpus.texts, embedder)
-        pieces = [(i, s) for i, text in enumerate(corpus.texts) for s in reference_sentences(text)]
-        self.reference_owner = np.array([i for i, _ in pieces])
+        if chunk_text:
+            self.text_vectors = baseline_vectors(index, "naive", corpus.texts, embedder)
+        pieces = [(cid, s) for cid, text in zip(corpus.chunk_ids, corpus.texts) for s in reference_sentences(text)]
+        self.reference_owner = np.array([cid for cid, _ in pieces])
         self.reference_text = [s for _, s in pieces]
-        self.reference_vectors = baseline_vectors(index, "reference", self.reference_text, embedder)
+        vectors = baseline_vectors(index, "reference", self.reference_text, embedder)
+        self.reference_sentences = SentenceMatrix(self.reference_owner, vectors)
 
     def semantic(self, question: dict, k: int) -> list[str]:
         hits = retrieval.semantic_search(self.snapshot, self.query_vectors[question["question"]], k)
-        return [hit.chunk_id for hit in hits]
+        return [hit.chunk.chunk_id for hit in hits]
 
     def keyword(self, question: dict, k: int) -> list[str]:
-        return [
-            hit.chunk_id for hit in retrieval.keyword_search(self.snapshot, extract_keywords(question["question"]), k)
-        ]
+        hits = retrieval.keyword_search(self.snapshot, extract_keywords(question["question"]), k)
+        return [hit.chunk.chunk_id for hit in hits]
 
     def naive(self, question: dict, k: int) -> list[str]:
-        scores = self.chunk_vectors @ self.query_vectors[question["question"]]
-        order = np.lexsort((np.arange(scores.size), -scores))[:k]
-        return [self.corpus.chunk_ids[i] for i in order]
+        hits = retrieval.naive_search(self.snapshot, self.query_vectors[question["question"]], k)
+        return [hit.chunk.chunk_id for hit in hits]
+
+    def naive_text(self, question: dict, k: int) -> list[str]:
+        ranked = vector_ranking(self.corpus.chunk_ids, self.text_vectors, self.query_vectors[question["question"]], k)
+        return [cid for cid, _ in ranked]
 
     def reference(self, question: dict, k: int) -> list[str]:
-        scores = self.reference_vectors @ self.query_vectors[question["question"]]
-        return [self.corpus.chunk_ids[i] for i in rank_by_best(scores, self.reference_owner, k)]
+        ranked = self.reference_sentences.best_sentence_ranking(self.query_vectors[question["question"]], k)
+        return [cid for cid, _ in ranked]
 
     def returned_text(self, method: str, question: dict) -> str:
         """What one call at top_k=5 shows the host."""
         if method == "semantic":
             hits = retrieval.semantic_search(self.snapshot, self.query_vectors[question["question"]], 5)
-            return " ".join(s for hit in hits for s in hit.sentences)
+            return " ".join(s for hit in hits for s in hit.matched)
         if method == "keyword":
             hits = retrieval.keyword_search(self.snapshot, extract_keywords(question["question"]), 5)
-            return " ".join(s for hit in hits for s in hit.snippet)
-        if method == "naive":
+            return " ".join(s for hit in hits for s in hit.matched)
+        if method in ("naive", "naive_text"):
             index = {cid: i for i, cid in enumerate(self.corpus.chunk_ids)}
-            return " ".join(self.corpus.texts[index[cid]] for cid in self.naive(question, 5))
-        scores = self.reference_vectors @ self.query_vectors[question["question"]]
-        shown = np.isin(self.reference_owner, rank_by_best(scores, self.reference_owner, 5)) & (scores > 0.3)
+            return " ".join(self.corpus.texts[index[cid]] for cid in getattr(self, method)(question, 5))
+        query = self.query_vectors[question["question"]]
+        best = [cid for cid, _ in self.reference_sentences.best_sentence_ranking(query, 5)]
+        shown = np.isin(self.reference_owner, best) & (self.reference_sentences.vectors @ query > 0.3)
         return " ".join(self.reference_text[i] for i in np.flatnonzero(shown))
 
 
@@ -369,45 +370,41 @@ def evaluate(rank: Ranker, labels: Labels) -> dict[str, float]:
 
 def check_against_brute_force(methods: Methods, questions: list[dict]) -> dict[str, float]:
     """Share of sampled questions where the tools equal their definitions (ids and scores)."""
-    sentences = methods.snapshot.sentences.to_arrow()
-    vectors = np.stack(sentences["vector"].to_numpy(zero_copy_only=False))
-    index = {cid: i for i, cid in enumerate(methods.corpus.chunk_ids)}
-    owners = np.array([index[c] for c in sentences["chunk_id"].to_pylist()])
+    snapshot, corpus = methods.snapshot, methods.corpus
+    sentences = SentenceMatrix(*snapshot.sentence_vectors())
+    chunk_ids, chunk_vectors = snapshot.chunk_vectors()
     sample = questions[:CHECK_SAMPLE]
-    semantic_ok = keyword_ok = 0
+    agree = {"semantic_search": 0, "keyword_search": 0, "naive_embedding_search": 0}
     for question in sample:
         query = methods.query_vectors[question["question"]]
-        scores = vectors @ query
-        best = np.full(len(index), -np.inf, dtype=np.float32)
-        np.maximum.at(best, owners, scores)
-        expected = rank_by_best(scores, owners, 10)
-        hits = retrieval.semantic_search(methods.snapshot, query, 10)
-        semantic_ok += [index[h.chunk_id] for h in hits] == expected and all(
-            abs(h.score - best[index[h.chunk_id]]) < 1e-5 for h in hits
-        )
-        terms = list(dict.fromkeys(k.lower() for k in extract_keywords(question["question"])))
-        counts = [
-            (sum(t.lower().count(k) * len(k) for k in terms), cid)
-            for cid, t in zip(methods.corpus.chunk_ids, methods.corpus.texts)
-        ]
-        expected_kw = sorted(((-s, c) for s, c in counts if s), key=lambda x: x)[:10]
-        got = [(-h.score, h.chunk_id) for h in retrieval.keyword_search(methods.snapshot, terms, 10)]
-        keyword_ok += got == expected_kw
-    return {"semantic_search": 100 * semantic_ok / len(sample), "keyword_search": 100 * keyword_ok / len(sample)}
+        hits = retrieval.semantic_search(snapshot, query, 10)
+        agree["semantic_search"] += same_ranking(hits, sentences.best_sentence_ranking(query, 10))
+        keywords = extract_keywords(question["question"])
+        hits = retrieval.keyword_search(snapshot, keywords, 10)
+        agree["keyword_search"] += same_ranking(hits, keyword_ranking(corpus.chunk_ids, corpus.texts, keywords, 10))
+        hits = retrieval.naive_search(snapshot, query, 10)
+        agree["naive_embedding_search"] += same_ranking(hits, vector_ranking(chunk_ids, chunk_vectors, query, 10))
+    return {tool: 100 * count / len(sample) for tool, count in agree.items()}
 
 
-def run_dataset(dataset: Dataset, embedder: Embedder, rebuild: bool) -> dict:
+def same_ranking(hits: list[retrieval.Hit], expected: list[tuple[str, float]]) -> bool:
+    return [h.chunk.chunk_id for h in hits] == [cid for cid, _ in expected] and all(
+        abs(h.score - score) < 1e-5 for h, (_, score) in zip(hits, expected)
+    )
+
+
+def run_dataset(dataset: Dataset, embedder: Embedder, rebuild: bool, chunk_text: bool) -> dict:
     snapshot = build(dataset, rebuild, embedder.backend)
     corpus = Corpus(snapshot)
     label = evidence_labels if dataset.name in EVIDENCE_DATASETS else passage_labels
     labels = label(dataset.questions, corpus).first(dataset.limit)
     if labels.counts:
         log(f"  evidence labels: {labels.counts}")
-    methods = Methods(snapshot, corpus, embedder, labels.questions)
+    methods = Methods(snapshot, corpus, embedder, labels.questions, chunk_text)
     results: dict = {"questions": len(labels.questions), "chunks": len(corpus.chunk_ids)}
     if labels.counts:
         results["evidence_labels"] = labels.counts
-    for name in ("semantic", "keyword", "naive", "reference"):
+    for name in (*METHODS, *(["naive_text"] if chunk_text else [])):
         started = time.perf_counter()
         results[name] = evaluate(getattr(methods, name), labels)
         texts = [methods.returned_text(name, q) for q in labels.questions]
@@ -421,7 +418,7 @@ def print_table(results: dict[str, dict]) -> None:
     names = list(results)
     rows = [
         (method, metric)
-        for method in ("semantic", "keyword", "naive", "reference")
+        for method in (*METHODS, *(["naive_text"] if "naive_text" in results[names[0]] else []))
         for metric in ("recall@1", "recall@5", "recall@10", "all@5", "tokens/call")
     ]
     print(f"{'method':<11}{'metric':<13}" + "".join(f"{n:>17}" for n in [*names, "average"]))
@@ -435,7 +432,8 @@ def print_table(results: dict[str, dict]) -> None:
         agreement = results[name]["brute_force_agreement"]
         print(
             f"{name}: semantic_search recall@5 vs reference {gap:+.1f}, vs naive {naive:+.1f}; "
-            f"brute-force agreement semantic {agreement['semantic_search']:.0f}%, keyword {agreement['keyword_search']:.0f}%"
+            f"brute-force agreement semantic {agreement['semantic_search']:.0f}%, keyword "
+            f"{agreement['keyword_search']:.0f}%, naive {agreement['naive_embedding_search']:.0f}%"
             + evidence_note(results[name])
         )
 
@@ -460,6 +458,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="40 questions per dataset on a reduced corpus (< 3 min)")
     parser.add_argument("--rebuild", action="store_true", help="rebuild cached indexes")
     parser.add_argument("--backend", choices=BACKENDS, default=DEFAULT_BACKEND, help="embedding backend (all methods)")
+    parser.add_argument(
+        "--compare-chunk-vectors",
+        action="store_true",
+        help="also rank by each chunk's text embedded (naive_text) against the index's chunk vectors (naive)",
+    )
     parser.add_argument("--out", type=Path, default=RESULTS / "quality.json")
     args = parser.parse_args(argv)
     if not args.data.exists():
@@ -469,7 +472,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     results = {}
     for name in args.datasets:
         log(f"{name}: loading")
-        results[name] = run_dataset(load(name, args.data, args.quick, args.max_questions), embedder, args.rebuild)
+        dataset = load(name, args.data, args.quick, args.max_questions)
+        results[name] = run_dataset(dataset, embedder, args.rebuild, args.compare_chunk_vectors)
     print_table(results)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"quick": args.quick, "backend": embedder.backend, "results": results}, indent=2))

@@ -45,15 +45,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from arag_mcp.indexer.embedding import BACKENDS, DEFAULT_BACKEND, Embedder  # noqa: E402
 from arag_mcp.indexer.ids import chunk_id, doc_key  # noqa: E402
 from arag_mcp.indexer.manifest import FORMAT_VERSION, read_manifest  # noqa: E402
+from arag_mcp.indexer.reader import open_index  # noqa: E402
+from arag_mcp.indexer.schema import CHUNK_VECTORS, chunks_schema, sentences_schema  # noqa: E402
 from arag_mcp.indexer.sentences import split_sentences  # noqa: E402
-from arag_mcp.indexer.store import (  # noqa: E402
-    VECTOR_SEARCH,
-    IndexWriter,
-    chunks_schema,
-    open_index,
-    sentences_schema,
-)
+from arag_mcp.indexer.store import VECTOR_SEARCH, IndexWriter  # noqa: E402
 from arag_mcp.server import retrieval  # noqa: E402
+from brute_force import SentenceMatrix, keyword_ranking  # noqa: E402
 from common import BENCH_DATA, RESULTS, log, read_jsonl  # noqa: E402
 
 QUERIES = 50
@@ -173,6 +170,7 @@ def _current(manifest: dict) -> bool:
     vector_index = manifest.get("vector_index") or {}
     return (
         manifest.get("format_version") == FORMAT_VERSION
+        and CHUNK_VECTORS in manifest.get("tables", {})
         and manifest.get("embedding_backend") == DEFAULT_BACKEND
         and all(vector_index.get(key, value) == value for key, value in VECTOR_SEARCH.items())
     )
@@ -206,27 +204,17 @@ def keyword_queries(chunks: list[tuple[str, str]], words: int, count: int) -> li
     return queries
 
 
-def reference_keyword(texts: list[str], ids: list[str], keywords: list[str], k: int) -> list[tuple[str, int]]:
-    """The paper's code: lower-case and count every chunk in a Python loop."""
-    terms = list(dict.fromkeys(w.lower() for w in keywords))
-    scored = []
-    for cid, text in zip(ids, texts):
-        lowered = text.lower()
-        score = sum(lowered.count(t) * len(t) for t in terms)
-        if score:
-            scored.append((-score, cid))
-    return [(cid, -score) for score, cid in sorted(scored)[:k]]
-
-
 def bench_keyword(snapshot, chunks: list[tuple[str, str]]) -> dict:
-    table = snapshot.chunks.search().select(["chunk_id", "text"]).limit(None).to_arrow()
-    ids, texts = table["chunk_id"].to_pylist(), table["text"].to_pylist()
+    """Against the paper's code: lower-case and count every chunk in a Python loop (brute_force.py)."""
+    held = snapshot.all_chunks()
+    ids, texts = [c.chunk_id for c in held], [c.text for c in held]
+    del held
     results = {}
     for words in (1, 2, 3):
         queries = keyword_queries(chunks, words, QUERIES)
         ours_t, ours = timed(lambda q: retrieval.keyword_search(snapshot, q, 5), queries)
-        ref_t, ref = timed(lambda q: reference_keyword(texts, ids, q, 5), queries)
-        same = sum([(h.chunk_id, h.score) for h in o] == r for o, r in zip(ours, ref))
+        ref_t, ref = timed(lambda q: keyword_ranking(ids, texts, q, 5), queries)
+        same = sum([(h.chunk.chunk_id, h.score) for h in o] == r for o, r in zip(ours, ref))
         results[f"{words} keywords"] = {
             "ours": stats(ours_t),
             "reference": stats(ref_t),
@@ -242,24 +230,13 @@ def bench_semantic(snapshot, embedder: Embedder, questions: list[str], warmup: l
     for vector in embedder.encode_queries(warmup):
         retrieval.semantic_search(snapshot, vector, 10)
     embed_t, vectors = timed(lambda q: embedder.encode_queries([q])[0], questions)
-    table = snapshot.sentences.to_arrow().select(["chunk_id", "vector"])
-    matrix = np.stack(table["vector"].to_numpy(zero_copy_only=False)).astype(np.float32)
-    owner_ids, owners = np.unique(np.array(table["chunk_id"].to_pylist()), return_inverse=True)
-    del table
+    matrix = SentenceMatrix(*snapshot.sentence_vectors())
     ours_t, ours = timed(lambda v: retrieval.semantic_search(snapshot, v, 10), vectors)
-
-    def reference(vector: np.ndarray) -> list[str]:
-        scores = matrix @ vector
-        best = np.full(len(owner_ids), -np.inf, dtype=np.float32)
-        np.maximum.at(best, owners, scores)
-        order = np.lexsort((owner_ids, -best))[:10]
-        return list(owner_ids[order])
-
-    ref_t, ref = timed(reference, vectors)
-    overlap = [len({h.chunk_id for h in o} & set(r)) / 10 for o, r in zip(ours, ref)]
+    ref_t, ref = timed(lambda v: matrix.best_sentence_ranking(v, 10), vectors)
+    overlap = [len({h.chunk.chunk_id for h in o} & {cid for cid, _ in r}) / 10 for o, r in zip(ours, ref)]
     return {
-        "sentences": int(matrix.shape[0]),
-        "vector_index": snapshot.manifest.get("vector_index"),
+        "sentences": int(matrix.vectors.shape[0]),
+        "vector_index": snapshot.manifest.vector_index,
         "query_embedding": stats(embed_t),
         "search": stats(ours_t),
         "reference_numpy": stats(ref_t),
@@ -269,10 +246,10 @@ def bench_semantic(snapshot, embedder: Embedder, questions: list[str], warmup: l
 
 
 def bench_chunk_read(snapshot) -> dict:
-    ids = snapshot.chunks.search().select(["chunk_id"]).limit(1000).to_arrow()["chunk_id"].to_pylist()
+    ids = snapshot.keywords.chunk_ids[:1000].to_pylist()
     rng = random.Random(0)
     requests = [rng.sample(ids, rng.randint(1, 3)) for _ in range(QUERIES)]
-    times, _ = timed(lambda r: retrieval.read_chunks(snapshot, r), requests)
+    times, _ = timed(snapshot.chunks, requests)
     return stats(times)
 
 

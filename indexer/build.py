@@ -20,8 +20,9 @@ from .embedding import DEFAULT_BACKEND, DEFAULT_MODEL, Embedder
 from .ids import chunk_id, doc_key
 from .manifest import FORMAT_VERSION, IndexStoreError, is_remote, normalise_uri, read_manifest
 from .readers import CorpusError, Document, SkippedFile, iter_documents
+from .schema import chunks_schema, sentences_schema
 from .sentences import SPLITTER_VERSION
-from .store import IndexWriter, build_lock, chunks_schema, sentences_schema
+from .store import IndexWriter, build_lock
 
 log = logging.getLogger(__name__)
 

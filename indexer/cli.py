@@ -107,10 +107,10 @@ def run_build(args: argparse.Namespace) -> None:
 
 
 def run_info(args: argparse.Namespace) -> None:
-    from .store import open_index
+    from .reader import open_index
 
     snapshot = open_index(args.index)
-    print(json.dumps({"index": snapshot.uri, **snapshot.manifest}, indent=2, sort_keys=True))
+    print(json.dumps({"index": snapshot.uri, **snapshot.manifest.raw}, indent=2, sort_keys=True))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -9,19 +9,81 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.fs as pafs
 
+from .schema import REQUIRED_TABLES, TABLES
+
 FORMAT = "arag-index"
 FORMAT_VERSION = 2
 MANIFEST_FILE = "manifest.json"
 
 
+REBUILD_HINT = "rebuild it with `arag-index build ... --rebuild`"
+
+
 class IndexStoreError(Exception):
     """The index location cannot be used; the message names the fix."""
+
+
+@dataclass(frozen=True)
+class Counts:
+    documents: int
+    chunks: int
+    sentences: int
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """A committed build, as readers need it; `from_dict` checks every field they use."""
+
+    uri: str
+    model: str
+    embedding_backend: str
+    dimension: int
+    counts: Counts
+    tables: dict[str, int]
+    """Table name → the LanceDB version this build committed (every table it has)."""
+    vector_index: dict[str, Any] | None
+    """The IVF-PQ index's parameters and search settings, or None where search is exact."""
+    built_at: str
+    raw: dict[str, Any] = field(repr=False)
+    """The manifest as stored, for display (`arag-index info`, the `arag://index` resource)."""
+
+    @classmethod
+    def from_dict(cls, uri: str, data: dict[str, Any]) -> Manifest:
+        """The manifest of `uri`; IndexStoreError names the first missing or mistyped field."""
+
+        def need(value: Any, kind: type | tuple[type, ...], name: str) -> Any:
+            if not isinstance(value, kind) or isinstance(value, bool) and kind is int:
+                raise IndexStoreError(
+                    f"{_join(uri, MANIFEST_FILE)} is damaged ({name!r} is missing or invalid); {REBUILD_HINT}"
+                )
+            return value
+
+        counts = need(data.get("counts"), dict, "counts")
+        stored_tables = need(data.get("tables"), dict, "tables")
+        return cls(
+            uri=uri,
+            model=need(data.get("model"), str, "model"),
+            embedding_backend=need(data.get("embedding_backend"), str, "embedding_backend"),
+            dimension=need(data.get("dimension"), int, "dimension"),
+            counts=Counts(
+                *(need(counts.get(name), int, f"counts.{name}") for name in ("documents", "chunks", "sentences"))
+            ),
+            tables={
+                name: need(stored_tables.get(name), int, f"tables.{name}")
+                for name in TABLES
+                if name in REQUIRED_TABLES or name in stored_tables
+            },
+            vector_index=need(data.get("vector_index"), (dict, type(None)), "vector_index"),
+            built_at=need(data.get("built_at"), str, "built_at"),
+            raw=data,
+        )
 
 
 def is_remote(uri: str) -> bool:
@@ -54,10 +116,10 @@ def read_manifest(uri: str) -> dict[str, Any] | None:
         return None
     try:
         manifest = json.loads(raw)
-    except json.JSONDecodeError:
-        raise IndexStoreError(
-            f"{_join(uri, MANIFEST_FILE)} is corrupt; rebuild with `arag-index build ... --rebuild`"
-        ) from None
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+        manifest = None
+    if not isinstance(manifest, dict):
+        raise IndexStoreError(f"{_join(uri, MANIFEST_FILE)} is corrupt; {REBUILD_HINT}")
     if manifest.get("format") != FORMAT:
         return None
     return manifest
@@ -129,14 +191,13 @@ def describe_missing(uri: str) -> str:
     return f"{uri} is not an arag-mcp index (no {MANIFEST_FILE} from a completed build); build one with `arag-index build SOURCE --index {uri}` or fix --index"
 
 
-def check_manifest(uri: str) -> dict[str, Any]:
+def check_manifest(uri: str) -> Manifest:
     """The committed manifest at `uri` (normalised); IndexStoreError names the fix when there is none."""
     manifest = read_manifest(uri)
     if manifest is None:
         raise IndexStoreError(describe_missing(uri))
     if manifest.get("format_version") != FORMAT_VERSION:
         raise IndexStoreError(
-            f"{uri} has index format {manifest.get('format_version')}, this arag-mcp reads {FORMAT_VERSION}; "
-            "rebuild it with `arag-index build ... --rebuild`"
+            f"{uri} has index format {manifest.get('format_version')}, this arag-mcp reads {FORMAT_VERSION}; {REBUILD_HINT}"
         )
-    return manifest
+    return Manifest.from_dict(uri, manifest)

@@ -1,4 +1,4 @@
-"""The index format: two LanceDB tables and a manifest that commits a build.
+"""Writing the index format: three LanceDB tables and a manifest that commits a build.
 
 Layout of an index at URI (a local folder or an object-store URI such as ``s3://bucket/idx``)::
 
@@ -9,21 +9,19 @@ Layout of an index at URI (a local folder or an object-store URI such as ``s3://
 
 The manifest is written last and replaced atomically, so a reader that opens the tables at the
 versions it names never sees half a build, and a killed build leaves the previous one intact.
+Columns: schema.py; reading a build: reader.py.
 """
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import lancedb
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 from lancedb.index import BTree, IvfPq
 
 from .ids import doc_key
@@ -31,19 +29,26 @@ from .manifest import (
     FORMAT,
     FORMAT_VERSION,
     IndexStoreError,
-    check_manifest,
     is_remote,
     missing_bucket,
     normalise_uri,
     read_manifest,
     write_manifest,
 )
+from .schema import (
+    CHUNK_VECTORS,
+    CHUNKS,
+    SENTENCES,
+    TABLES,
+    TERMS,
+    ChunkVectorColumn,
+    SentenceColumn,
+    chunk_vectors_schema,
+    chunks_schema,
+    sentences_schema,
+)
 from .terms import chunk_terms, invert, terms_schema
 
-CHUNKS = "chunks"
-SENTENCES = "sentences"
-TERMS = "terms"
-TABLES = (CHUNKS, SENTENCES, TERMS)
 LOCK_FILE = ".arag-build.lock"
 VECTOR_INDEX_MIN_ROWS = 200_000
 """Below this many sentences semantic search is exact (brute force, a few ms per 100k rows);
@@ -56,171 +61,37 @@ VECTOR_SEARCH = {"nprobes": 30, "refine_factor": 8}
 """How search uses the vector index; recorded in the manifest with the index's own parameters."""
 
 
-def chunks_schema() -> pa.Schema:
-    return pa.schema(
-        [
-            pa.field("chunk_id", pa.string(), nullable=False),
-            pa.field("doc_key", pa.string(), nullable=False),
-            pa.field("doc_id", pa.string(), nullable=False),
-            pa.field("doc_hash", pa.string(), nullable=False),
-            pa.field("title", pa.string()),
-            pa.field("source", pa.string()),
-            pa.field("ordinal", pa.int32(), nullable=False),
-            pa.field("doc_chunks", pa.int32(), nullable=False),
-            pa.field("text", pa.string(), nullable=False),
-            pa.field("tokens", pa.int32(), nullable=False),
-            pa.field("sentence_starts", pa.list_(pa.int32())),
-            pa.field("sentence_ends", pa.list_(pa.int32())),
-            pa.field("metadata", pa.string()),
-            pa.field("terms", pa.list_(pa.string())),
-            pa.field("term_counts", pa.list_(pa.int32())),
-        ]
-    )
-
-
-def sentences_schema(dimension: int) -> pa.Schema:
-    return pa.schema(
-        [
-            pa.field("chunk_id", pa.string(), nullable=False),
-            pa.field("doc_key", pa.string(), nullable=False),
-            pa.field("ordinal", pa.int32(), nullable=False),
-            pa.field("text", pa.string(), nullable=False),
-            pa.field("start", pa.int32(), nullable=False),
-            pa.field("end", pa.int32(), nullable=False),
-            pa.field("vector", pa.list_(pa.float32(), dimension), nullable=False),
-        ]
-    )
-
-
-@dataclass(frozen=True)
-class KeywordLookup:
-    """What a snapshot keeps in memory: the vocabulary, and the chunk numbers postings use with the
-    chunk ids they stand for (chunk rows are read by number, whether found by keyword or by id)."""
-
-    words: pa.Array
-    """The distinct words of the terms table, sorted."""
-    word_rows: np.ndarray
-    """Row ids of the terms table, grouped by word in `words` order (a word has a row per segment)."""
-    rows_per_word: np.ndarray
-    chunk_ids: pa.Array
-    """Chunk id by chunk number."""
-    chunk_row_ids: np.ndarray
-    """Ascending LanceDB row id by chunk number."""
-    chunk_id_rank: np.ndarray
-    """Position of each chunk number's id in sorted id order (ties are ranked by chunk id)."""
-    numbers_by_id: np.ndarray
-    """Chunk numbers in sorted id order (the inverse of chunk_id_rank): ids are found by bisection."""
-
-    @classmethod
-    def load(cls, chunks: Any, terms: Any) -> KeywordLookup:
-        rows = terms.search().select(["term"]).with_row_id(True).limit(None).to_arrow()
-        by_word = pc.sort_indices(rows["term"])
-        sorted_words = rows["term"].take(by_word).combine_chunks()
-        first = np.ones(len(sorted_words), dtype=bool)
-        if len(sorted_words):
-            first[1:] = pc.not_equal(sorted_words[1:], sorted_words[:-1]).to_numpy(zero_copy_only=False)
-        starts = np.flatnonzero(first)
-        numbered = chunks.search().select(["chunk_id"]).with_row_id(True).limit(None).to_arrow()
-        numbered = numbered.sort_by("_rowid")
-        chunk_ids = numbered["chunk_id"].combine_chunks()
-        by_id = pc.sort_indices(chunk_ids).to_numpy()
-        rank = np.empty(len(chunk_ids), dtype=np.int64)
-        rank[by_id] = np.arange(len(chunk_ids))
-        return cls(
-            sorted_words.filter(pa.array(first)),
-            rows["_rowid"].to_numpy()[by_word.to_numpy()],
-            np.diff(np.append(starts, len(sorted_words))),
-            chunk_ids,
-            numbered["_rowid"].to_numpy(),
-            rank,
-            by_id,
-        )
-
-    def rows_containing(self, piece: str) -> np.ndarray:
-        """Terms-table row ids of every word that contains `piece` (lower-cased)."""
-        matched = pc.match_substring(self.words, pattern=piece).to_numpy(zero_copy_only=False)
-        return self.word_rows[np.repeat(matched, self.rows_per_word)]
-
-    def numbers_of(self, chunk_ids: Sequence[str]) -> np.ndarray:
-        """Chunk numbers of these ids, in the order given; ids not in the index are left out."""
-        numbers = []
-        for wanted in chunk_ids:
-            at = bisect.bisect_left(self.numbers_by_id, wanted, key=self._id_of)
-            if at < len(self.numbers_by_id) and self._id_of(self.numbers_by_id[at]) == wanted:
-                numbers.append(self.numbers_by_id[at])
-        return np.array(numbers, dtype=np.int64)
-
-    def _id_of(self, number: np.integer) -> str:
-        return self.chunk_ids[int(number)].as_py()
-
-
-@dataclass(frozen=True)
-class IndexSnapshot:
-    """One committed build, opened read-only at the table versions its manifest names."""
-
-    uri: str
-    manifest: dict[str, Any]
-    chunks: Any
-    sentences: Any
-    terms: Any
-    keywords: KeywordLookup
-
-    @property
-    def version(self) -> tuple[int, ...]:
-        return tuple(self.manifest["tables"][name] for name in TABLES)
-
-    def chunk_rows(self, chunk_ids: Sequence[str], columns: Sequence[str]) -> dict[str, dict[str, Any]]:
-        """Rows of the chunks with these ids, keyed by id (unknown ids are absent)."""
-        table = self.chunks_at(self.keywords.numbers_of(chunk_ids), list(dict.fromkeys(["chunk_id", *columns])))
-        return {row["chunk_id"]: row for row in table.drop_columns(["number"]).to_pylist()}
-
-    def chunks_at(self, numbers: np.ndarray, columns: Sequence[str]) -> pa.Table:
-        """Rows of the chunks with these numbers, with their `number`, in no particular order."""
-        if not len(numbers):
-            schema = pa.schema([*(self.chunks.schema.field(c) for c in columns), pa.field("number", pa.int64())])
-            return schema.empty_table()
-        row_ids = self.keywords.chunk_row_ids[numbers]
-        table = self.chunks.take_row_ids(row_ids.tolist()).select(list(columns)).with_row_id().to_arrow()
-        found = np.searchsorted(self.keywords.chunk_row_ids, table["_rowid"].to_numpy())
-        return table.drop_columns(["_rowid"]).append_column("number", pa.array(found, pa.int64()))
-
-    def postings(self, row_ids: np.ndarray) -> pa.Table:
-        """Rows (term, chunks, counts) of the terms table with these row ids."""
-        if not len(row_ids):
-            return terms_schema().empty_table()
-        return self.terms.take_row_ids(row_ids.tolist()).select(["term", "chunks", "counts"]).to_arrow()
-
-    def nearest_sentences(self, vector: np.ndarray, limit: int, columns: Sequence[str]) -> pa.Table:
-        """The `limit` sentences with the highest dot product (cosine: vectors are unit length), with
-        `columns` and `_distance` (1 - cosine), asked for by name: LanceDB stops adding it unasked."""
-        search = self.sentences.search(vector.astype(np.float32)).distance_type("dot").limit(limit)
-        vector_index = self.manifest.get("vector_index")
-        if vector_index:
-            search = search.nprobes(vector_index["nprobes"]).refine_factor(vector_index["refine_factor"])
-        return search.select([*columns, "_distance"]).to_arrow()
-
-
-def open_index(uri: str) -> IndexSnapshot:
-    """Open the committed build at `uri` read-only; IndexStoreError says what is wrong."""
-    uri = normalise_uri(uri)
-    manifest = check_manifest(uri)
-    db = lancedb.connect(uri)
-    tables = {}
-    for name in TABLES:
-        try:
-            table = db.open_table(name)
-            table.checkout(manifest["tables"][name])
-        except Exception as exc:  # noqa: BLE001 - any storage failure means the index is unusable
-            raise IndexStoreError(
-                f"{uri}: table {name!r} cannot be opened ({exc}); rebuild with `arag-index build ... --rebuild`"
-            ) from None
-        tables[name] = table
-    keywords = KeywordLookup.load(tables[CHUNKS], tables[TERMS])
-    return IndexSnapshot(uri, manifest, tables[CHUNKS], tables[SENTENCES], tables[TERMS], keywords)
-
-
 def _sql_list(values: Sequence[str]) -> str:
     return ", ".join("'" + value.replace("'", "''") + "'" for value in values)
+
+
+def chunk_vector_table(chunk_ids: list[str], doc_keys: list[str], sums: np.ndarray) -> pa.Table:
+    """Rows of the chunk_vectors table: each chunk's summed sentence vectors, normalised."""
+    norms = np.linalg.norm(sums, axis=1, keepdims=True)
+    vectors = (sums / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+    v = ChunkVectorColumn
+    return pa.table(
+        {
+            v.CHUNK_ID: pa.array(chunk_ids, pa.string()),
+            v.DOC_KEY: pa.array(doc_keys, pa.string()),
+            v.VECTOR: pa.FixedSizeListArray.from_arrays(pa.array(vectors.reshape(-1)), vectors.shape[1]),
+        },
+        schema=chunk_vectors_schema(vectors.shape[1]),
+    )
+
+
+def chunk_vectors_of(sentence_rows: pa.Table) -> pa.Table:
+    """A chunk's vector is the normalised mean of its sentence vectors (bench/README.md: why not its
+    leading text); a batch holds whole chunks, so each chunk's sentences are all here."""
+    s = SentenceColumn
+    chunk_ids = sentence_rows[s.CHUNK_ID].to_pylist()
+    order = list(dict.fromkeys(chunk_ids))
+    position = {cid: at for at, cid in enumerate(order)}
+    vectors = sentence_rows[s.VECTOR].combine_chunks().flatten().to_numpy().reshape(sentence_rows.num_rows, -1)
+    sums = np.zeros((len(order), vectors.shape[1]), dtype=np.float32)
+    np.add.at(sums, [position[cid] for cid in chunk_ids], vectors)
+    keys = dict(zip(chunk_ids, sentence_rows[s.DOC_KEY].to_pylist()))
+    return chunk_vector_table(order, [keys[cid] for cid in order], sums)
 
 
 class IndexWriter:
@@ -236,15 +107,35 @@ class IndexWriter:
         self.chunks = self._start_table(CHUNKS, chunks_schema())
         self.sentences = self._start_table(SENTENCES, sentences_schema(dimension))
         self.terms = self._start_table(TERMS, terms_schema())
+        self.chunk_vectors = self._start_table(CHUNK_VECTORS, chunk_vectors_schema(dimension))
 
     def _start_table(self, name: str, schema: pa.Schema) -> Any:
         """The table as of the last commit; anything a killed build left behind is rolled back."""
         if self.previous is None:
             return self._db.create_table(name, schema=schema, mode="overwrite")
+        if name not in self.previous["tables"]:
+            return self._backfill(name, schema)
         table = self._db.open_table(name)
         committed = self.previous["tables"][name]
         if table.version != committed:
             table.restore(committed)
+        return table
+
+    def _backfill(self, name: str, schema: pa.Schema) -> Any:
+        """A table the committed build predates, made from what it has (no sentence is embedded again)."""
+        table = self._db.create_table(name, schema=schema, mode="overwrite")
+        if name == CHUNK_VECTORS:
+            s = SentenceColumn
+            batches = self.sentences.search().select([s.CHUNK_ID, s.DOC_KEY, s.VECTOR]).limit(None).to_batches()
+            sums: dict[str, np.ndarray] = {}
+            keys: dict[str, str] = {}
+            for batch in batches:
+                vectors = batch[s.VECTOR].flatten().to_numpy().reshape(batch.num_rows, -1)
+                for cid, key, vector in zip(batch[s.CHUNK_ID].to_pylist(), batch[s.DOC_KEY].to_pylist(), vectors):
+                    sums[cid] = sums[cid] + vector if cid in sums else vector.astype(np.float32)
+                    keys[cid] = key
+            if sums:
+                table.add(chunk_vector_table(list(sums), [keys[cid] for cid in sums], np.stack(list(sums.values()))))
         return table
 
     def existing_documents(self) -> dict[str, str]:
@@ -260,13 +151,15 @@ class IndexWriter:
             condition = f"doc_key IN ({_sql_list(keys[first : first + 1000])})"
             self.chunks.delete(condition)
             self.sentences.delete(condition)
+            self.chunk_vectors.delete(condition)
 
     def add(self, chunk_rows: pa.Table, sentence_rows: pa.Table) -> None:
-        """Append rows (the chunks' words are filled in here); sentences first."""
+        """Append rows (the chunks' words and vectors are filled in here); sentences first."""
         terms, counts = chunk_terms(chunk_rows["text"])
         chunk_rows = chunk_rows.set_column(chunk_rows.schema.get_field_index("terms"), "terms", terms)
         chunk_rows = chunk_rows.set_column(chunk_rows.schema.get_field_index("term_counts"), "term_counts", counts)
         self.sentences.add(sentence_rows)
+        self.chunk_vectors.add(chunk_vectors_of(sentence_rows))
         self.chunks.add(chunk_rows)
 
     def finish_tables(self) -> dict[str, Any] | None:
@@ -274,7 +167,7 @@ class IndexWriter:
 
         Returns the vector index's parameters (recorded in the manifest), or None for exact search.
         """
-        for table in (self.chunks, self.sentences):
+        for table in (self.chunks, self.sentences, self.chunk_vectors):
             table.optimize()
         self.chunks.create_index("chunk_id", config=BTree(), replace=True)
         self.chunks.create_index("doc_key", config=BTree(), replace=True)

@@ -13,20 +13,27 @@ from collections.abc import Sequence
 from arag_mcp.indexer.embedding import limit_cpu_threads
 from arag_mcp.indexer.manifest import IndexStoreError
 
+from .profiles import DEFAULT_PROFILE, PROFILES, Profile
+
 log = logging.getLogger("arag_mcp.server")
 
 TOKEN_ENV = "ARAG_MCP_AUTH_TOKEN"
-TOOLS = ("keyword_search", "semantic_search", "chunk_read")
+PROFILE_ENV = "ARAG_MCP_PROFILE"
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="arag-mcp",
-        description="Serve an arag-index index to MCP hosts (keyword_search, semantic_search, chunk_read).",
+        description="Serve an arag-index index to MCP hosts with the A-RAG tools (or another profile's).",
     )
+    parser.add_argument("--index", metavar="DIR", help="index folder or object-store URI built by arag-index")
     parser.add_argument(
-        "--index", required=True, metavar="DIR", help="index folder or object-store URI built by arag-index"
+        "--profile",
+        choices=sorted(PROFILES),
+        default=os.environ.get(PROFILE_ENV, DEFAULT_PROFILE),
+        help=f"which tools to offer (or ${PROFILE_ENV}; default: {DEFAULT_PROFILE}); see --list-profiles",
     )
+    parser.add_argument("--list-profiles", action="store_true", help="print each profile with its tools and exit")
     parser.add_argument("--transport", choices=("stdio", "sse", "streamable-http"), default="stdio")
     parser.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default: 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8000, help="HTTP port (default: 8000)")
@@ -52,7 +59,17 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="call one tool and print its answer instead of serving; arguments as one JSON object or "
         'key=value pairs, e.g. --call keyword_search keywords=Paris  or  --call chunk_read \'{"chunk_ids": ["..."]}\'',
     )
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if not args.index and not args.list_profiles:
+        parser.error("the following arguments are required: --index")
+    return args
+
+
+def list_profiles() -> str:
+    return "\n".join(
+        f"{name}{' (default)' if name == DEFAULT_PROFILE else ''}: {profile.summary}\n    tools: {', '.join(profile.tool_names)}"
+        for name, profile in PROFILES.items()
+    )
 
 
 def is_loopback(host: str) -> bool:
@@ -64,11 +81,13 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def parse_call(call: Sequence[str]) -> tuple[str, dict]:
+def parse_call(call: Sequence[str], profile: Profile) -> tuple[str, dict]:
     """Tool name and arguments from `--call TOOL {json}` or `--call TOOL key=value ...`."""
     tool, *rest = call
-    if tool not in TOOLS:
-        raise ValueError(f"unknown tool {tool!r}; choose one of {', '.join(TOOLS)}")
+    if tool not in profile.tool_names:
+        raise ValueError(
+            f"profile {profile.name!r} has no tool {tool!r}; choose one of {', '.join(profile.tool_names)}"
+        )
     if len(rest) == 1 and rest[0].lstrip().startswith("{"):
         try:
             return tool, json.loads(rest[0])
@@ -90,6 +109,9 @@ def parse_call(call: Sequence[str]) -> tuple[str, dict]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.list_profiles:
+        print(list_profiles())
+        return 0
     logging.basicConfig(stream=sys.stderr, level=args.log_level, format="arag-mcp %(levelname)s %(message)s")
     if args.transport != "stdio" and not is_loopback(args.host) and not args.auth_token:
         print(
@@ -103,16 +125,23 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         live = LiveIndex(args.index, device=args.device)
-        call = parse_call(args.call) if args.call else None
+        profile = PROFILES[args.profile]
+        call = parse_call(args.call, profile) if args.call else None
     except (IndexStoreError, ValueError) as exc:
         print(f"arag-mcp: error: {exc}", file=sys.stderr)
         return 2
-    live.start(load_model=call is None)  # a one-shot call loads the model only if it searches semantically
-    server = create_server(live, transport=args.transport)
+    live.start(load_model=call is None)  # a one-shot call loads the model only if it embeds a query
+    server = create_server(live, profile)
     try:
         if call:
             return call_tool(server, *call)
-        log.info("serving %s over %s (%s chunks)", live.uri, args.transport, live.manifest["counts"]["chunks"])
+        log.info(
+            "serving %s over %s (%s chunks, profile %s)",
+            live.uri,
+            args.transport,
+            live.manifest.counts.chunks,
+            profile.name,
+        )
         if args.transport == "stdio":
             server.run("stdio")
         else:

@@ -5,14 +5,14 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
-from arag_mcp.indexer.manifest import IndexStoreError, check_manifest, normalise_uri, read_manifest
+from arag_mcp.indexer.manifest import IndexStoreError, Manifest, check_manifest, normalise_uri, read_manifest
 
 if TYPE_CHECKING:
     from arag_mcp.indexer.embedding import Embedder
-    from arag_mcp.indexer.store import IndexSnapshot
+    from arag_mcp.indexer.reader import IndexSnapshot
 
 log = logging.getLogger(__name__)
 
@@ -22,8 +22,8 @@ EmbeddingKey = tuple[str, str]
 """(model, embedding backend): what a build's vectors were made with, so queries are made the same way."""
 
 
-def embedding_key(manifest: dict[str, Any]) -> EmbeddingKey:
-    return manifest["model"], manifest["embedding_backend"]
+def embedding_key(manifest: Manifest) -> EmbeddingKey:
+    return manifest.model, manifest.embedding_backend
 
 
 class ModelNotReady(Exception):
@@ -41,7 +41,7 @@ class LiveIndex:
 
     def __init__(self, uri: str, reload_seconds: float = 2.0, device: str | None = None) -> None:
         self.uri = normalise_uri(uri)
-        self.manifest: dict[str, Any] = check_manifest(self.uri)
+        self.manifest: Manifest = check_manifest(self.uri)
         self.reload_seconds = reload_seconds
         self.device = device
         self._snapshot: IndexSnapshot | None = None
@@ -66,7 +66,7 @@ class LiveIndex:
 
     def _open(self, load_model: bool) -> None:
         try:
-            from arag_mcp.indexer.store import open_index
+            from arag_mcp.indexer.reader import open_index
 
             self._snapshot = open_index(self.uri)
             self.manifest = self._snapshot.manifest
@@ -93,14 +93,14 @@ class LiveIndex:
         return self._snapshot
 
     def _reload_if_changed(self) -> None:
-        from arag_mcp.indexer.store import open_index
+        from arag_mcp.indexer.reader import open_index
 
         try:
             manifest = read_manifest(self.uri)
-            if manifest and manifest["tables"] != self._snapshot.manifest["tables"]:
+            if manifest and manifest.get("tables") != self._snapshot.manifest.raw["tables"]:
                 self._snapshot = open_index(self.uri)
                 self.manifest = self._snapshot.manifest
-                log.info("serving the build of %s committed at %s", self.uri, self.manifest["built_at"])
+                log.info("serving the build of %s committed at %s", self.uri, self.manifest.built_at)
         except Exception as exc:  # noqa: BLE001 - keep serving the build we have
             log.warning("could not open the new build of %s, still serving the previous one: %s", self.uri, exc)
 

@@ -6,14 +6,19 @@ text), so both carry everything: ids, titles, sources, snippets, chunk text and 
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field
 
-from .retrieval import SNIPPET_SEPARATOR, Chunk, KeywordHit, SemanticHit
+from .conversations import Delivery, DeliveryStatus
+from .retrieval import SNIPPET_SEPARATOR, Hit
+
+if TYPE_CHECKING:
+    from arag_mcp.indexer.reader import Chunk
 
 MAX_SNIPPET_CHARS = 1200
 READ_BEFORE = "This chunk has been read before"
+SESSION_FIELD = Field(description="the conversation's handle: pass it back as `session` in every later call")
 
 
 class KeywordResult(BaseModel):
@@ -22,14 +27,18 @@ class KeywordResult(BaseModel):
     source: str
     score: int = Field(description="sum over keywords of occurrences x keyword length")
     snippet: str = Field(description="the chunk's sentences that contain a keyword, joined with ' ... '")
+    status: DeliveryStatus | None = Field(None, description="whether the chunk's full text is in `text`")
+    text: str | None = Field(None, description="the chunk's full text, where the tool returns whole chunks")
 
 
 class SemanticResult(BaseModel):
     chunk_id: str
     title: str
     source: str
-    score: float = Field(description="cosine similarity of the chunk's best sentence to the query")
+    score: float = Field(description="cosine similarity of the chunk's best sentence (or vector) to the query")
     sentences: list[str] = Field(description="the chunk's matched sentences, in document order")
+    status: DeliveryStatus | None = Field(None, description="whether the chunk's full text is in `text`")
+    text: str | None = Field(None, description="the chunk's full text, where the tool returns whole chunks")
 
 
 class ChunkResult(BaseModel):
@@ -42,20 +51,20 @@ class ChunkResult(BaseModel):
     next_chunk_id: str | None = None
 
 
-class SearchOutput(BaseModel):
+class ToolOutput(BaseModel):
     message: str
-    session: str | None = Field(None, description="pass back as `session` in later calls")
+    session: str = SESSION_FIELD
 
 
-class KeywordSearchOutput(SearchOutput):
+class KeywordSearchOutput(ToolOutput):
     results: list[KeywordResult]
 
 
-class SemanticSearchOutput(SearchOutput):
+class SemanticSearchOutput(ToolOutput):
     results: list[SemanticResult]
 
 
-class ChunkReadOutput(SearchOutput):
+class ChunkReadOutput(ToolOutput):
     chunks: list[ChunkResult]
 
 
@@ -72,44 +81,76 @@ def bounded_sentences(sentences: list[str], limit: int = MAX_SNIPPET_CHARS) -> l
     return kept
 
 
-def keyword_output(hits: list[KeywordHit], keywords: list[str], session: str | None) -> KeywordSearchOutput:
-    results = [
-        KeywordResult(
-            chunk_id=hit.chunk_id,
-            title=hit.title,
-            source=hit.source,
-            score=hit.score,
-            snippet=SNIPPET_SEPARATOR.join(bounded_sentences(hit.snippet)),
+def _delivered(deliveries: list[Delivery] | None, at: int) -> tuple[DeliveryStatus | None, str | None]:
+    if deliveries is None:
+        return None, None
+    delivery = deliveries[at]
+    return delivery.status, delivery.chunk.text if delivery.status == "ok" and delivery.chunk else None
+
+
+def keyword_output(
+    hits: list[Hit], keywords: list[str], session: str, notice: str, deliveries: list[Delivery] | None
+) -> KeywordSearchOutput:
+    results = []
+    for at, hit in enumerate(hits):
+        status, text = _delivered(deliveries, at)
+        results.append(
+            KeywordResult(
+                chunk_id=hit.chunk.chunk_id,
+                title=hit.chunk.title,
+                source=hit.chunk.source,
+                score=int(hit.score),
+                snippet=SNIPPET_SEPARATOR.join(bounded_sentences(hit.matched)),
+                status=status,
+                text=text,
+            )
         )
-        for hit in hits
-    ]
     if results:
-        message = f"{len(results)} chunks contain {keywords}. Snippets are partial: chunk_read the relevant ids."
+        count = f"{len(results)} {'chunk contains' if len(results) == 1 else 'chunks contain'} {keywords}."
+        message = f"{count} {_next_step(deliveries, 'Snippets are partial: chunk_read the relevant ids.')}"
     else:
-        message = f"No chunk contains any of {keywords}. Try shorter or alternative terms, or semantic_search."
-    return KeywordSearchOutput(message=message, session=session, results=results)
+        message = f"No chunk contains any of {keywords}. Try shorter or alternative terms, or another search."
+    return KeywordSearchOutput(message=_with_notice(notice, message), session=session, results=results)
 
 
-def semantic_output(hits: list[SemanticHit], session: str | None) -> SemanticSearchOutput:
-    results = [
-        SemanticResult(
-            chunk_id=hit.chunk_id,
-            title=hit.title,
-            source=hit.source,
-            score=round(hit.score, 4),
-            sentences=bounded_sentences(hit.sentences),
+def semantic_output(
+    hits: list[Hit], session: str, notice: str, deliveries: list[Delivery] | None, ranked_by: str
+) -> SemanticSearchOutput:
+    results = []
+    for at, hit in enumerate(hits):
+        status, text = _delivered(deliveries, at)
+        results.append(
+            SemanticResult(
+                chunk_id=hit.chunk.chunk_id,
+                title=hit.chunk.title,
+                source=hit.chunk.source,
+                score=round(hit.score, 4),
+                sentences=bounded_sentences(hit.matched),
+                status=status,
+                text=text,
+            )
         )
-        for hit in hits
-    ]
-    message = (
-        f"{len(results)} chunks ranked by their best sentence. Matched sentences are partial: chunk_read the relevant ids."
-        if results
-        else "The index is empty."
-    )
-    return SemanticSearchOutput(message=message, session=session, results=results)
+    if results:
+        count = f"{len(results)} {'chunk' if len(results) == 1 else 'chunks'} ranked by {ranked_by}."
+        message = f"{count} {_next_step(deliveries, 'Matched sentences are partial: chunk_read the relevant ids.')}"
+    else:
+        message = "The index is empty."
+    return SemanticSearchOutput(message=_with_notice(notice, message), session=session, results=results)
 
 
-def chunk_result(chunk: Chunk) -> ChunkResult:
+def _next_step(deliveries: list[Delivery] | None, partial: str) -> str:
+    """What the model should do next: read the chunks, or (whole chunks returned) nothing more."""
+    if deliveries is None:
+        return partial
+    held_back = [d.chunk_id for d in deliveries if d.status == "not_sent"]
+    note = "Full chunk texts are included; a chunk sent earlier in this conversation is marked read before."
+    return f"{note} Not sent (size limit): {held_back}; search again for them." if held_back else note
+
+
+def chunk_result(delivery: Delivery) -> ChunkResult:
+    chunk: Chunk | None = delivery.chunk if delivery.status == "ok" else None
+    if chunk is None:
+        return ChunkResult(chunk_id=delivery.chunk_id, status=delivery.status)
     return ChunkResult(
         chunk_id=chunk.chunk_id,
         status="ok",
@@ -121,9 +162,20 @@ def chunk_result(chunk: Chunk) -> ChunkResult:
     )
 
 
+def chunk_read_output(deliveries: list[Delivery], session: str, notice: str) -> ChunkReadOutput:
+    not_sent = [d.chunk_id for d in deliveries if d.status == "not_sent"]
+    message = f"Not sent (size limit): {not_sent}; call chunk_read again with them." if not_sent else ""
+    return ChunkReadOutput(
+        message=_with_notice(notice, message), session=session, chunks=[chunk_result(d) for d in deliveries]
+    )
+
+
+def _with_notice(notice: str, message: str) -> str:
+    return f"{notice} {message}".strip()
+
+
 def keyword_text(output: KeywordSearchOutput) -> str:
-    rows = [(r, str(r.score), f"snippet: {r.snippet}") for r in output.results]
-    return _search_text(output, rows)
+    return _search_text(output, [(r, str(r.score), f"snippet: {r.snippet}") for r in output.results])
 
 
 def semantic_text(output: SemanticSearchOutput) -> str:
@@ -131,13 +183,18 @@ def semantic_text(output: SemanticSearchOutput) -> str:
     return _search_text(output, rows)
 
 
-def _search_text(output: SearchOutput, rows: list[tuple[KeywordResult | SemanticResult, str, str]]) -> str:
+def _search_text(output: ToolOutput, rows: list[tuple[KeywordResult | SemanticResult, str, str]]) -> str:
     lines = [output.message]
     for rank, (result, score, body) in enumerate(rows, 1):
         lines.append(
             f"[{rank}] chunk_id: {result.chunk_id} | title: {result.title} | source: {result.source} | score: {score}"
         )
-        lines.append(f"    {body}")
+        if result.status is None or result.status == "not_sent":
+            lines.append(f"    {body}")
+        if result.status == "ok":
+            lines.append(result.text or "")
+        elif result.status == "read_before":
+            lines.append(f"    {READ_BEFORE}")
     return _with_session(lines, output.session)
 
 
@@ -159,7 +216,6 @@ def chunk_read_text(output: ChunkReadOutput) -> str:
     return _with_session(lines, output.session)
 
 
-def _with_session(lines: list[str], session: str | None) -> str:
-    if session:
-        lines.append(f'session: {session} (pass session="{session}" in later calls)')
+def _with_session(lines: list[str], session: str) -> str:
+    lines.append(f'session: {session} (pass session="{session}" in later calls)')
     return "\n".join(lines)

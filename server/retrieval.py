@@ -1,7 +1,7 @@
 """The A-RAG retrieval operations as plain functions over an index snapshot.
 
-Nothing here knows about MCP: the server layer validates arguments, tracks what a session has
-read and renders results.
+Nothing here knows about MCP or conversations: the tools validate arguments, conversations.py
+tracks what a conversation has read, results.py renders hits.
 """
 
 from __future__ import annotations
@@ -13,11 +13,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from arag_mcp.indexer.ids import chunk_id, parse_chunk_id
 from arag_mcp.indexer.terms import lower, words_of
 
 if TYPE_CHECKING:
-    from arag_mcp.indexer.store import IndexSnapshot
+    from arag_mcp.indexer.reader import Chunk, IndexSnapshot, SentenceMatches
 
 SNIPPET_SEPARATOR = " ... "
 MATCHED_SENTENCES = 3
@@ -26,31 +25,12 @@ PHRASE_READ_BATCH = 64
 
 
 @dataclass(frozen=True)
-class KeywordHit:
-    chunk_id: str
-    title: str
-    source: str
-    score: int
-    snippet: list[str]
+class Hit:
+    """A ranked chunk and the sentences that made it match (keywords found, or nearest the query)."""
 
-
-@dataclass(frozen=True)
-class SemanticHit:
-    chunk_id: str
-    title: str
-    source: str
+    chunk: Chunk
     score: float
-    sentences: list[str]
-
-
-@dataclass(frozen=True)
-class Chunk:
-    chunk_id: str
-    title: str
-    source: str
-    text: str
-    previous_chunk_id: str | None
-    next_chunk_id: str | None
+    matched: list[str]
 
 
 def normalise_keywords(keywords: Sequence[str]) -> list[str]:
@@ -59,7 +39,7 @@ def normalise_keywords(keywords: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(lower(pa.array(stripped, pa.string())).to_pylist()))
 
 
-def keyword_search(snapshot: IndexSnapshot, keywords: Sequence[str], top_k: int) -> list[KeywordHit]:
+def keyword_search(snapshot: IndexSnapshot, keywords: Sequence[str], top_k: int) -> list[Hit]:
     """Chunks ranked by keyword score (ties: chunk id), with the sentences that contain a keyword.
 
     Scores are exact (the definition above) but come from the terms table's postings, not from a
@@ -85,17 +65,9 @@ def keyword_search(snapshot: IndexSnapshot, keywords: Sequence[str], top_k: int)
             bound += _phrase_bound(split, counts, len(known)) * len(term)
     scores = _resolve_phrases(snapshot, phrases, known, bound, top_k)
     best = top_chunks(scores, lookup.chunk_id_rank, top_k)
-    rows = snapshot.chunks_at(best, ["chunk_id", "title", "source", "text", "sentence_starts", "sentence_ends"])
-    by_number = {row["number"]: row for row in rows.to_pylist()}
+    chunks = snapshot.chunks_at(best)
     return [
-        KeywordHit(
-            by_number[number]["chunk_id"],
-            by_number[number]["title"],
-            by_number[number]["source"],
-            int(scores[number]),
-            _matching_sentences(by_number[number], terms),
-        )
-        for number in best.tolist()
+        Hit(chunks[number], int(scores[number]), _matching_sentences(chunks[number], terms)) for number in best.tolist()
     ]
 
 
@@ -154,9 +126,8 @@ def _resolve_phrases(
             if (challenge, -rank[challenger]) < (scores[kth], -rank[kth]):
                 break
         reading, pending = pending[:batch], pending[batch:]
-        texts = snapshot.chunks_at(reading, ["text"])
-        numbers = texts["number"].to_numpy()
-        lowered = lower(texts["text"])
+        numbers, texts = snapshot.texts_at(reading)
+        lowered = lower(texts)
         for phrase in phrases:
             scores[numbers] += pc.count_substring(lowered, pattern=phrase).to_numpy(zero_copy_only=False) * len(phrase)
         settled[numbers] = True
@@ -174,9 +145,8 @@ def top_chunks(scores: np.ndarray, id_rank: np.ndarray, top_k: int) -> np.ndarra
     return scored[order[:top_k]]
 
 
-def _matching_sentences(row: dict, terms: Sequence[str]) -> list[str]:
-    text = row["text"]
-    sentences = [text[start:end] for start, end in zip(row["sentence_starts"], row["sentence_ends"])]
+def _matching_sentences(chunk: Chunk, terms: Sequence[str]) -> list[str]:
+    sentences = chunk.sentences
     lowered = lower(pa.array(sentences, pa.string()))
     matching = np.zeros(len(sentences), dtype=bool)
     for term in terms:
@@ -184,27 +154,22 @@ def _matching_sentences(row: dict, terms: Sequence[str]) -> list[str]:
     return [sentence for sentence, keep in zip(sentences, matching) if keep]
 
 
-def semantic_search(snapshot: IndexSnapshot, query_vector: np.ndarray, top_k: int) -> list[SemanticHit]:
+def semantic_search(snapshot: IndexSnapshot, query_vector: np.ndarray, top_k: int) -> list[Hit]:
     """Chunks ranked by their best sentence's cosine similarity to the query.
 
     The nearest `candidate_pool(top_k)` sentences are grouped by chunk; a chunk's matched
     sentences are its best `MATCHED_SENTENCES` among them, shown in document order.
     """
     pool = candidate_pool(top_k)
-    total = snapshot.manifest["counts"]["sentences"]
+    total = snapshot.manifest.counts.sentences
     while True:
-        nearest = snapshot.nearest_sentences(query_vector, pool, ["chunk_id", "ordinal", "text"])
-        grouped = group_by_chunk(nearest)
+        grouped = group_by_chunk(snapshot.nearest_sentences(query_vector, pool))
         if len(grouped) >= top_k or pool >= total:
             break
         pool *= 4
     ranked = sorted(grouped.items(), key=lambda item: (-item[1][0], item[0]))[:top_k]
-    rows = snapshot.chunk_rows([cid for cid, _ in ranked], ["title", "source"])
-    return [
-        SemanticHit(cid, rows[cid]["title"], rows[cid]["source"], score, best_sentences(sentences))
-        for cid, (score, sentences) in ranked
-        if cid in rows
-    ]
+    chunks = snapshot.chunks([cid for cid, _ in ranked])
+    return [Hit(chunks[cid], score, best_sentences(sentences)) for cid, (score, sentences) in ranked if cid in chunks]
 
 
 def candidate_pool(top_k: int) -> int:
@@ -218,34 +183,19 @@ def best_sentences(sentences: list[tuple[float, int, str]]) -> list[str]:
     return [text for _, _, text in sorted(best, key=lambda item: item[1])]
 
 
-def group_by_chunk(nearest: pa.Table) -> dict[str, tuple[float, list[tuple[float, int, str]]]]:
-    """chunk id → (best similarity, [(similarity, sentence ordinal, text), ...]) from nearest sentences."""
+def group_by_chunk(nearest: SentenceMatches) -> dict[str, tuple[float, list[tuple[float, int, str]]]]:
+    """chunk id → (best similarity, [(similarity, sentence position, text), ...]) from nearest sentences."""
     grouped: dict[str, tuple[float, list[tuple[float, int, str]]]] = {}
-    similarities = (
-        (1.0 - nearest["_distance"].to_numpy()).tolist() if nearest.num_rows else []
-    )  # dot distance = 1 - cos
-    for cid, ordinal, text, score in zip(
-        nearest["chunk_id"].to_pylist(), nearest["ordinal"].to_pylist(), nearest["text"].to_pylist(), similarities
-    ):
+    for cid, position, text, score in zip(nearest.chunk_ids, nearest.positions, nearest.texts, nearest.similarities):
         best, sentences = grouped.get(cid, (score, []))
-        sentences.append((score, ordinal, text))
+        sentences.append((score, position, text))
         grouped[cid] = (max(best, score), sentences)
     return grouped
 
 
-def read_chunks(snapshot: IndexSnapshot, chunk_ids: Sequence[str]) -> dict[str, Chunk]:
-    """Full text and neighbour ids of the chunks with these ids (unknown ids are absent)."""
-    wanted = [cid for cid in chunk_ids if parse_chunk_id(cid)]
-    rows = snapshot.chunk_rows(wanted, ["title", "source", "text", "doc_key", "ordinal", "doc_chunks"])
-    chunks = {}
-    for cid, row in rows.items():
-        ordinal, count = row["ordinal"], row["doc_chunks"]
-        chunks[cid] = Chunk(
-            cid,
-            row["title"],
-            row["source"],
-            row["text"],
-            chunk_id(row["doc_key"], ordinal - 1) if ordinal > 0 else None,
-            chunk_id(row["doc_key"], ordinal + 1) if ordinal + 1 < count else None,
-        )
-    return chunks
+def naive_search(snapshot: IndexSnapshot, query_vector: np.ndarray, top_k: int) -> list[Hit]:
+    """Naive RAG: chunks ranked by their own vector's cosine similarity to the query (ties: chunk id)."""
+    nearest = snapshot.nearest_chunks(query_vector, top_k)
+    chunks = snapshot.chunks([cid for cid, _ in nearest])
+    ranked = sorted(nearest, key=lambda item: (-item[1], item[0]))
+    return [Hit(chunks[cid], score, []) for cid, score in ranked if cid in chunks]

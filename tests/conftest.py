@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "bench"))  # brute_force.py: the tools' definitions, shared with the benchmarks
 SAMPLE = REPO / "examples" / "sample"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 BENCH_DATA = REPO.parent / "shared" / "bench-data"

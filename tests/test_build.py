@@ -14,7 +14,8 @@ import pytest
 from arag_mcp.indexer.build import BuildOptions, build_index
 from arag_mcp.indexer.ids import doc_key
 from arag_mcp.indexer.manifest import read_manifest
-from arag_mcp.indexer.store import SENTENCES, TABLES, open_index
+from arag_mcp.indexer.reader import open_index
+from arag_mcp.indexer.schema import SENTENCES, TABLES
 
 from .conftest import BENCH_DATA, SAMPLE, run_cli
 
@@ -24,11 +25,11 @@ QUIET = BuildOptions(progress=False)
 def test_sample_index_has_tables_and_manifest(sample_index: Path):
     snapshot = open_index(str(sample_index))
     manifest = snapshot.manifest
-    assert manifest["model"] == "all-MiniLM-L6-v2"
-    assert manifest["dimension"] == 384
-    assert manifest["chunk_tokens"] == 1000
-    assert manifest["counts"] == {"documents": 6, "chunks": 6, "sentences": snapshot.sentences.count_rows()}
-    chunks = snapshot.chunks.to_pandas()
+    assert manifest.raw["model"] == "all-MiniLM-L6-v2"
+    assert manifest.raw["dimension"] == 384
+    assert manifest.raw["chunk_tokens"] == 1000
+    assert manifest.raw["counts"] == {"documents": 6, "chunks": 6, "sentences": snapshot.sentence_table.count_rows()}
+    chunks = snapshot.chunk_table.to_pandas()
     assert set(chunks["title"]) == {
         "Marie Curie",
         "Pierre Curie",
@@ -40,7 +41,7 @@ def test_sample_index_has_tables_and_manifest(sample_index: Path):
     radium = chunks[chunks["doc_id"] == "radium"].iloc[0]
     assert json.loads(radium["metadata"]) == {"category": "element"}
     assert radium["chunk_id"] == f"{doc_key('radium')}-0"
-    sentences = snapshot.sentences.to_pandas()
+    sentences = snapshot.sentence_table.to_pandas()
     assert sentences["vector"].map(len).eq(384).all()
     for _, row in sentences.iterrows():
         text = chunks.set_index("chunk_id").loc[row["chunk_id"], "text"]
@@ -55,7 +56,7 @@ def test_chunks_are_bounded_and_sentence_aligned(tmp_path: Path, embedder):
     build_index(
         [tmp_path / "long.txt", tmp_path / "short.txt"], str(index), BuildOptions(chunk_tokens=60, progress=False)
     )
-    chunks = open_index(str(index)).chunks.to_pandas().sort_values(["doc_id", "ordinal"])
+    chunks = open_index(str(index)).chunk_table.to_pandas().sort_values(["doc_id", "ordinal"])
     long_chunks = chunks[chunks["doc_id"].str.endswith("long.txt")]
     assert len(long_chunks) > 10
     assert (long_chunks["tokens"] <= 60).all()
@@ -73,7 +74,7 @@ def test_overlong_sentence_is_split_hard(tmp_path: Path):
     (tmp_path / "run-on.txt").write_text(words)
     index = tmp_path / "idx"
     build_index([tmp_path / "run-on.txt"], str(index), BuildOptions(chunk_tokens=100, progress=False))
-    chunks = open_index(str(index)).chunks.to_pandas().sort_values("ordinal")
+    chunks = open_index(str(index)).chunk_table.to_pandas().sort_values("ordinal")
     assert len(chunks) > 4
     assert (chunks["tokens"] <= 100).all()
     assert " ".join(chunks["text"]).split() == words.split()
@@ -103,10 +104,10 @@ def test_incremental_build_embeds_only_changes(tmp_path: Path):
     update = build_index([corpus], index, QUIET)
     assert (update.embedded_documents, update.unchanged_documents, update.deleted_documents) == (2, 1, 1)
 
-    chunks = open_index(index).chunks.to_pandas()
+    chunks = open_index(index).chunk_table.to_pandas()
     assert sorted(chunks["title"]) == ["A", "B", "D"]
     assert "edited" in chunks[chunks["title"] == "B"]["text"].item()
-    sentences = open_index(index).sentences.to_pandas()
+    sentences = open_index(index).sentence_table.to_pandas()
     assert set(sentences["chunk_id"]) == set(chunks["chunk_id"])
     assert not sentences["text"].str.contains("Gamma").any()
 
@@ -152,15 +153,15 @@ def test_killed_build_leaves_previous_index_and_next_run_completes(tmp_path: Pat
 
     after_kill = open_index(str(index))
     assert after_kill.version == committed
-    assert after_kill.chunks.count_rows() == 1 and after_kill.sentences.count_rows() == 2
+    assert after_kill.chunk_table.count_rows() == 1 and after_kill.sentence_table.count_rows() == 2
     assert read_manifest(str(index))["counts"]["documents"] == 1
 
     summary = build_index([corpus], str(index), QUIET)
     assert summary.documents == 301 and summary.unchanged_documents == 1
     final = open_index(str(index))
-    assert final.chunks.count_rows() == 301
-    assert final.sentences.count_rows() == 2 + 600
-    assert final.sentences.to_pandas()["chunk_id"].nunique() == 301
+    assert final.chunk_table.count_rows() == 301
+    assert final.sentence_table.count_rows() == 2 + 600
+    assert final.sentence_table.to_pandas()["chunk_id"].nunique() == 301
 
 
 def test_bad_input_is_one_line_without_traceback(tmp_path: Path):
@@ -212,7 +213,7 @@ def test_index_refuses_another_model(tmp_path: Path, sample_index: Path):
     build_index([SAMPLE / "pierre-curie.md"], str(index), QUIET)
     result = run_cli("arag_mcp.indexer", "build", str(SAMPLE), "--index", str(index), "--model", str(other), "--quiet")
     _assert_one_line_error(result, "--model all-MiniLM-L6-v2")
-    assert open_index(str(index)).manifest["counts"]["documents"] == 1
+    assert open_index(str(index)).manifest.raw["counts"]["documents"] == 1
 
 
 def test_info_prints_manifest(sample_index: Path):
@@ -230,7 +231,7 @@ def test_shared_corpus_indexes_as_is(tmp_path: Path):
     subset.write_text("\n".join(lines) + "\n")
     summary = build_index([subset], str(tmp_path / "idx"), QUIET)
     assert summary.documents == 40 and summary.chunks == 40
-    titles = set(open_index(str(tmp_path / "idx")).chunks.to_pandas()["title"])
+    titles = set(open_index(str(tmp_path / "idx")).chunk_table.to_pandas()["title"])
     assert json.loads(lines[0])["title"] in titles
 
 

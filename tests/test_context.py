@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 from arag_mcp.indexer.build import BuildOptions, build_index
 from arag_mcp.indexer.context import CONTEXT_TERMS, chunk_context_terms, embedding_text
-from arag_mcp.indexer.store import open_index
+from arag_mcp.indexer.reader import open_index
 
 CHUNKS = [
     "The patient has basal cell carcinoma of the skin. Basal cells divide in the epidermis. It was 2019.",
@@ -45,8 +45,8 @@ def test_built_vectors_embed_each_sentence_in_its_context(tmp_path: Path, embedd
     corpus.write_text("".join(json.dumps(record) + "\n" for record in records))
     build_index([corpus], str(tmp_path / "idx"), BuildOptions(chunk_tokens=40, progress=False))
     snapshot = open_index(str(tmp_path / "idx"))
-    assert snapshot.manifest["sentence_context"] == "title+chunk-terms-8"
-    chunks = snapshot.chunks.to_pandas().sort_values(["doc_id", "ordinal"])
+    assert snapshot.manifest.raw["sentence_context"] == "title+chunk-terms-8"
+    chunks = snapshot.chunk_table.to_pandas().sort_values(["doc_id", "ordinal"])
     long_chunks = chunks[chunks["doc_id"] == "long"]
     assert len(long_chunks) > 1
     terms = {
@@ -54,7 +54,7 @@ def test_built_vectors_embed_each_sentence_in_its_context(tmp_path: Path, embedd
         **{cid: [] for cid in chunks[chunks["doc_id"] == "short"]["chunk_id"]},
     }
     titles = dict(zip(chunks["chunk_id"], chunks["title"]))
-    sentences = snapshot.sentences.to_pandas()
+    sentences = snapshot.sentence_table.to_pandas()
     expected_texts = [
         embedding_text(titles[cid], terms[cid], text) for cid, text in zip(sentences["chunk_id"], sentences["text"])
     ]

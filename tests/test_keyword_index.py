@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 from arag_mcp.indexer import terms
 from arag_mcp.indexer.build import BuildOptions, build_index
-from arag_mcp.indexer.store import open_index
+from arag_mcp.indexer.reader import open_index
 from arag_mcp.server import retrieval
+from brute_force import keyword_ranking
 
 WORDS = (
     "the there other cat catalogue concatenate dog house doghouse river riverside born reborn film "
@@ -29,17 +30,6 @@ def write_corpus(folder: Path, seed: int, count: int) -> None:
         records.append({"id": f"doc-{number}", "title": f"Doc {number}", "text": " ".join(sentences)})
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "corpus.jsonl").write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in records), "utf-8")
-
-
-def brute_force(snapshot, keywords: list[str], top_k: int) -> list[tuple[str, int]]:
-    table = snapshot.chunks.search().select(["chunk_id", "text"]).limit(None).to_arrow()
-    lowered_keywords = list(dict.fromkeys(k.strip().lower() for k in keywords if k.strip()))
-    scored = []
-    for cid, text in zip(table["chunk_id"].to_pylist(), table["text"].to_pylist()):
-        score = sum(text.lower().count(k) * len(k) for k in lowered_keywords)
-        if score:
-            scored.append((-score, cid))
-    return [(cid, -score) for score, cid in sorted(scored)[:top_k]]
 
 
 def queries(seed: int) -> list[list[str]]:
@@ -69,7 +59,7 @@ def churned_index(tmp_path_factory) -> Path:
 def test_terms_table_has_several_segments(churned_index: Path):
     snapshot = open_index(str(churned_index))
     assert len(snapshot.keywords.word_rows) > len(snapshot.keywords.words)  # a word split over segments
-    assert len(snapshot.keywords.chunk_ids) == snapshot.chunks.count_rows() == 31
+    assert len(snapshot.keywords.chunk_ids) == snapshot.chunk_table.count_rows() == 31
 
 
 @pytest.mark.parametrize("read_batch", [retrieval.PHRASE_READ_BATCH, 1])
@@ -77,11 +67,13 @@ def test_keyword_search_equals_brute_force(churned_index: Path, read_batch: int,
     """Also with phrase texts read one chunk at a time, so the bound stops reading early."""
     monkeypatch.setattr(retrieval, "PHRASE_READ_BATCH", read_batch)
     snapshot = open_index(str(churned_index))
+    chunks = snapshot.all_chunks()
+    ids, texts = [c.chunk_id for c in chunks], [c.text for c in chunks]
     checked = 0
     for keywords in queries(seed=3):
         for top_k in (1, 5, 50):
-            got = [(hit.chunk_id, hit.score) for hit in retrieval.keyword_search(snapshot, keywords, top_k)]
-            assert got == brute_force(snapshot, keywords, top_k), keywords
+            got = [(hit.chunk.chunk_id, hit.score) for hit in retrieval.keyword_search(snapshot, keywords, top_k)]
+            assert got == keyword_ranking(ids, texts, keywords, top_k), keywords
             checked += bool(got)
     assert checked > 200
 
@@ -89,14 +81,14 @@ def test_keyword_search_equals_brute_force(churned_index: Path, read_batch: int,
 def test_snippets_are_the_sentences_holding_a_keyword(churned_index: Path):
     snapshot = open_index(str(churned_index))
     [hit] = retrieval.keyword_search(snapshot, ["DOGHOUSE of"], top_k=1)
-    assert hit.snippet == ["The doghouse of Marie."]
+    assert hit.matched == ["The doghouse of Marie."]
 
 
 def test_chunk_rows_are_found_by_id_after_incremental_builds(churned_index: Path):
     snapshot = open_index(str(churned_index))
-    table = snapshot.chunks.search().select(["chunk_id", "title"]).limit(None).to_arrow()
+    table = snapshot.chunk_table.search().select(["chunk_id", "title"]).limit(None).to_arrow()
     titles = dict(zip(table["chunk_id"].to_pylist(), table["title"].to_pylist()))
     ids = sorted(titles)
     unknown = ["", ids[0][:-1], ids[len(ids) // 2] + "0", "~" + ids[-1]]  # before, between and after the ids
-    rows = snapshot.chunk_rows([*reversed(ids), *unknown, ids[0]], ["title"])
-    assert {cid: row["title"] for cid, row in rows.items()} == titles
+    found = snapshot.chunks([*reversed(ids), *unknown, ids[0]])
+    assert {cid: chunk.title for cid, chunk in found.items()} == titles

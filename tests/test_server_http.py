@@ -1,4 +1,4 @@
-"""The real server over streamable HTTP and SSE: concurrent sessions keep separate read sets."""
+"""The real server over streamable HTTP and SSE: concurrent conversations keep separate read sets."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ from .mcp_helpers import MODES, http_client, http_server
 
 pytestmark = pytest.mark.anyio
 RADIUM = f"{doc_key('radium')}-0"
-POLONIUM = f"{doc_key('polonium')}-0"
 
 
 async def read_twice(base: str, transport: str, mode: str, chunk: str, results: dict) -> None:
@@ -22,7 +21,7 @@ async def read_twice(base: str, transport: str, mode: str, chunk: str, results: 
     async with http_client(base, transport, mode) as client:
         found = await client.call_tool("keyword_search", {"keywords": ["pitchblende"]})
         session = found.structured_content["session"]
-        arguments = {"chunk_ids": [chunk], **({"session": session} if session else {})}
+        arguments = {"chunk_ids": [chunk], "session": session}
         first = await client.call_tool("chunk_read", arguments)
         await anyio.sleep(0.2)  # let the other session read in between
         second = await client.call_tool("chunk_read", arguments)
@@ -46,23 +45,7 @@ async def test_concurrent_sessions_have_isolated_dedup(sample_index: Path, trans
             session, first, second = results[name][RADIUM]
             assert (first, second) == ("ok", "read_before"), (transport, mode, results)
         handles = {results[name][RADIUM][0] for name in ("one", "two")}
-        if transport == "streamable-http" and mode == "auto":
-            # The 2026-07-28 protocol keeps no session: each client got its own explicit handle.
-            assert len(handles) == 2 and all(h and h.startswith("s-") for h in handles)
-        else:
-            assert handles == {None}
-
-
-async def test_explicit_handle_without_it_every_call_is_new(sample_index: Path):
-    with http_server(sample_index, "streamable-http") as base:
-        async with http_client(base, "streamable-http", "auto") as client:
-            first = await client.call_tool("chunk_read", {"chunk_ids": [POLONIUM]})
-            handle = first.structured_content["session"]
-            assert f'session="{handle}"' in first.content[0].text
-            again = await client.call_tool("chunk_read", {"chunk_ids": [POLONIUM], "session": handle})
-            assert again.structured_content["chunks"][0]["status"] == "read_before"
-            other = await client.call_tool("chunk_read", {"chunk_ids": [POLONIUM], "session": "s-another"})
-            assert other.structured_content["chunks"][0]["status"] == "ok"
+        assert len(handles) == 2 and all(h.startswith("s-") for h in handles)
 
 
 async def test_bearer_token_is_required_when_set(sample_index: Path):

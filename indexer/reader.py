@@ -1,0 +1,282 @@
+"""Reading a committed build: typed chunks, sentences and postings, at the versions its manifest names.
+
+Everything outside the indexer reads an index through `open_index` and the `IndexSnapshot` it
+returns; column names and manifest fields stay in here (schema.py, manifest.py).
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import lancedb
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .ids import chunk_id, parse_chunk_id
+from .manifest import REBUILD_HINT, IndexStoreError, Manifest, check_manifest, normalise_uri
+from .schema import CHUNK_VECTORS, CHUNKS, SENTENCES, TERMS, ChunkColumn, ChunkVectorColumn, SentenceColumn
+from .terms import terms_schema
+
+C = ChunkColumn
+S = SentenceColumn
+CHUNK_FIELDS = [
+    C.ID,
+    C.DOC_ID,
+    C.TITLE,
+    C.SOURCE,
+    C.TEXT,
+    C.PART,
+    C.PARTS,
+    C.SENTENCE_STARTS,
+    C.SENTENCE_ENDS,
+    C.METADATA,
+]
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One chunk of a document, with what a reader needs to place it."""
+
+    chunk_id: str
+    doc_id: str
+    title: str
+    source: str
+    text: str
+    part: int
+    """Its place in its document, from 0."""
+    parts: int
+    """How many chunks its document has."""
+    sentence_spans: tuple[tuple[int, int], ...]
+    """Character spans of its sentences in `text`."""
+    metadata: dict[str, Any]
+
+    @property
+    def previous_chunk_id(self) -> str | None:
+        return self._neighbour(self.part - 1)
+
+    @property
+    def next_chunk_id(self) -> str | None:
+        return self._neighbour(self.part + 1)
+
+    @property
+    def sentences(self) -> list[str]:
+        return [self.text[start:end] for start, end in self.sentence_spans]
+
+    def _neighbour(self, part: int) -> str | None:
+        parsed = parse_chunk_id(self.chunk_id)
+        if parsed is None or not 0 <= part < self.parts:
+            return None
+        return chunk_id(parsed[0], part)
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> Chunk:
+        metadata = row[C.METADATA]
+        return cls(
+            chunk_id=row[C.ID],
+            doc_id=row[C.DOC_ID],
+            title=row[C.TITLE] or "",
+            source=row[C.SOURCE] or "",
+            text=row[C.TEXT],
+            part=row[C.PART],
+            parts=row[C.PARTS],
+            sentence_spans=tuple(zip(row[C.SENTENCE_STARTS] or [], row[C.SENTENCE_ENDS] or [])),
+            metadata=json.loads(metadata) if metadata else {},
+        )
+
+
+@dataclass(frozen=True)
+class SentenceMatches:
+    """Sentences nearest a query, best first: parallel lists."""
+
+    chunk_ids: list[str]
+    positions: list[int]
+    """Each sentence's place in its chunk."""
+    texts: list[str]
+    similarities: list[float]
+    """Cosine similarity to the query (vectors are unit length)."""
+
+    def __len__(self) -> int:
+        return len(self.chunk_ids)
+
+
+@dataclass(frozen=True)
+class KeywordLookup:
+    """What a snapshot keeps in memory: the vocabulary, and the chunk numbers postings use with the
+    chunk ids they stand for (chunk rows are read by number, whether found by keyword or by id)."""
+
+    words: pa.Array
+    """The distinct words of the terms table, sorted."""
+    word_rows: np.ndarray
+    """Row ids of the terms table, grouped by word in `words` order (a word has a row per segment)."""
+    rows_per_word: np.ndarray
+    chunk_ids: pa.Array
+    """Chunk id by chunk number."""
+    chunk_row_ids: np.ndarray
+    """Ascending LanceDB row id by chunk number."""
+    chunk_id_rank: np.ndarray
+    """Position of each chunk number's id in sorted id order (ties are ranked by chunk id)."""
+    numbers_by_id: np.ndarray
+    """Chunk numbers in sorted id order (the inverse of chunk_id_rank): ids are found by bisection."""
+
+    @classmethod
+    def load(cls, chunks: Any, terms: Any) -> KeywordLookup:
+        rows = terms.search().select(["term"]).with_row_id(True).limit(None).to_arrow()
+        by_word = pc.sort_indices(rows["term"])
+        sorted_words = rows["term"].take(by_word).combine_chunks()
+        first = np.ones(len(sorted_words), dtype=bool)
+        if len(sorted_words):
+            first[1:] = pc.not_equal(sorted_words[1:], sorted_words[:-1]).to_numpy(zero_copy_only=False)
+        starts = np.flatnonzero(first)
+        numbered = chunks.search().select([C.ID]).with_row_id(True).limit(None).to_arrow()
+        numbered = numbered.sort_by("_rowid")
+        chunk_ids = numbered[C.ID].combine_chunks()
+        by_id = pc.sort_indices(chunk_ids).to_numpy()
+        rank = np.empty(len(chunk_ids), dtype=np.int64)
+        rank[by_id] = np.arange(len(chunk_ids))
+        return cls(
+            sorted_words.filter(pa.array(first)),
+            rows["_rowid"].to_numpy()[by_word.to_numpy()],
+            np.diff(np.append(starts, len(sorted_words))),
+            chunk_ids,
+            numbered["_rowid"].to_numpy(),
+            rank,
+            by_id,
+        )
+
+    def rows_containing(self, piece: str) -> np.ndarray:
+        """Terms-table row ids of every word that contains `piece` (lower-cased)."""
+        matched = pc.match_substring(self.words, pattern=piece).to_numpy(zero_copy_only=False)
+        return self.word_rows[np.repeat(matched, self.rows_per_word)]
+
+    def numbers_of(self, chunk_ids: Sequence[str]) -> np.ndarray:
+        """Chunk numbers of these ids, in the order given; ids not in the index are left out."""
+        numbers = []
+        for wanted in chunk_ids:
+            at = bisect.bisect_left(self.numbers_by_id, wanted, key=self._id_of)
+            if at < len(self.numbers_by_id) and self._id_of(self.numbers_by_id[at]) == wanted:
+                numbers.append(self.numbers_by_id[at])
+        return np.array(numbers, dtype=np.int64)
+
+    def _id_of(self, number: np.integer) -> str:
+        return self.chunk_ids[int(number)].as_py()
+
+
+@dataclass(frozen=True)
+class IndexSnapshot:
+    """One committed build, opened read-only at the table versions its manifest names."""
+
+    uri: str
+    manifest: Manifest
+    chunk_table: Any
+    sentence_table: Any
+    term_table: Any
+    chunk_vector_table: Any | None
+    """None in an index built before chunk vectors existed (its next build adds them)."""
+    keywords: KeywordLookup
+
+    @property
+    def version(self) -> tuple[int, ...]:
+        return tuple(self.manifest.tables.values())
+
+    @property
+    def chunk_count(self) -> int:
+        return len(self.keywords.chunk_ids)
+
+    def chunks(self, chunk_ids: Sequence[str]) -> dict[str, Chunk]:
+        """The chunks with these ids, keyed by id (unknown or malformed ids are absent)."""
+        wanted = [cid for cid in chunk_ids if parse_chunk_id(cid)]
+        return {chunk.chunk_id: chunk for chunk in self.chunks_at(self.keywords.numbers_of(wanted)).values()}
+
+    def chunks_at(self, numbers: np.ndarray) -> dict[int, Chunk]:
+        """The chunks with these chunk numbers, keyed by number."""
+        table = self._rows_at(numbers, CHUNK_FIELDS)
+        return {number: Chunk.from_row(row) for number, row in zip(table["number"].to_pylist(), table.to_pylist())}
+
+    def texts_at(self, numbers: np.ndarray) -> tuple[np.ndarray, pa.ChunkedArray]:
+        """(chunk numbers, texts) of these chunks, in no particular order: the text column alone."""
+        table = self._rows_at(numbers, [C.TEXT])
+        return table["number"].to_numpy(), table[C.TEXT]
+
+    def all_chunks(self) -> list[Chunk]:
+        """Every chunk, in chunk-number order (for reference scorers and benchmarks)."""
+        return list(self.chunks_at(np.arange(self.chunk_count)).values())
+
+    def _rows_at(self, numbers: np.ndarray, columns: Sequence[str]) -> pa.Table:
+        numbers = np.asarray(numbers, dtype=np.int64)
+        if not len(numbers):
+            schema = pa.schema([*(self.chunk_table.schema.field(c) for c in columns), pa.field("number", pa.int64())])
+            return schema.empty_table()
+        row_ids = self.keywords.chunk_row_ids[numbers]
+        table = self.chunk_table.take_row_ids(row_ids.tolist()).select(list(columns)).with_row_id().to_arrow()
+        found = np.searchsorted(self.keywords.chunk_row_ids, table["_rowid"].to_numpy())
+        table = table.drop_columns(["_rowid"]).append_column("number", pa.array(found, pa.int64()))
+        return table.take(pc.sort_indices(table["number"]))
+
+    def postings(self, row_ids: np.ndarray) -> pa.Table:
+        """Rows (term, chunks, counts) of the terms table with these row ids."""
+        if not len(row_ids):
+            return terms_schema().empty_table()
+        return self.term_table.take_row_ids(row_ids.tolist()).select(["term", "chunks", "counts"]).to_arrow()
+
+    def nearest_sentences(self, vector: np.ndarray, limit: int) -> SentenceMatches:
+        """The `limit` sentences with the highest cosine similarity to `vector` (a dot product:
+        vectors are unit length); `_distance` (1 - dot) is asked for by name, as LanceDB requires."""
+        search = self.sentence_table.search(vector.astype(np.float32)).distance_type("dot").limit(limit)
+        vector_index = self.manifest.vector_index
+        if vector_index:
+            search = search.nprobes(vector_index["nprobes"]).refine_factor(vector_index["refine_factor"])
+        found = search.select([S.CHUNK_ID, S.POSITION, S.TEXT, "_distance"]).to_arrow()
+        return SentenceMatches(
+            found[S.CHUNK_ID].to_pylist(),
+            found[S.POSITION].to_pylist(),
+            found[S.TEXT].to_pylist(),
+            (1.0 - found["_distance"].to_numpy()).tolist() if found.num_rows else [],
+        )
+
+    def nearest_chunks(self, vector: np.ndarray, limit: int) -> list[tuple[str, float]]:
+        """(chunk id, cosine similarity) of the `limit` chunks whose vector is nearest `vector`, best first."""
+        if self.chunk_vector_table is None:
+            raise IndexStoreError(
+                f"{self.uri} has no chunk vectors yet; run `arag-index build` on it once to add them (nothing is re-embedded)"
+            )
+        v = ChunkVectorColumn
+        search = self.chunk_vector_table.search(vector.astype(np.float32), vector_column_name=v.VECTOR)
+        found = search.distance_type("dot").limit(limit).select([v.CHUNK_ID, "_distance"]).to_arrow()
+        return list(zip(found[v.CHUNK_ID].to_pylist(), (1.0 - found["_distance"].to_numpy()).tolist()))
+
+    def chunk_vectors(self) -> tuple[list[str], np.ndarray]:
+        """(chunk id, vector) of every chunk: for reference scorers."""
+        v = ChunkVectorColumn
+        table = self.chunk_vector_table.search().select([v.CHUNK_ID, v.VECTOR]).limit(None).to_arrow()
+        vectors = np.asarray(table[v.VECTOR].combine_chunks().flatten().to_numpy(), dtype=np.float32)
+        return table[v.CHUNK_ID].to_pylist(), vectors.reshape(table.num_rows, -1)
+
+    def sentence_vectors(self) -> tuple[list[str], np.ndarray]:
+        """(chunk id of each sentence, its vector) for every sentence: for reference scorers."""
+        table = self.sentence_table.search().select([S.CHUNK_ID, S.VECTOR]).limit(None).to_arrow()
+        vectors = np.asarray(table[S.VECTOR].combine_chunks().flatten().to_numpy(), dtype=np.float32)
+        return table[S.CHUNK_ID].to_pylist(), vectors.reshape(table.num_rows, -1)
+
+
+def open_index(uri: str) -> IndexSnapshot:
+    """Open the committed build at `uri` read-only; IndexStoreError says what is wrong."""
+    uri = normalise_uri(uri)
+    manifest = check_manifest(uri)
+    db = lancedb.connect(uri)
+    tables: dict[str, Any] = {CHUNK_VECTORS: None}
+    for name in manifest.tables:
+        try:
+            table = db.open_table(name)
+            table.checkout(manifest.tables[name])
+        except Exception as exc:  # noqa: BLE001 - any storage failure means the index is unusable
+            raise IndexStoreError(f"{uri}: table {name!r} cannot be opened ({exc}); {REBUILD_HINT}") from None
+        tables[name] = table
+    keywords = KeywordLookup.load(tables[CHUNKS], tables[TERMS])
+    return IndexSnapshot(
+        uri, manifest, tables[CHUNKS], tables[SENTENCES], tables[TERMS], tables[CHUNK_VECTORS], keywords
+    )

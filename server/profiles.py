@@ -1,0 +1,103 @@
+"""Profiles: the tool sets a server can offer, as the A-RAG paper's configurations and ablations.
+
+A profile names its tools (methods of `Toolkit`), how each is described, the server
+instructions and the MCP prompt. `arag` is the paper's A-RAG (Full); `naive` its Naive A-RAG;
+`no-keyword`, `no-semantic` and `no-read` its ablations (w/o keyword search, w/o semantic search,
+w/o chunk read: the searches return whole chunks and chunk_read is gone).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from mcp_types import ToolAnnotations
+
+from . import texts
+from .tools import Toolkit
+
+SEARCH = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+READ = ToolAnnotations(read_only_hint=True, idempotent_hint=False, open_world_hint=False)
+"""Reads (and searches that send whole chunks) are not idempotent: a repeat says "read before"."""
+
+
+@dataclass(frozen=True)
+class Tool:
+    function: Callable
+    """The Toolkit method that implements it; its name is the tool's name."""
+    title: str
+
+    @property
+    def name(self) -> str:
+        return self.function.__name__
+
+
+KEYWORD_SEARCH = Tool(Toolkit.keyword_search, "Keyword search")
+SEMANTIC_SEARCH = Tool(Toolkit.semantic_search, "Semantic search")
+CHUNK_READ = Tool(Toolkit.chunk_read, "Read chunks")
+NAIVE_EMBEDDING_SEARCH = Tool(Toolkit.naive_embedding_search, "Embedding search (whole chunks)")
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    summary: str
+    tools: tuple[Tool, ...]
+    full_text: bool = False
+    """Searches send whole chunks instead of snippets."""
+
+    @property
+    def tool_names(self) -> list[str]:
+        return [tool.name for tool in self.tools]
+
+    @property
+    def prompt_name(self) -> str:
+        return "arag" if self.name == "arag" else f"arag-{self.name}"
+
+    def description(self, tool: Tool) -> str:
+        names = self.tool_names
+        if tool is KEYWORD_SEARCH:
+            return texts.keyword_search_description(names, self.full_text)
+        if tool is SEMANTIC_SEARCH:
+            return texts.semantic_search_description(names, self.full_text)
+        if tool is CHUNK_READ:
+            return texts.CHUNK_READ
+        return texts.NAIVE_EMBEDDING_SEARCH
+
+    def annotations(self, tool: Tool) -> ToolAnnotations:
+        sends_text = tool in (CHUNK_READ, NAIVE_EMBEDDING_SEARCH) or self.full_text
+        return READ if sends_text else SEARCH
+
+    @property
+    def instructions(self) -> str:
+        return texts.instructions(self.tool_names, self.full_text)
+
+    @property
+    def system_prompt(self) -> str:
+        return texts.system_prompt(self.tool_names, self.full_text)
+
+
+PROFILES = {
+    profile.name: profile
+    for profile in (
+        Profile(
+            "arag",
+            "A-RAG (Full): keyword and semantic search with snippets, and chunk reading",
+            (KEYWORD_SEARCH, SEMANTIC_SEARCH, CHUNK_READ),
+        ),
+        Profile(
+            "naive",
+            "Naive A-RAG: one embedding search returning whole chunks, and chunk reading",
+            (NAIVE_EMBEDDING_SEARCH, CHUNK_READ),
+        ),
+        Profile("no-keyword", "A-RAG without keyword search", (SEMANTIC_SEARCH, CHUNK_READ)),
+        Profile("no-semantic", "A-RAG without semantic search", (KEYWORD_SEARCH, CHUNK_READ)),
+        Profile(
+            "no-read",
+            "A-RAG without chunk read: both searches return whole chunks",
+            (KEYWORD_SEARCH, SEMANTIC_SEARCH),
+            full_text=True,
+        ),
+    )
+}
+DEFAULT_PROFILE = "arag"
