@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 import subprocess
 import sys
@@ -10,12 +11,13 @@ import time
 from pathlib import Path
 
 import lancedb
+import numpy as np
 import pytest
 from arag_mcp.indexer.build import BuildOptions, build_index
 from arag_mcp.indexer.ids import doc_key
-from arag_mcp.indexer.manifest import read_manifest
+from arag_mcp.indexer.manifest import IndexStoreError, read_manifest, write_manifest
 from arag_mcp.indexer.reader import open_index
-from arag_mcp.indexer.schema import SENTENCES, TABLES
+from arag_mcp.indexer.schema import CHUNK_VECTORS, SENTENCES, TABLES
 
 from .conftest import BENCH_DATA, SAMPLE, run_cli
 
@@ -204,8 +206,6 @@ def test_bad_input_is_one_line_without_traceback(tmp_path: Path):
 def test_index_refuses_another_model(tmp_path: Path, sample_index: Path):
     other = tmp_path / "other-model"
     # The same weights under another name stand in for a different model.
-    import shutil
-
     from arag_mcp.indexer.embedding import resolve_model_path
 
     shutil.copytree(resolve_model_path("all-MiniLM-L6-v2"), other)
@@ -243,3 +243,32 @@ def _assert_one_line_error(result: subprocess.CompletedProcess, *expected: str) 
     assert "Traceback" not in result.stderr
     for text in expected:
         assert text in errors[0], errors[0]
+
+
+def test_chunk_vectors_are_the_normalised_mean_of_their_sentence_vectors(sample_index: Path):
+    snapshot = open_index(str(sample_index))
+    owners, sentence_vectors = snapshot.sentence_vectors()
+    for cid, vector in zip(*snapshot.chunk_vectors()):
+        mean = sentence_vectors[[owner == cid for owner in owners]].sum(axis=0)
+        assert np.allclose(vector, mean / np.linalg.norm(mean), atol=1e-6)
+
+
+def test_an_index_without_chunk_vectors_gets_them_without_re_embedding(tmp_path: Path):
+    index = tmp_path / "idx"
+    build_index([SAMPLE], str(index), QUIET)
+    expected = dict(zip(*open_index(str(index)).chunk_vectors()))
+    manifest = read_manifest(str(index))
+    del manifest["tables"][CHUNK_VECTORS]  # as an index built before chunk vectors existed
+    write_manifest(str(index), manifest)
+    shutil.rmtree(index / f"{CHUNK_VECTORS}.lance")
+    older = open_index(str(index))
+    assert older.chunk_vector_table is None and older.chunk_count == 6
+    with pytest.raises(IndexStoreError, match="arag-index build"):
+        older.nearest_chunks(np.ones(384, dtype=np.float32), 3)
+
+    summary = build_index([SAMPLE], str(index), QUIET)
+    assert summary.embedded_sentences == 0 and summary.unchanged_documents == 6
+    ids, vectors = open_index(str(index)).chunk_vectors()
+    assert set(ids) == set(expected)
+    for cid, vector in zip(ids, vectors):
+        assert np.allclose(vector, expected[cid], atol=1e-6)
