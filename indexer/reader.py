@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import bisect
 import json
+from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import lancedb
@@ -17,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .documents import DocumentLines
 from .ids import chunk_id, parse_chunk_id
 from .manifest import REBUILD_HINT, IndexStoreError, Manifest, check_manifest, normalise_uri
 from .schema import CHUNK_VECTORS, CHUNKS, SENTENCES, TERMS, ChunkColumn, ChunkVectorColumn, SentenceColumn
@@ -24,6 +26,7 @@ from .terms import terms_schema
 
 C = ChunkColumn
 S = SentenceColumn
+DOCUMENTS_KEPT = 8
 CHUNK_FIELDS = [
     C.ID,
     C.DOC_ID,
@@ -178,6 +181,7 @@ class IndexSnapshot:
     chunk_vector_table: Any | None
     """None in an index built before chunk vectors existed (its next build adds them)."""
     keywords: KeywordLookup
+    _documents: OrderedDict[str, DocumentLines] = field(default_factory=OrderedDict, repr=False, compare=False)
 
     @property
     def version(self) -> tuple[int, ...]:
@@ -237,6 +241,38 @@ class IndexSnapshot:
             found[S.TEXT].to_pylist(),
             (1.0 - found["_distance"].to_numpy()).tolist() if found.num_rows else [],
         )
+
+    def document(self, ref: str) -> DocumentLines | None:
+        """The document a reference names (its key, or the id of any of its chunks), as numbered
+        lines; None when there is no such document. The last few are kept for repeated calls."""
+        key = ref.strip()
+        parsed = parse_chunk_id(key)
+        if parsed:
+            key = parsed[0]
+        if key in self._documents:
+            self._documents.move_to_end(key)
+            return self._documents[key]
+        head = self.chunks([chunk_id(key, 0)]).get(chunk_id(key, 0))
+        if head is None:
+            return None
+        rest = self.chunks([chunk_id(key, part) for part in range(1, head.parts)])
+        chunks = [head, *(rest[chunk_id(key, part)] for part in range(1, head.parts))]
+        document = self._documents[key] = DocumentLines.from_chunks(key, chunks)
+        while len(self._documents) > DOCUMENTS_KEPT:
+            self._documents.popitem(last=False)
+        return document
+
+    def document_sentences(self, document: DocumentLines) -> tuple[list[str], list[int], np.ndarray]:
+        """(chunk id, start offset in its chunk, vector) of every sentence of `document`."""
+        table = (
+            self.sentence_table.search()
+            .where(f"{S.DOC_KEY} = '{document.doc_key}'")
+            .select([S.CHUNK_ID, S.START, S.VECTOR])
+            .limit(None)
+            .to_arrow()
+        )
+        vectors = np.asarray(table[S.VECTOR].combine_chunks().flatten().to_numpy(), dtype=np.float32)
+        return table[S.CHUNK_ID].to_pylist(), table[S.START].to_pylist(), vectors.reshape(table.num_rows, -1)
 
     def nearest_chunks(self, vector: np.ndarray, limit: int) -> list[tuple[str, float]]:
         """(chunk id, cosine similarity) of the `limit` chunks whose vector is nearest `vector`, best first."""

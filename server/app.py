@@ -21,8 +21,10 @@ class AragServer(MCPServer):
     """MCPServer whose argument errors are one actionable line, with common slips coerced."""
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Context | None = None) -> Any:
+        tool = self._tool_manager.get_tool(name)
+        accepted = set(tool.parameters.get("properties", {})) if tool else set()
         try:
-            return await super().call_tool(name, coerce_arguments(arguments), context)
+            return await super().call_tool(name, coerce_arguments(arguments, accepted), context)
         except ToolError as exc:
             if isinstance(exc.__cause__, ValidationError):
                 raise ToolError(describe_invalid(exc.__cause__)) from None

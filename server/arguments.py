@@ -14,24 +14,37 @@ ARGUMENT_HINTS = {
     "query": "query must be a non-empty question or description",
     "top_k": f"top_k must be a whole number from 1 to {MAX_TOP_K}",
     "chunk_ids": 'chunk_ids must be a list of chunk ids from the search results, e.g. ["k3j9x2abq7-0"]',
+    "queries": 'queries must be a list of 1-5 questions or descriptions, e.g. ["who discovered radium"]',
+    "patterns": 'patterns must be a list of words or phrases, e.g. ["Nobel Prize"]',
+    "ref": "ref must be a ref (chunk id) from the search results",
+    "start_line": "start_line must be a line number from 0",
     "session": "session must be the handle string a previous result gave",
 }
-LIST_ARGUMENTS = {"keywords", "chunk_ids"}
+LIST_ARGUMENTS = {"keywords", "chunk_ids", "queries", "patterns"}
 ARGUMENT_ALIASES = {
-    "keyword": "keywords",
-    "terms": "keywords",
-    "question": "query",
-    "chunk_id": "chunk_ids",
-    "ids": "chunk_ids",
-    "k": "top_k",
-    "limit": "top_k",
+    "keyword": ("keywords",),
+    "terms": ("keywords",),
+    "question": ("query", "queries"),
+    "query": ("queries",),
+    "chunk_id": ("chunk_ids", "ref"),
+    "ids": ("chunk_ids",),
+    "id": ("ref",),
+    "pattern": ("patterns",),
+    "line": ("start_line",),
+    "k": ("top_k",),
+    "limit": ("top_k",),
 }
 
 
-def coerce_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
-    """Accept common aliases, and a single string where a list is expected."""
-    coerced = {ARGUMENT_ALIASES.get(key, key): value for key, value in arguments.items()}
-    for key in LIST_ARGUMENTS:
+def coerce_arguments(arguments: dict[str, Any], accepted: set[str]) -> dict[str, Any]:
+    """Accept common aliases of the tool's own arguments (`accepted`), and a single string where a
+    list is expected."""
+    coerced = {}
+    for key, value in arguments.items():
+        if key not in accepted:
+            key = next((name for name in ARGUMENT_ALIASES.get(key, ()) if name in accepted), key)
+        coerced[key] = value
+    for key in LIST_ARGUMENTS & accepted:
         if isinstance(coerced.get(key), str):
             coerced[key] = [coerced[key]]
     return coerced

@@ -1,5 +1,5 @@
-"""Conversations: which chunk texts each conversation has received, so "read before" is only ever
-said to the conversation that received the text.
+"""Conversations: which chunk texts and document lines each conversation has received, so "read
+before" is only ever said to the conversation that received the text.
 
 A conversation is named by a handle the server issues: a tool call that brings no `session`
 starts a new conversation, and its result carries the handle to pass back. The same rule holds on
@@ -18,11 +18,12 @@ import secrets
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
+    from arag_mcp.indexer.documents import DocumentLines
     from arag_mcp.indexer.reader import Chunk
 
 log = logging.getLogger(__name__)
@@ -45,6 +46,8 @@ class Conversation:
     handle: str
     received: set[str] = field(default_factory=set)
     """Ids of the chunks whose full text this conversation was sent."""
+    shown_lines: dict[str, set[int]] = field(default_factory=dict)
+    """Document key → the numbered lines of it this conversation was sent (find, open)."""
     notice: str = ""
     """Said once to the model: why a handle it passed was not resumed."""
 
@@ -110,6 +113,24 @@ class Conversations:
                     conversation.received.add(cid)
                     size += len(chunk.text)
         return deliveries
+
+    def lines_seen(self, conversation: Conversation, document: DocumentLines) -> set[int]:
+        """The lines of `document` this conversation has: sent as lines, or within a chunk it received."""
+        with self._lock:
+            seen = set(conversation.shown_lines.get(document.doc_key, ()))
+            for index, cid in enumerate(document.chunk_ids):
+                if cid in conversation.received:
+                    seen.update(document.chunk_lines(index))
+        return seen
+
+    def mark_lines_shown(self, conversation: Conversation, document: DocumentLines, lines: Iterable[int]) -> None:
+        """Record lines as sent; a chunk all of whose lines the conversation now has counts as received."""
+        with self._lock:
+            shown = conversation.shown_lines.setdefault(document.doc_key, set())
+            shown.update(lines)
+            for index, cid in enumerate(document.chunk_ids):
+                if cid not in conversation.received and shown.issuperset(document.chunk_lines(index)):
+                    conversation.received.add(cid)
 
     def _expire(self, now: float) -> None:
         while self._by_handle:

@@ -129,8 +129,8 @@ class LiveIndex:
         finally:
             done.set()
 
-    def query_vector(self, snapshot: IndexSnapshot, query: str, timeout: float) -> np.ndarray:
-        """The query's embedding under the model `snapshot` was built with."""
+    def query_vectors(self, snapshot: IndexSnapshot, queries: list[str], timeout: float) -> np.ndarray:
+        """The queries' embeddings under the model `snapshot` was built with."""
         key = embedding_key(snapshot.manifest)
         if not self._ensure_loading(key).wait(timeout):
             raise ModelNotReady(
@@ -139,4 +139,4 @@ class LiveIndex:
             )
         if key in self._errors:
             raise ModelNotReady(f"semantic_search is unavailable: {self._errors[key]}; use keyword_search")
-        return self._embedders[key].encode_queries([query])[0]
+        return self._embedders[key].encode_queries(queries)

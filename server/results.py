@@ -37,6 +37,7 @@ class SemanticResult(BaseModel):
     source: str
     score: float = Field(description="cosine similarity of the chunk's best sentence (or vector) to the query")
     sentences: list[str] = Field(description="the chunk's matched sentences, in document order")
+    queries: list[int] | None = Field(None, description="which queries (from 0) found this chunk")
     status: DeliveryStatus | None = Field(None, description="whether the chunk's full text is in `text`")
     text: str | None = Field(None, description="the chunk's full text, where the tool returns whole chunks")
 
@@ -179,7 +180,14 @@ def keyword_text(output: KeywordSearchOutput) -> str:
 
 
 def semantic_text(output: SemanticSearchOutput) -> str:
-    rows = [(r, f"{r.score:.4f}", f"matched: {SNIPPET_SEPARATOR.join(r.sentences)}") for r in output.results]
+    rows = [
+        (
+            r,
+            f"{r.score:.4f}" + (f" | queries: {r.queries}" if r.queries is not None else ""),
+            f"matched: {SNIPPET_SEPARATOR.join(r.sentences)}",
+        )
+        for r in output.results
+    ]
     return _search_text(output, rows)
 
 
@@ -195,7 +203,7 @@ def _search_text(output: ToolOutput, rows: list[tuple[KeywordResult | SemanticRe
             lines.append(result.text or "")
         elif result.status == "read_before":
             lines.append(f"    {READ_BEFORE}")
-    return _with_session(lines, output.session)
+    return with_session(lines, output.session)
 
 
 def chunk_read_text(output: ChunkReadOutput) -> str:
@@ -213,9 +221,9 @@ def chunk_read_text(output: ChunkReadOutput) -> str:
             lines.append(f"=== chunk_id: {chunk.chunk_id}: no such chunk in this index (use ids from the search tools)")
         else:
             lines.append(f"=== chunk_id: {chunk.chunk_id}: not sent (size limit); call chunk_read again with it")
-    return _with_session(lines, output.session)
+    return with_session(lines, output.session)
 
 
-def _with_session(lines: list[str], session: str) -> str:
+def with_session(lines: list[str], session: str) -> str:
     lines.append(f'session: {session} (pass session="{session}" in later calls)')
     return "\n".join(lines)

@@ -199,3 +199,26 @@ def naive_search(snapshot: IndexSnapshot, query_vector: np.ndarray, top_k: int) 
     chunks = snapshot.chunks([cid for cid, _ in nearest])
     ranked = sorted(nearest, key=lambda item: (-item[1], item[0]))
     return [Hit(chunks[cid], score, []) for cid, score in ranked if cid in chunks]
+
+
+@dataclass(frozen=True)
+class MergedHit:
+    """A chunk found by one or more of several queries: its best hit, and which queries found it."""
+
+    hit: Hit
+    queries: list[int]
+
+
+def merged_semantic_search(snapshot: IndexSnapshot, query_vectors: Sequence[np.ndarray], top_k: int) -> list[MergedHit]:
+    """semantic_search for each query (top_k each), merged: a chunk appears once, with its best
+    score and matched sentences; ranked by that score (ties: chunk id)."""
+    merged: dict[str, MergedHit] = {}
+    for number, vector in enumerate(query_vectors):
+        for hit in semantic_search(snapshot, vector, top_k):
+            earlier = merged.get(hit.chunk.chunk_id)
+            if earlier is None:
+                merged[hit.chunk.chunk_id] = MergedHit(hit, [number])
+            else:
+                best = hit if hit.score > earlier.hit.score else earlier.hit
+                merged[hit.chunk.chunk_id] = MergedHit(best, [*earlier.queries, number])
+    return sorted(merged.values(), key=lambda found: (-found.hit.score, found.hit.chunk.chunk_id))

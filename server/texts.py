@@ -68,6 +68,64 @@ already sent in this conversation comes back as "This chunk has been read before
 text; chunks that do not fit in one answer are named, and chunk_read fetches them. Ask about one
 thing at a time, and search again with new words taken from what you read. {SESSION_NOTE}"""
 
+SEMANTIC_SEARCH_QUERIES = """Search the knowledge base by meaning with 1 to 5 queries at once: each query is embedded and
+compared with every sentence of the corpus (cosine similarity); chunks are ranked by their best
+sentence, each query's top_k results are merged, and a chunk found by several queries appears
+once, with its best score and the queries that found it.
+
+Returns chunk ids with title, source, best score and the chunk's sentences that matched.
+Give several phrasings of one need (or its parts) in one call instead of one call each{fallback}.
+
+{after} {session}"""
+
+SEARCH = f"""Search the document collection by meaning with 1 to 5 queries at once (reformulations or parts
+of one information need). Each query is compared with every sentence of the collection; each
+query's best chunks (top_k per query, up to 10) are merged, and a passage found by several
+queries appears once, with the queries that found it.
+
+Each result has a ref (find and open take it), the document's title, file name and file type,
+its metadata, a score and a snippet of the sentences that matched. Snippets are partial: when a
+result looks relevant, look inside its document with find (words or phrases) or open (a window of
+numbered lines). {SESSION_NOTE}"""
+
+FIND = f"""Find words or phrases inside one document, given a ref from search results.
+
+Each pattern is matched case-insensitively as a substring of the document's lines (or, with
+semantic=true, by meaning: the document's sentences nearest the pattern). For each pattern you
+get how many lines match, the first matching line numbers, and up to 2 passages (the matching line
+with 2 lines either side), every line after its number; a passage identical to one already given
+is not repeated, and one this conversation already has is marked instead of sent again. Open a
+line number to read around it. Up to 10 patterns per call. {SESSION_NOTE}"""
+
+OPEN = f"""Open a window of a document's numbered lines, given a ref from search results.
+
+Shows up to 1,800 lines (and about 10,000 tokens) from start_line (default 0), headed "Viewing
+lines [a–b] of N lines", every line after its number; the header says where to continue. Lines
+are stable: a number seen in find opens the same line. Runs of lines this conversation already
+has are marked instead of sent again. {SESSION_NOTE}"""
+
+AGENTIC_INSTRUCTIONS = f"""This server searches one document collection and lets you read inside its documents.
+
+1. Search before you answer: give search several reformulations of what you need (up to 5).
+2. Judge the snippets. When they are not enough, explore progressively: find the words you need
+   inside a promising document, then open the lines around what you found.
+3. Reuse what earlier results gave you (refs, line numbers, names) before searching again.
+4. Answer concisely once the evidence suffices, citing the refs (and lines) you relied on; say so
+   when the collection does not contain the answer.
+
+{SESSION_NOTE}"""
+
+AGENTIC_PROMPT = """You are a research agent answering questions from a document collection through three tools:
+search (several queries at once), find (words or phrases inside one document) and open (a window
+of a document's numbered lines).
+
+- Always search before answering; phrase each need in a few different ways in one search.
+- Snippets are partial. When one looks relevant but incomplete, use find on its document, then
+  open the lines around the match, instead of searching again from scratch.
+- Keep track of what you have found: reuse refs and line numbers from earlier results.
+- When the evidence suffices, give a short, direct answer citing the refs and lines it rests on.
+  If the collection does not contain the answer, say so."""
+
 TOOL_GUIDES = {
     "keyword_search": "keyword_search for names, titles, numbers and exact terms",
     "semantic_search": "semantic_search for descriptions and paraphrases",
@@ -93,8 +151,21 @@ def semantic_search_description(tools: Sequence[str], full_text: bool) -> str:
     )
 
 
+def semantic_search_queries_description(tools: Sequence[str]) -> str:
+    return SEMANTIC_SEARCH_QUERIES.format(
+        fallback="; use it when keyword_search finds nothing" if "keyword_search" in tools else "",
+        after=SNIPPET_AFTER + DOCUMENT_TOOLS_AFTER if "find" in tools else SNIPPET_AFTER,
+        session=SESSION_NOTE,
+    )
+
+
+DOCUMENT_TOOLS_AFTER = " To read around a match in a long document, use find and open with its chunk id."
+
+
 def instructions(tools: Sequence[str], full_text: bool) -> str:
     """The server instructions for a tool set: the A-RAG loop, naming only the tools offered."""
+    if "search" in tools:
+        return AGENTIC_INSTRUCTIONS
     searches = "; ".join(TOOL_GUIDES[name] for name in tools if name in TOOL_GUIDES)
     if "chunk_read" in tools and not full_text and "naive_embedding_search" not in tools:
         read = (
@@ -103,6 +174,8 @@ def instructions(tools: Sequence[str], full_text: bool) -> str:
         )
     else:
         read = "3. Read: the search results carry whole chunks; read them closely before searching again."
+    if "find" in tools:
+        read += "\n   Inside a long document, find words by chunk id and open the numbered lines around them."
     return f"""This server is a hierarchical retrieval interface to one document collection (A-RAG).
 You are the retrieval agent: decide what to search, what to read, and when you know enough.
 
@@ -118,6 +191,8 @@ You are the retrieval agent: decide what to search, what to read, and when you k
 
 def system_prompt(tools: Sequence[str], full_text: bool) -> str:
     """The agent system prompt for a tool set (the paper's A-RAG prompt, in our words)."""
+    if "search" in tools:
+        return AGENTIC_PROMPT
     if "naive_embedding_search" in tools:
         return """You are a question-answering agent with one retrieval tool over a knowledge base:
 naive_embedding_search, which returns the chunks whose embedding is most similar to your query.
@@ -133,6 +208,11 @@ naive_embedding_search, which returns the chunks whose embedding is most similar
         guidance.append("- Use keyword_search for specific entities and terms; prefer short, specific keywords.")
     if "semantic_search" in tools:
         guidance.append("- Use semantic_search for concepts, or when the wording is unknown.")
+    if "find" in tools:
+        guidance.append(
+            "- semantic_search takes several phrasings of one need at once. Inside a long document,\n"
+            "  use find (words, by chunk id) and open (numbered lines) instead of searching again."
+        )
     if "chunk_read" in tools and not full_text:
         guidance.append(
             "- Search results are only snippets: read the relevant chunks with chunk_read before using them,\n"

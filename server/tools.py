@@ -15,9 +15,29 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel, Field
 
-from . import retrieval
+from . import documents, retrieval
 from .conversations import Conversation, Conversations, Delivery
-from .limits import MAX_CHUNK_IDS, MAX_KEYWORD_WORDS, MAX_KEYWORDS, MAX_QUERY_CHARS, MAX_TOP_K, MODEL_WAIT_SECONDS
+from .document_results import (
+    DocumentSearchOutput,
+    FindOutput,
+    OpenOutput,
+    find_output,
+    find_text,
+    open_output,
+    open_text,
+    search_output,
+    search_text,
+)
+from .limits import (
+    MAX_CHUNK_IDS,
+    MAX_KEYWORD_WORDS,
+    MAX_KEYWORDS,
+    MAX_QUERIES,
+    MAX_QUERY_CHARS,
+    MAX_RESULTS_PER_QUERY,
+    MAX_TOP_K,
+    MODEL_WAIT_SECONDS,
+)
 from .live_index import LiveIndex, ModelNotReady
 from .results import (
     ChunkReadOutput,
@@ -32,6 +52,7 @@ from .results import (
 )
 
 if TYPE_CHECKING:
+    from arag_mcp.indexer.documents import DocumentLines
     from arag_mcp.indexer.reader import IndexSnapshot
 
 TopK = Annotated[int, Field(ge=1, le=MAX_TOP_K, description=f"number of chunks to return (1-{MAX_TOP_K})")]
@@ -41,6 +62,17 @@ Session = Annotated[
 Keywords = Annotated[list[str], Field(description="short specific terms, matched literally and case-insensitively")]
 Query = Annotated[str, Field(description="a question or description of what to find")]
 ChunkIds = Annotated[list[str], Field(description="chunk ids from the search results")]
+Queries = Annotated[
+    list[str],
+    Field(description=f"1-{MAX_QUERIES} queries: reformulations of one need, or its parts; results are merged"),
+]
+PerQuery = Annotated[
+    int, Field(ge=1, le=MAX_RESULTS_PER_QUERY, description=f"results per query (1-{MAX_RESULTS_PER_QUERY})")
+]
+Ref = Annotated[str, Field(description="a ref from search results (a chunk id, or the document part before '-')")]
+Patterns = Annotated[
+    list[str], Field(description=f"1-{documents.MAX_PATTERNS} words or phrases to look for in the document")
+]
 
 
 class Toolkit:
@@ -97,6 +129,74 @@ class Toolkit:
         output = semantic_output(hits, conversation.handle, conversation.notice, deliveries, "their chunk vector")
         return _result(output, semantic_text)
 
+    def semantic_search_queries(
+        self, queries: Queries, top_k: TopK = 5, session: Session = None
+    ) -> Annotated[CallToolResult, SemanticSearchOutput]:
+        checked = _checked_queries(queries)
+        conversation = self.conversations.resume(session)
+        snapshot = self._snapshot()
+        found = retrieval.merged_semantic_search(snapshot, self._query_vectors(snapshot, checked), top_k)
+        hits = [merged.hit for merged in found]
+        ranked_by = f"their best sentence over {len(checked)} {'query' if len(checked) == 1 else 'queries'}"
+        output = semantic_output(hits, conversation.handle, conversation.notice, None, ranked_by)
+        for result, merged in zip(output.results, found):
+            result.queries = merged.queries
+        return _result(output, semantic_text)
+
+    def search(
+        self, queries: Queries, top_k: PerQuery = 5, session: Session = None
+    ) -> Annotated[CallToolResult, DocumentSearchOutput]:
+        checked = _checked_queries(queries)
+        conversation = self.conversations.resume(session)
+        snapshot = self._snapshot()
+        found = retrieval.merged_semantic_search(snapshot, self._query_vectors(snapshot, checked), top_k)
+        return _result(search_output(found, checked, conversation.handle, conversation.notice), search_text)
+
+    def find(
+        self,
+        ref: Ref,
+        patterns: Patterns,
+        semantic: Annotated[bool, Field(description="match by meaning (nearest sentences) instead of by text")] = False,
+        session: Session = None,
+    ) -> Annotated[CallToolResult, FindOutput]:
+        wanted = list(dict.fromkeys(p.strip() for p in patterns if p.strip()))
+        if not wanted:
+            raise ToolError('patterns is empty; give words or phrases to look for, e.g. ["Nobel Prize"]')
+        if len(wanted) > documents.MAX_PATTERNS:
+            raise ToolError(f"{len(wanted)} patterns given; pass at most {documents.MAX_PATTERNS}")
+        snapshot = self._snapshot()
+        document = _document(snapshot, ref)
+        conversation = self.conversations.resume(session)
+        if semantic:
+            vectors = self._query_vectors(snapshot, [_checked_query(p) for p in wanted])
+            found = documents.find_semantic(document, wanted, vectors, snapshot.document_sentences(document))
+        else:
+            found = documents.find(document, wanted)
+        seen = self.conversations.lines_seen(conversation, document)
+        output = find_output(document, ref.strip(), found, seen, conversation.handle, conversation.notice, semantic)
+        sent = [line for p in found for passage in p.passages for line in passage.lines]
+        self.conversations.mark_lines_shown(conversation, document, sent)
+        return _result(output, find_text)
+
+    def open(
+        self,
+        ref: Ref,
+        start_line: Annotated[int, Field(ge=0, description="the first line to show (from 0)")] = 0,
+        session: Session = None,
+    ) -> Annotated[CallToolResult, OpenOutput]:
+        document = _document(self._snapshot(), ref)
+        if start_line >= len(document.lines):
+            raise ToolError(
+                f"start_line {start_line} is past the end: the document has {len(document.lines)} lines "
+                f"(0-{len(document.lines) - 1})"
+            )
+        conversation = self.conversations.resume(session)
+        lines = documents.window(document, start_line)
+        seen = self.conversations.lines_seen(conversation, document)
+        output = open_output(document, ref.strip(), lines, seen, conversation.handle, conversation.notice)
+        self.conversations.mark_lines_shown(conversation, document, lines)
+        return _result(output, open_text)
+
     def chunk_read(self, chunk_ids: ChunkIds, session: Session = None) -> Annotated[CallToolResult, ChunkReadOutput]:
         wanted = list(dict.fromkeys(cid.strip() for cid in chunk_ids if cid.strip()))
         if not wanted:
@@ -127,8 +227,11 @@ class Toolkit:
             raise ToolError(str(exc)) from None
 
     def _query_vector(self, snapshot: IndexSnapshot, query: str) -> Any:
+        return self._query_vectors(snapshot, [query])[0]
+
+    def _query_vectors(self, snapshot: IndexSnapshot, queries: list[str]) -> Any:
         try:
-            return self.live.query_vector(snapshot, query, MODEL_WAIT_SECONDS)
+            return self.live.query_vectors(snapshot, queries, MODEL_WAIT_SECONDS)
         except ModelNotReady as exc:
             raise ToolError(str(exc)) from None
 
@@ -142,6 +245,22 @@ def _checked_query(query: str) -> str:
             f"query has {len(query)} characters; keep it under {MAX_QUERY_CHARS} (one sub-question at a time)"
         )
     return query
+
+
+def _checked_queries(queries: list[str]) -> list[str]:
+    checked = list(dict.fromkeys(_checked_query(query) for query in queries if query.strip()))
+    if not checked:
+        raise ToolError('queries is empty; give one or more questions or descriptions, e.g. ["who discovered radium"]')
+    if len(checked) > MAX_QUERIES:
+        raise ToolError(f"{len(checked)} queries given; pass at most {MAX_QUERIES} reformulations per call")
+    return checked
+
+
+def _document(snapshot: IndexSnapshot, ref: str) -> DocumentLines:
+    document = snapshot.document(ref) if len(ref) <= 64 else None
+    if document is None:
+        raise ToolError(f"no document has the ref {ref[:64]!r}; use a ref from the search results")
+    return document
 
 
 def _result(output: BaseModel, render: Callable[[Any], str]) -> CallToolResult:

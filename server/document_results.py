@@ -1,0 +1,223 @@
+"""What the document tools (search, find, open) return: a structured model and the same as text."""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+from typing import Any, Literal
+
+from arag_mcp.indexer.documents import DocumentLines
+from pydantic import BaseModel, Field
+
+from .documents import PatternMatches, numbered
+from .results import SESSION_FIELD, SNIPPET_SEPARATOR, bounded_sentences, with_session
+from .retrieval import MergedHit
+
+MATCH_LINES_LISTED = 20
+METADATA_FIELDS = 10
+METADATA_VALUE_CHARS = 200
+
+
+class DocumentResult(BaseModel):
+    ref: str = Field(description="the chunk's id; find and open take it (or the document part before '-')")
+    title: str
+    file_name: str
+    file_type: str
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    score: float = Field(description="cosine similarity of the chunk's best sentence to the best matching query")
+    queries: list[int] = Field(description="which queries (from 0) found this chunk")
+    snippet: str
+
+
+class DocumentSearchOutput(BaseModel):
+    message: str
+    session: str = SESSION_FIELD
+    results: list[DocumentResult]
+
+
+class PassageResult(BaseModel):
+    first_line: int
+    last_line: int
+    status: Literal["ok", "shown_before"]
+    text: str | None = Field(None, description="the lines, each after its number")
+
+
+class PatternResult(BaseModel):
+    pattern: str
+    matches: int = Field(description="how many lines match (substring) or sentences were compared (semantic)")
+    match_lines: list[int] = Field(description=f"the first {MATCH_LINES_LISTED} matching lines, best first")
+    passages: list[PassageResult]
+
+
+class FindOutput(BaseModel):
+    message: str
+    session: str = SESSION_FIELD
+    ref: str
+    title: str
+    total_lines: int
+    patterns: list[PatternResult]
+
+
+class OpenOutput(BaseModel):
+    message: str
+    session: str = SESSION_FIELD
+    ref: str
+    title: str
+    total_lines: int
+    first_line: int
+    last_line: int
+    text: str = Field(description="the lines, each after its number; runs this conversation already has are marked")
+
+
+def describe_file(source: str) -> tuple[str, str]:
+    """(file name, file type) of a document's source."""
+    path = PurePosixPath(source)
+    return path.name, path.suffix.lstrip(".").lower() or "text"
+
+
+def bounded_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
+    kept = list(metadata.items())[:METADATA_FIELDS]
+    return {
+        key: value[:METADATA_VALUE_CHARS] if isinstance(value, str) else value
+        for key, value in kept
+        if value is not None
+    }
+
+
+def search_output(found: list[MergedHit], queries: list[str], session: str, notice: str) -> DocumentSearchOutput:
+    results = []
+    for merged in found:
+        chunk = merged.hit.chunk
+        file_name, file_type = describe_file(chunk.source)
+        results.append(
+            DocumentResult(
+                ref=chunk.chunk_id,
+                title=chunk.title,
+                file_name=file_name,
+                file_type=file_type,
+                metadata=bounded_metadata(chunk.metadata),
+                score=round(merged.hit.score, 4),
+                queries=merged.queries,
+                snippet=SNIPPET_SEPARATOR.join(bounded_sentences(merged.hit.matched)),
+            )
+        )
+    plural = "query" if len(queries) == 1 else "queries"
+    message = (
+        f"{len(results)} results from {len(queries)} {plural}, merged. Snippets are partial: use find or open "
+        "with a ref to read inside its document."
+        if results
+        else "The index is empty."
+    )
+    return DocumentSearchOutput(message=f"{notice} {message}".strip(), session=session, results=results)
+
+
+def find_output(
+    document: DocumentLines,
+    ref: str,
+    found: list[PatternMatches],
+    seen: set[int],
+    session: str,
+    notice: str,
+    semantic: bool,
+) -> FindOutput:
+    patterns = []
+    for matches in found:
+        passages = []
+        for passage in matches.passages:
+            shown_before = seen.issuperset(passage.lines)
+            passages.append(
+                PassageResult(
+                    first_line=passage.lines.start,
+                    last_line=passage.lines.stop - 1,
+                    status="shown_before" if shown_before else "ok",
+                    text=None if shown_before else numbered(document, passage.lines),
+                )
+            )
+        patterns.append(
+            PatternResult(
+                pattern=matches.pattern,
+                matches=len(matches.lines),
+                match_lines=matches.lines[:MATCH_LINES_LISTED],
+                passages=passages,
+            )
+        )
+    how = "nearest sentences (semantic)" if semantic else "case-insensitive substring"
+    message = f"{document.title or document.doc_id}: {len(document.lines)} lines, matched by {how}."
+    return FindOutput(
+        message=f"{notice} {message}".strip(),
+        session=session,
+        ref=ref,
+        title=document.title,
+        total_lines=len(document.lines),
+        patterns=patterns,
+    )
+
+
+def open_output(
+    document: DocumentLines, ref: str, lines: range, seen: set[int], session: str, notice: str
+) -> OpenOutput:
+    parts: list[str] = []
+    run: list[int] = []
+    for number in lines:
+        if number in seen:
+            run.append(number)
+            continue
+        if run:
+            parts.append(_shown_before(run))
+            run = []
+        parts.append(numbered(document, [number]))
+    if run:
+        parts.append(_shown_before(run))
+    last = lines.stop - 1
+    message = (
+        f"Viewing lines [{lines.start}–{last}] of {len(document.lines)} lines of {document.title or document.doc_id}."
+    )
+    if lines.stop < len(document.lines):
+        message += f" Continue with start_line={lines.stop}."
+    return OpenOutput(
+        message=f"{notice} {message}".strip(),
+        session=session,
+        ref=ref,
+        title=document.title,
+        total_lines=len(document.lines),
+        first_line=lines.start,
+        last_line=last,
+        text="\n".join(parts),
+    )
+
+
+def _shown_before(run: list[int]) -> str:
+    return f"[lines {run[0]}–{run[-1]}: already in this conversation]"
+
+
+def search_text(output: DocumentSearchOutput) -> str:
+    lines = [output.message]
+    for rank, result in enumerate(output.results, 1):
+        extra = "".join(f" | {key}: {value}" for key, value in result.metadata.items())
+        lines.append(
+            f"[{rank}] ref: {result.ref} | title: {result.title} | file: {result.file_name} ({result.file_type})"
+            f" | score: {result.score:.4f} | queries: {result.queries}{extra}"
+        )
+        lines.append(f"    {result.snippet}")
+    return with_session(lines, output.session)
+
+
+def find_text(output: FindOutput) -> str:
+    lines = [output.message]
+    for pattern in output.patterns:
+        if not pattern.matches:
+            lines.append(f"pattern {pattern.pattern!r}: no match")
+            continue
+        listed = ", ".join(map(str, pattern.match_lines))
+        more = " …" if pattern.matches > len(pattern.match_lines) else ""
+        lines.append(f"pattern {pattern.pattern!r}: {pattern.matches} matches (lines {listed}{more})")
+        for passage in pattern.passages:
+            if passage.status == "shown_before":
+                lines.append(f"--- lines {passage.first_line}–{passage.last_line}: already in this conversation")
+            else:
+                lines.append(f"--- lines {passage.first_line}–{passage.last_line}")
+                lines.append(passage.text or "")
+    return with_session(lines, output.session)
+
+
+def open_text(output: OpenOutput) -> str:
+    return with_session([output.message, output.text], output.session)
