@@ -1,0 +1,130 @@
+"""The server's tools through MCP: connecting, showing them to the model, and calling them for one question."""
+
+from __future__ import annotations
+
+import copy
+import json
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcp import Client, MCPError, StdioServerParameters
+from mcp_types import Tool
+
+SESSION_ARGUMENT = "session"
+
+
+@dataclass(frozen=True)
+class ServerTarget:
+    """Where the tools live: an index served by a stdio subprocess we start, or a running server's URL."""
+
+    index: str | None = None
+    url: str | None = None
+    profile: str | None = None
+
+    def client(self) -> Client:
+        if self.url:
+            return Client(self.url)
+        args = ["-m", "arag_mcp.server", "--index", str(self.index), "--log-level", "WARNING"]
+        if self.profile:
+            args += ["--profile", self.profile]
+        return Client(StdioServerParameters(command=sys.executable, args=args))
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    """What a call gave: the text the model reads, and the chunk ids its structured content names."""
+
+    text: str
+    is_error: bool
+    chunk_ids: tuple[str, ...] = ()
+    read_ids: tuple[str, ...] = ()
+
+
+@dataclass
+class ServerTools:
+    """An open MCP connection and its tool list; calls made through a `ToolSession` per question."""
+
+    client: Client
+    tools: dict[str, Tool] = field(default_factory=dict)
+
+    def schemas(self, names: list[str] | None = None) -> list[dict[str, Any]]:
+        """OpenAI function schemas of the tools, without the `session` argument (the agent adds it)."""
+        return [model_schema(tool) for name, tool in self.tools.items() if names is None or name in names]
+
+    def session(self) -> ToolSession:
+        return ToolSession(self)
+
+
+@asynccontextmanager
+async def connect(target: ServerTarget) -> AsyncIterator[ServerTools]:
+    async with target.client() as client:
+        listing = await client.list_tools()
+        yield ServerTools(client, {tool.name: tool for tool in listing.tools})
+
+
+def model_schema(tool: Tool) -> dict[str, Any]:
+    parameters = copy.deepcopy(tool.input_schema) if tool.input_schema else {"type": "object", "properties": {}}
+    parameters.get("properties", {}).pop(SESSION_ARGUMENT, None)
+    if SESSION_ARGUMENT in parameters.get("required", []):
+        parameters["required"] = [name for name in parameters["required"] if name != SESSION_ARGUMENT]
+    return {
+        "type": "function",
+        "function": {
+            "name": tool.name,
+            "description": tool.description or tool.title or tool.name,
+            "parameters": parameters,
+        },
+    }
+
+
+@dataclass
+class ToolSession:
+    """One question's conversation with the server: the session handle of its first result goes with every later call."""
+
+    tools: ServerTools
+    handle: str | None = None
+
+    async def call(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
+        if name not in self.tools.tools:
+            offered = ", ".join(self.tools.tools) or "none"
+            return ToolOutcome(f"Error: there is no tool named {name!r}; the tools are: {offered}", True)
+        arguments = {key: value for key, value in arguments.items() if key != SESSION_ARGUMENT}
+        if self.handle:
+            arguments[SESSION_ARGUMENT] = self.handle
+        try:
+            result = await self.tools.client.call_tool(name, arguments)
+        except MCPError as exc:
+            return ToolOutcome(f"Error: {exc}", True)
+        text = "\n".join(block.text for block in result.content if getattr(block, "text", None))
+        structured = result.structured_content or {}
+        handle = structured.get(SESSION_ARGUMENT)
+        if isinstance(handle, str) and handle:
+            self.handle = handle
+        return ToolOutcome(text, bool(result.is_error), *named_chunks(structured))
+
+
+def named_chunks(structured: dict[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(every chunk id a result names, the ids whose full text it carries)."""
+    named: list[str] = []
+    read: list[str] = []
+    for key in ("results", "chunks"):
+        for item in structured.get(key) or []:
+            if isinstance(item, dict) and isinstance(item.get("chunk_id"), str):
+                named.append(item["chunk_id"])
+                if item.get("text") and item.get("status", "ok") == "ok":
+                    read.append(item["chunk_id"])
+    return tuple(dict.fromkeys(named)), tuple(dict.fromkeys(read))
+
+
+def parse_arguments(raw: str) -> tuple[dict[str, Any] | None, str]:
+    """Tool-call arguments as a dict, or None with what was wrong (the model gets it back as a tool error)."""
+    try:
+        value = json.loads(raw or "{}")
+    except json.JSONDecodeError as exc:
+        return None, f"the arguments are not valid JSON ({exc.msg} at character {exc.pos})"
+    if not isinstance(value, dict):
+        return None, f"the arguments must be a JSON object, got {type(value).__name__}"
+    return value, ""
