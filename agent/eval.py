@@ -84,6 +84,15 @@ def load_traces(path: Path) -> dict[str, dict[str, Any]]:
     return done
 
 
+def end_partial_line(path: Path) -> None:
+    """Close a line an interruption cut short, so that the next record starts on a line of its own."""
+    if path.is_file() and path.stat().st_size:
+        with path.open("rb+") as traces:
+            traces.seek(-1, 2)
+            if traces.read(1) != b"\n":
+                traces.write(b"\n")
+
+
 def prepare_out(options: EvalOptions) -> None:
     options.out.mkdir(parents=True, exist_ok=True)
     run_file = options.out / RUN
@@ -105,6 +114,7 @@ async def run_eval(options: EvalOptions) -> dict[str, Any]:
     prepare_out(options)
     traces = options.out / TRACES
     done = load_traces(traces)
+    end_partial_line(traces)
     pending = [question for question in questions if question["id"] not in done]
     agent, judge_model = ChatModel(options.agent), ChatModel(options.judge)
     write_lock = anyio.Lock()
