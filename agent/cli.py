@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import anyio
+import httpx2
 from mcp import MCPError
 
 from .conversation import AgentResult, compact_json
@@ -20,7 +21,7 @@ from .mcp_tools import ServerTarget, connect
 from .workflows import WORKFLOWS, answer
 from .workflows.errors import WorkflowError
 
-KNOWN_ERRORS = (EndpointError, WorkflowError, EvalError, MCPError)
+KNOWN_ERRORS = (EndpointError, WorkflowError, EvalError, MCPError, httpx2.HTTPError)
 
 
 def add_common(parser: argparse.ArgumentParser) -> None:
@@ -174,4 +175,6 @@ def find_known(exc: BaseException) -> BaseException | None:
 def describe(exc: BaseException) -> str:
     if isinstance(exc, MCPError):
         return f"the MCP server failed ({exc}); check --index/--server and the server's messages above"
+    if isinstance(exc, httpx2.HTTPError):
+        return f"cannot reach the MCP server ({exc}); check the --server URL and that the server runs"
     return str(exc)
