@@ -49,7 +49,7 @@ def judge_config(agent: ModelConfig, model: str | None = None) -> ModelConfig:
         model=model or os.environ.get(JUDGE_MODEL_ENV) or agent.model,
         base_url=os.environ.get(JUDGE_BASE_URL_ENV) or agent.base_url,
         api_key=os.environ.get(JUDGE_API_KEY_ENV) or agent.api_key,
-        temperature=0.0 if agent.temperature is not None else None,
+        temperature=agent.temperature,
     )
 
 

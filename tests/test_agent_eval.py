@@ -6,8 +6,10 @@ import json
 import shutil
 from pathlib import Path
 
+import anyio
 import pytest
 from arag_mcp.agent.cli import agent_main, eval_main
+from arag_mcp.agent.mcp_tools import ServerTarget, connect
 from arag_mcp.agent.metrics import normalize_answer, parse_verdict
 
 from .conftest import FIXTURES
@@ -27,6 +29,18 @@ SAMPLE_QUESTIONS = [
 def server_url(sample_index):
     with http_server(sample_index, "streamable-http") as base:
         yield f"{base}/mcp"
+
+
+@pytest.fixture(scope="module")
+def polonium(server_url) -> str:
+    """The id of the chunk that says polonium was named after Poland."""
+
+    async def find() -> str:
+        async with connect(ServerTarget(url=server_url)) as tools:
+            found = await tools.session().call("keyword_search", {"keywords": ["named it after Poland"], "top_k": 1})
+        return found.chunk_ids[0]
+
+    return anyio.run(find)
 
 
 @pytest.fixture(scope="module")
@@ -124,18 +138,13 @@ def test_a_run_folder_keeps_its_configuration(tmp_path, server_url, model_args, 
     assert error.startswith("arag-eval: error:") and "pass a new --out" in error and "\n" not in error
 
 
-def test_each_question_is_one_server_session(tmp_path, server_url, llm, model_args):
+def test_each_question_is_one_server_session(tmp_path, server_url, llm, model_args, polonium):
     """The handle of a question's first result goes with its later calls; the next question starts afresh."""
     data = dataset(tmp_path / "sample", SAMPLE_QUESTIONS[:2])
-    polonium_read = call(("keyword_search", {"keywords": ["named it after Poland"], "top_k": 1}))
-
-    def read_first_result(request: dict) -> dict:
-        found = tool_messages(request)[-1]
-        chunk_id = found.split("chunk_id: ")[1].split(" ")[0]
-        return call(("chunk_read", {"chunk_ids": [chunk_id]}))
-
-    llm.add(polonium_read, read_first_result, read_first_result, say("Poland"), say("correct"))
-    llm.add(polonium_read, read_first_result, say("Warsaw"), say("correct"))
+    search = call(("keyword_search", {"keywords": ["named it after Poland"], "top_k": 1}))
+    read = call(("chunk_read", {"chunk_ids": [polonium]}))
+    llm.add(search, read, read, say("Poland"), say("correct"))
+    llm.add(search, read, say("Warsaw"), say("correct"))
     out = tmp_path / "run"
     assert eval_main(["run", "--dataset", str(data), "--server", server_url, "--out", str(out), *model_args]) == 0
 
@@ -171,12 +180,11 @@ def test_compare_puts_runs_side_by_side(tmp_path, capsys):
     assert row.split()[-2:] == ["70.0", "50.0"]
 
 
-def test_agent_ask_prints_answer_citations_and_trace(server_url, llm, model_args, capsys):
-    llm.add(call(("keyword_search", {"keywords": ["named it after Poland"], "top_k": 1})))
-    llm.add(lambda request: say("Poland, " + tool_messages(request)[0].split("chunk_id: ")[1].split(" ")[0]))
+def test_agent_ask_prints_answer_citations_and_trace(server_url, llm, model_args, capsys, polonium):
+    llm.add(call(("keyword_search", {"keywords": ["named it after Poland"], "top_k": 1})), say(f"Poland, {polonium}"))
     assert agent_main(["ask", "Which country is polonium named after?", "--server", server_url, *model_args]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].startswith("Poland, ") and lines[2] == "cited: " + lines[0].removeprefix("Poland, ")
+    assert lines[0] == f"Poland, {polonium}" and lines[2] == f"cited: {polonium}"
     assert lines[4].startswith('  1. keyword_search {"keywords": ["named it after Poland"], "top_k": 1}')
     assert lines[5].startswith("1 tool calls, ") and "2 model calls" in lines[5]
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-import argparse
 import json
+import os
+import subprocess
+import sys
 
+import anyio
 import pytest
 from anyio.from_thread import start_blocking_portal
 from arag_mcp.agent import prompts
@@ -14,6 +17,7 @@ from arag_mcp.agent.loop import LoopLimits
 from arag_mcp.agent.mcp_tools import ServerTarget, connect
 from arag_mcp.agent.workflows import answer
 
+from .mcp_helpers import SERVER
 from .scripted_llm import call, say, scripted_llm, tool_messages
 
 pytestmark = pytest.mark.slow
@@ -78,7 +82,7 @@ def test_tools_run_through_mcp_and_their_text_reaches_the_model(ask, llm, served
     shown = {tool["function"]["name"]: tool["function"]["parameters"] for tool in first["tools"]}
     assert set(shown) == {"keyword_search", "semantic_search", "chunk_read"}
     assert all("session" not in schema["properties"] for schema in shown.values())
-    assert f"chunk_id: {polonium}" in tool_messages(second)[0]
+    assert polonium in tool_messages(second)[0]
     assert "named it after Poland" in tool_messages(third)[1]
     assert result.retrieved_tokens == sum(c.retrieved_tokens for c in result.tool_calls) > 50
     assert (result.llm_calls, result.prompt_tokens, result.completion_tokens) == (3, 300, 30)
@@ -190,17 +194,10 @@ def test_naive_rag_needs_the_naive_profile(ask):
         ask("Where was Marie Curie born?", workflow="naive-rag")
 
 
-def server_has_profiles() -> bool:
-    from arag_mcp.server.cli import parse_args
-
-    try:
-        return parse_args(["--index", "x", "--profile", "naive"]).profile == "naive"
-    except (SystemExit, argparse.ArgumentError, AttributeError):
-        return False
-
-
-@pytest.mark.skipif(not server_has_profiles(), reason="arag-mcp has no --profile option")
 def test_naive_rag_answers_from_the_top_five_chunks(sample_index, llm):
+    usage = subprocess.run([*SERVER, "--help"], capture_output=True, text=True, timeout=60).stdout
+    if "--profile" not in usage:
+        pytest.skip("arag-mcp has no --profile option")
     llm.reset()
     llm.add(say("Warsaw"))
 
@@ -212,11 +209,28 @@ def test_naive_rag_answers_from_the_top_five_chunks(sample_index, llm):
         finally:
             await model.close()
 
-    with start_blocking_portal() as portal:
-        result = portal.call(go)
+    result = anyio.run(go)
     assert [(c.name, c.arguments) for c in result.tool_calls] == [
         ("naive_embedding_search", {"query": "Where was Marie Curie born?", "top_k": 5})
     ]
     passages = llm.requests[0]["messages"][1]["content"]
     assert "Kingdom of Poland" in passages and "Question: Where was Marie Curie born?" in passages
     assert result.answer == "Warsaw" and result.llm_calls == 1
+
+
+def test_agent_ask_over_stdio_from_the_command_line(sample_index, llm):
+    llm.reset()
+    llm.add(call(("semantic_search", {"query": "Where was Marie Curie born?", "top_k": 2})), say("Warsaw"))
+    environment = {"OPENAI_BASE_URL": llm.base_url, "OPENAI_API_KEY": "test", "ARAG_AGENT_MODEL": "scripted"}
+    done = subprocess.run(
+        [sys.executable, "-m", "arag_mcp.agent", "ask", "Where was Marie Curie born?", "--index", str(sample_index)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **environment},
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "Warsaw" and lines[2] == "cited: none"
+    assert lines[4].startswith('  1. semantic_search {"query": "Where was Marie Curie born?", "top_k": 2}')
+    assert "Kingdom of Poland" in tool_messages(llm.requests[1])[0]
