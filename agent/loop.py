@@ -21,7 +21,7 @@ class LoopLimits:
 
 async def react(conversation: Conversation, question: str, limits: LoopLimits) -> AgentResult:
     """Each iteration is one model call; its tool calls run through MCP and their text goes back to the model."""
-    tools = conversation.tools.tools.schemas()
+    tools = conversation.tools.schemas()
     context = ContextBudget(limits.token_budget)
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": prompts.AGENT_SYSTEM},

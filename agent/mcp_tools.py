@@ -45,14 +45,10 @@ class ToolOutcome:
 
 @dataclass
 class ServerTools:
-    """An open MCP connection and its tool list; calls made through a `ToolSession` per question."""
+    """An open MCP connection and the tools it offers; calls go through a `ToolSession` per question."""
 
     client: Client
-    tools: dict[str, Tool] = field(default_factory=dict)
-
-    def schemas(self, names: list[str] | None = None) -> list[dict[str, Any]]:
-        """OpenAI function schemas of the tools, without the `session` argument (the agent adds it)."""
-        return [model_schema(tool) for name, tool in self.tools.items() if names is None or name in names]
+    offered: dict[str, Tool] = field(default_factory=dict)
 
     def session(self) -> ToolSession:
         return ToolSession(self)
@@ -84,18 +80,26 @@ def model_schema(tool: Tool) -> dict[str, Any]:
 class ToolSession:
     """One question's conversation with the server: the session handle of its first result goes with every later call."""
 
-    tools: ServerTools
+    server: ServerTools
     handle: str | None = None
 
+    @property
+    def offered(self) -> dict[str, Tool]:
+        return self.server.offered
+
+    def schemas(self) -> list[dict[str, Any]]:
+        """OpenAI function schemas of the tools, without the `session` argument (the agent adds it)."""
+        return [model_schema(tool) for tool in self.offered.values()]
+
     async def call(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
-        if name not in self.tools.tools:
-            offered = ", ".join(self.tools.tools) or "none"
+        if name not in self.offered:
+            offered = ", ".join(self.offered) or "none"
             return ToolOutcome(f"Error: there is no tool named {name!r}; the tools are: {offered}", True)
         arguments = {key: value for key, value in arguments.items() if key != SESSION_ARGUMENT}
         if self.handle:
             arguments[SESSION_ARGUMENT] = self.handle
         try:
-            result = await self.tools.client.call_tool(name, arguments)
+            result = await self.server.client.call_tool(name, arguments)
         except MCPError as exc:
             return ToolOutcome(f"Error: {exc}", True)
         text = "\n".join(block.text for block in result.content if getattr(block, "text", None))

@@ -27,7 +27,7 @@ class Step:
 
 
 async def ma_rag(conversation: Conversation, question: str, limits: LoopLimits) -> AgentResult:
-    offered = conversation.tools.tools.tools
+    offered = conversation.tools.offered
     search = next((name for name in SEARCH_TOOLS if name in offered), None)
     if search is None:
         raise WorkflowError(

@@ -12,7 +12,7 @@ TOP_K = 5
 
 
 async def naive_rag(conversation: Conversation, question: str, limits: LoopLimits) -> AgentResult:
-    if TOOL not in conversation.tools.tools.tools:
+    if TOOL not in conversation.tools.offered:
         raise WorkflowError(f"the naive-rag workflow needs the {TOOL} tool; start the server with --profile naive")
     found = await conversation.call_tool(TOOL, {"query": question, "top_k": TOP_K})
     messages = [
