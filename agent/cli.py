@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 from collections.abc import Sequence
@@ -21,6 +22,7 @@ from .mcp_tools import ServerTarget, connect
 from .workflows import WORKFLOWS, answer
 from .workflows.errors import WorkflowError
 
+TOKEN_ENV = "ARAG_MCP_AUTH_TOKEN"
 KNOWN_ERRORS = (EndpointError, WorkflowError, EvalError, MCPError, httpx2.HTTPError)
 
 
@@ -28,6 +30,11 @@ def add_common(parser: argparse.ArgumentParser) -> None:
     where = parser.add_mutually_exclusive_group(required=True)
     where.add_argument("--index", metavar="DIR", help="index to serve: starts `arag-mcp --index DIR` over stdio")
     where.add_argument("--server", metavar="URL", help="a running MCP server, e.g. http://127.0.0.1:8000/mcp")
+    parser.add_argument(
+        "--server-token",
+        default=os.environ.get(TOKEN_ENV),
+        help=f"bearer token the --server expects (or ${TOKEN_ENV})",
+    )
     parser.add_argument("--profile", help="tool profile of the started server (arag-mcp --profile), e.g. naive")
     parser.add_argument("--workflow", choices=sorted(WORKFLOWS), default="react", help="default: react")
     parser.add_argument("--model", help="chat model name (or $ARAG_AGENT_MODEL)")
@@ -56,7 +63,9 @@ def target_of(args: argparse.Namespace, parser: argparse.ArgumentParser) -> Serv
     if args.index and "://" not in args.index and not Path(args.index).exists():
         parser.error(f"no index at {Path(args.index).resolve()}; build one with arag-index build SOURCES --index DIR")
     index = args.index if not args.index or "://" in args.index else str(Path(args.index).resolve())
-    return ServerTarget(index=index, url=args.server, profile=args.profile)
+    return ServerTarget(
+        index=index, url=args.server, profile=args.profile, token=args.server_token if args.server else None
+    )
 
 
 def agent_main(argv: Sequence[str] | None = None) -> int:
@@ -174,7 +183,7 @@ def find_known(exc: BaseException) -> BaseException | None:
 
 def describe(exc: BaseException) -> str:
     if isinstance(exc, MCPError):
-        return f"the MCP server failed ({exc}); check --index/--server and the server's messages above"
+        return f"the MCP server failed ({exc}); check --index, or --server and its --server-token, and the server's log"
     if isinstance(exc, httpx2.HTTPError):
         return f"cannot reach the MCP server ({exc}); check the --server URL and that the server runs"
     return str(exc)

@@ -6,11 +6,13 @@ import copy
 import json
 import sys
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from mcp import Client, MCPError, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp_types import Tool
 
 SESSION_ARGUMENT = "session"
@@ -23,8 +25,14 @@ class ServerTarget:
     index: str | None = None
     url: str | None = None
     profile: str | None = None
+    token: str | None = None
 
-    def client(self) -> Client:
+    async def client(self, stack: AsyncExitStack) -> Client:
+        """A client whose resources `stack` releases; a bearer token goes with every HTTP request."""
+        if self.url and self.token:
+            headers = {"Authorization": f"Bearer {self.token}"}
+            http = await stack.enter_async_context(create_mcp_http_client(headers=headers))
+            return Client(streamable_http_client(self.url, http_client=http))
         if self.url:
             return Client(self.url)
         args = ["-m", "arag_mcp.server", "--index", str(self.index), "--log-level", "WARNING"]
@@ -56,7 +64,8 @@ class ServerTools:
 
 @asynccontextmanager
 async def connect(target: ServerTarget) -> AsyncIterator[ServerTools]:
-    async with target.client() as client:
+    async with AsyncExitStack() as stack:
+        client = await stack.enter_async_context(await target.client(stack))
         listing = await client.list_tools()
         yield ServerTools(client, {tool.name: tool for tool in listing.tools})
 

@@ -17,6 +17,7 @@ from .mcp_helpers import http_server
 from .scripted_llm import call, say, scripted_llm, tool_messages
 
 pytestmark = pytest.mark.slow
+TOKEN = "sesame"
 
 SAMPLE_QUESTIONS = [
     {"id": "q1", "question": "Which country is polonium named after?", "answers": ["Poland"]},
@@ -27,7 +28,7 @@ SAMPLE_QUESTIONS = [
 
 @pytest.fixture(scope="module")
 def server_url(sample_index):
-    with http_server(sample_index, "streamable-http") as base:
+    with http_server(sample_index, "streamable-http", "--auth-token", TOKEN) as base:
         yield f"{base}/mcp"
 
 
@@ -36,7 +37,7 @@ def polonium(server_url) -> str:
     """The id of the chunk that says polonium was named after Poland."""
 
     async def find() -> str:
-        async with connect(ServerTarget(url=server_url)) as tools:
+        async with connect(ServerTarget(url=server_url, token=TOKEN)) as tools:
             found = await tools.session().call("keyword_search", {"keywords": ["named it after Poland"], "top_k": 1})
         return found.chunk_ids[0]
 
@@ -50,9 +51,10 @@ def llm():
 
 
 @pytest.fixture
-def model_args(llm):
+def client_args(llm):
+    """The scripted model (reset) and the server's bearer token."""
     llm.reset()
-    return ["--base-url", llm.base_url, "--api-key", "test", "--model", "scripted"]
+    return ["--base-url", llm.base_url, "--api-key", "test", "--model", "scripted", "--server-token", TOKEN]
 
 
 def dataset(folder: Path, questions: list[dict]) -> Path:
@@ -78,7 +80,7 @@ def test_normalisation_and_verdicts():
     ]
 
 
-def test_metrics_match_hand_computed_values(tmp_path, server_url, llm, model_args, capsys):
+def test_metrics_match_hand_computed_values(tmp_path, server_url, llm, client_args, capsys):
     fixture = [json.loads(line) for line in (FIXTURES / "agent_metrics.jsonl").read_text(encoding="utf-8").splitlines()]
     for item in fixture:
         llm.add(say(item["prediction"]))
@@ -87,7 +89,7 @@ def test_metrics_match_hand_computed_values(tmp_path, server_url, llm, model_arg
     data, out = dataset(tmp_path / "metrics", fixture), tmp_path / "run"
     argv = ["run", "--dataset", str(data), "--server", server_url, "--workflow", "direct", "--out", str(out)]
 
-    assert eval_main([*argv, *model_args]) == 0
+    assert eval_main([*argv, *client_args]) == 0
 
     summary = json.loads((out / "summary.json").read_text())
     # answered: all but m6 (empty) and m10 (blank) -> 8
@@ -105,9 +107,9 @@ def test_metrics_match_hand_computed_values(tmp_path, server_url, llm, model_arg
     assert "LLM-Acc % (answered)" in printed and "75.0" in printed
 
 
-def test_run_resumes_after_an_interruption(tmp_path, server_url, llm, model_args):
+def test_run_resumes_after_an_interruption(tmp_path, server_url, llm, client_args):
     data, out = dataset(tmp_path / "sample", SAMPLE_QUESTIONS), tmp_path / "run"
-    argv = ["run", "--dataset", str(data), "--server", server_url, "--out", str(out), *model_args]
+    argv = ["run", "--dataset", str(data), "--server", server_url, "--out", str(out), *client_args]
     llm.add(call(("keyword_search", {"keywords": ["Polonium"]})), say("Poland"), say("correct"))
     assert eval_main([*argv, "--limit", "1"]) == 0
     with (out / "traces.jsonl").open("a") as partial:
@@ -128,17 +130,17 @@ def test_run_resumes_after_an_interruption(tmp_path, server_url, llm, model_args
     assert (summary["questions"], summary["contain_acc"], summary["tool_calls"]) == (2, 100.0, 0.5)
 
 
-def test_a_run_folder_keeps_its_configuration(tmp_path, server_url, model_args, capsys):
+def test_a_run_folder_keeps_its_configuration(tmp_path, server_url, client_args, capsys):
     data, out = dataset(tmp_path / "sample", SAMPLE_QUESTIONS), tmp_path / "run"
     (out).mkdir()
     (out / "run.json").write_text(json.dumps({"workflow": "direct"}))
-    argv = ["run", "--dataset", str(data), "--server", server_url, "--out", str(out), *model_args]
+    argv = ["run", "--dataset", str(data), "--server", server_url, "--out", str(out), *client_args]
     assert eval_main(argv) == 1
     error = capsys.readouterr().err.strip()
     assert error.startswith("arag-eval: error:") and "pass a new --out" in error and "\n" not in error
 
 
-def test_each_question_is_one_server_session(tmp_path, server_url, llm, model_args, polonium):
+def test_each_question_is_one_server_session(tmp_path, server_url, llm, client_args, polonium):
     """The handle of a question's first result goes with its later calls; the next question starts afresh."""
     data = dataset(tmp_path / "sample", SAMPLE_QUESTIONS[:2])
     search = call(("keyword_search", {"keywords": ["named it after Poland"], "top_k": 1}))
@@ -146,7 +148,7 @@ def test_each_question_is_one_server_session(tmp_path, server_url, llm, model_ar
     llm.add(search, read, read, say("Poland"), say("correct"))
     llm.add(search, read, say("Warsaw"), say("correct"))
     out = tmp_path / "run"
-    assert eval_main(["run", "--dataset", str(data), "--server", server_url, "--out", str(out), *model_args]) == 0
+    assert eval_main(["run", "--dataset", str(data), "--server", server_url, "--out", str(out), *client_args]) == 0
 
     first_question = tool_messages(llm.requests[3])
     assert "named it after Poland" in first_question[1]
@@ -156,7 +158,7 @@ def test_each_question_is_one_server_session(tmp_path, server_url, llm, model_ar
     assert all("session" not in tool["function"]["parameters"]["properties"] for tool in llm.requests[0]["tools"])
 
 
-def test_concurrent_questions(tmp_path, server_url, llm, model_args):
+def test_concurrent_questions(tmp_path, server_url, llm, client_args):
     answers = {q["question"]: q["answers"][0] for q in SAMPLE_QUESTIONS}
 
     def reply(request: dict) -> dict:
@@ -166,7 +168,7 @@ def test_concurrent_questions(tmp_path, server_url, llm, model_args):
     llm.add(*[reply] * 6)
     data, out = dataset(tmp_path / "sample", SAMPLE_QUESTIONS), tmp_path / "run"
     argv = ["run", "--dataset", str(data), "--server", server_url, "--workflow", "direct", "--out", str(out)]
-    assert eval_main([*argv, "--concurrency", "3", *model_args]) == 0
+    assert eval_main([*argv, "--concurrency", "3", *client_args]) == 0
     assert sorted(record["id"] for record in traces(out)) == ["q1", "q2", "q3"]
     assert json.loads((out / "summary.json").read_text())["llm_acc"] == 100.0
 
@@ -180,23 +182,39 @@ def test_compare_puts_runs_side_by_side(tmp_path, capsys):
     assert row.split()[-2:] == ["70.0", "50.0"]
 
 
-def test_agent_ask_prints_answer_citations_and_trace(server_url, llm, model_args, capsys, polonium):
+def test_agent_ask_prints_answer_citations_and_trace(server_url, llm, client_args, capsys, polonium):
     llm.add(call(("keyword_search", {"keywords": ["named it after Poland"], "top_k": 1})), say(f"Poland, {polonium}"))
-    assert agent_main(["ask", "Which country is polonium named after?", "--server", server_url, *model_args]) == 0
+    assert agent_main(["ask", "Which country is polonium named after?", "--server", server_url, *client_args]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == f"Poland, {polonium}" and lines[2] == f"cited: {polonium}"
     assert lines[4].startswith('  1. keyword_search {"keywords": ["named it after Poland"], "top_k": 1}')
     assert lines[5].startswith("1 tool calls, ") and "2 model calls" in lines[5]
 
 
-def test_agent_ask_reports_configuration_errors_on_one_line(tmp_path, server_url, capsys, monkeypatch):
+def test_agent_ask_reports_configuration_errors_on_one_line(tmp_path, server_url, llm, capsys, monkeypatch):
     monkeypatch.delenv("ARAG_AGENT_MODEL", raising=False)
+    monkeypatch.delenv("ARAG_MCP_AUTH_TOKEN", raising=False)
+    model = ["--base-url", llm.base_url, "--model", "scripted"]
+    assert agent_main(["ask", "Who?", "--server", server_url, *model]) == 1
+    error = capsys.readouterr().err
+    assert error.startswith("arag-agent: error: ") and "--server-token" in error and error.count("\n") == 1
     assert agent_main(["ask", "Who?", "--server", server_url, "--base-url", "http://127.0.0.1:9/v1"]) == 1
     assert (
         capsys.readouterr().err
         == "arag-agent: error: no model named; pass --model or set ARAG_AGENT_MODEL (e.g. gpt-5-mini, Qwen/Qwen3-8B)\n"
     )
-    args = ["ask", "Who?", "--server", server_url, "--base-url", "http://127.0.0.1:9/v1", "--model", "m"]
+    args = [
+        "ask",
+        "Who?",
+        "--server",
+        server_url,
+        "--server-token",
+        TOKEN,
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "--model",
+        "m",
+    ]
     assert agent_main(args) == 1
     error = capsys.readouterr().err
     assert error.startswith("arag-agent: error: cannot reach the model endpoint at http://127.0.0.1:9/v1")
