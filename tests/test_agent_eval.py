@@ -162,15 +162,39 @@ def test_concurrent_questions(tmp_path, server_url, llm, client_args):
     answers = {q["question"]: q["answers"][0] for q in SAMPLE_QUESTIONS}
 
     def reply(request: dict) -> dict:
-        text = request["messages"][-1]["content"]
-        return say("correct") if text.startswith("You grade") else say(answers[text])
+        last = request["messages"][-1]
+        if last["content"].startswith("You grade"):
+            return say("correct")
+        question = request["messages"][1]["content"]
+        if last["role"] == "user":
+            return call(("keyword_search", {"keywords": [answers[question]]}))
+        return say(answers[question])
 
-    llm.add(*[reply] * 6)
+    llm.add(*[reply] * 9)
     data, out = dataset(tmp_path / "sample", SAMPLE_QUESTIONS), tmp_path / "run"
-    argv = ["run", "--dataset", str(data), "--server", server_url, "--workflow", "direct", "--out", str(out)]
+    argv = ["run", "--dataset", str(data), "--server", server_url, "--out", str(out)]
     assert eval_main([*argv, "--concurrency", "3", *client_args]) == 0
-    assert sorted(record["id"] for record in traces(out)) == ["q1", "q2", "q3"]
+    records = sorted(traces(out), key=lambda record: record["id"])
+    assert [record["id"] for record in records] == ["q1", "q2", "q3"]
+    assert all(
+        answer in record["messages"][3]["content"] for answer, record in zip(("Poland", "Warsaw", "1906"), records)
+    )
     assert json.loads((out / "summary.json").read_text())["llm_acc"] == 100.0
+
+
+def test_bad_datasets_are_one_line_errors(tmp_path, capsys):
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "questions.jsonl").write_text('{"id": "x", "question": "Who?", "answers": []}\n')
+    argv = ["--server", "http://127.0.0.1:9/mcp", "--model", "m", "--base-url", "http://127.0.0.1:9/v1"]
+    assert eval_main(["run", "--dataset", str(bad), *argv]) == 1
+    error = capsys.readouterr().err
+    assert (
+        error
+        == f'arag-eval: error: {bad}/questions.jsonl line 1 is not a question record; each line needs "question" and a non-empty "answers" list\n'
+    )
+    assert eval_main(["run", "--dataset", str(tmp_path / "none"), *argv]) == 1
+    assert "no questions.jsonl in" in capsys.readouterr().err
 
 
 def test_compare_puts_runs_side_by_side(tmp_path, capsys):
