@@ -15,9 +15,14 @@ WARN_FRACTION = 0.9
 
 @dataclass
 class ContextBudget:
-    """Token accounting of one conversation; tool results are tied to the chunk ids they name."""
+    """Token accounting of one conversation; tool results are tied to the chunk ids they name.
+
+    `fixed` is what every call sends besides the messages (the tool schemas), so the budget
+    covers everything the model is shown.
+    """
 
     budget: int
+    fixed: int = 0
     warned: bool = False
     ties: dict[str, set[str]] = field(default_factory=dict)
 
@@ -25,7 +30,7 @@ class ContextBudget:
         self.ties[tool_call_id] = set(chunk_ids)
 
     def used(self, messages: list[dict[str, Any]]) -> int:
-        return count_tokens([message_text(message) for message in messages])
+        return self.fixed + count_tokens([message_text(message) for message in messages])
 
     async def manage(self, conversation: Conversation, messages: list[dict[str, Any]]) -> None:
         """Before a model call: warn once at 90% of the budget; at the budget, summarize and prune."""

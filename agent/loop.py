@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
 from . import prompts
 from .context import ContextBudget
 from .conversation import AgentResult, Conversation
+from .tokens import count_tokens
 
 MAX_ITERATIONS = 15
 TOKEN_BUDGET = 128_000
@@ -22,7 +24,7 @@ class LoopLimits:
 async def react(conversation: Conversation, question: str, limits: LoopLimits) -> AgentResult:
     """Each iteration is one model call; its tool calls run through MCP and their text goes back to the model."""
     tools = conversation.tools.schemas()
-    context = ContextBudget(limits.token_budget)
+    context = ContextBudget(limits.token_budget, fixed=count_tokens([json.dumps(tools)]))
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": prompts.AGENT_SYSTEM},
         {"role": "user", "content": question},
