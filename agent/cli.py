@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import re
 import sys
@@ -128,6 +129,8 @@ def eval_main(argv: Sequence[str] | None = None) -> int:
         return 0
 
     target = target_of(args, run)
+    logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="arag-eval %(message)s")
+    logging.getLogger("httpx2").setLevel(logging.WARNING)
     result = guarded("arag-eval", lambda: evaluate(args, target))
     if isinstance(result, int):
         return result

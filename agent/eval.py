@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,8 @@ from .loop import LoopLimits
 from .mcp_tools import ServerTarget, connect
 from .metrics import judge, score, summarize
 from .workflows import answer
+
+log = logging.getLogger("arag_mcp.agent")
 
 TRACES = "traces.jsonl"
 SUMMARY = "summary.json"
@@ -116,6 +119,9 @@ async def run_eval(options: EvalOptions) -> dict[str, Any]:
     done = load_traces(traces)
     end_partial_line(traces)
     pending = [question for question in questions if question["id"] not in done]
+    log.info(
+        "%d of %d questions done before; answering %d", len(questions) - len(pending), len(questions), len(pending)
+    )
     agent, judge_model = ChatModel(options.agent), ChatModel(options.judge)
     write_lock = anyio.Lock()
     queue = iter(pending)
@@ -139,6 +145,15 @@ async def run_eval(options: EvalOptions) -> dict[str, Any]:
                             with traces.open("a", encoding="utf-8") as out:
                                 out.write(json.dumps(record, ensure_ascii=False) + "\n")
                         done[item["id"]] = record
+                        log.info(
+                            "%d/%d %s: %s, %d tool calls, %.1f s",
+                            len(done),
+                            len(questions),
+                            item["id"],
+                            "correct" if record["llm_correct"] else "incorrect" if record["answered"] else "no answer",
+                            len(record["tool_calls"]),
+                            record["seconds"],
+                        )
 
                 async with anyio.create_task_group() as group:
                     for _ in range(max(1, options.concurrency)):
