@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import sys
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -16,6 +17,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp_types import Tool
 
 SESSION_ARGUMENT = "session"
+ENDPOINT_KEYS = ("OPENAI_API_KEY", "ARAG_JUDGE_API_KEY")
 
 
 @dataclass(frozen=True)
@@ -35,10 +37,16 @@ class ServerTarget:
             return Client(streamable_http_client(self.url, http_client=http))
         if self.url:
             return Client(self.url)
+        return Client(self.stdio_parameters())
+
+    def stdio_parameters(self) -> StdioServerParameters:
+        """`arag-mcp --index ...` in this Python, with the caller's environment (object-store credentials,
+        caches, offline settings) but without the model endpoint's keys, which the server has no use for."""
         args = ["-m", "arag_mcp.server", "--index", str(self.index), "--log-level", "WARNING"]
         if self.profile:
             args += ["--profile", self.profile]
-        return Client(StdioServerParameters(command=sys.executable, args=args))
+        environment = {key: value for key, value in os.environ.items() if key not in ENDPOINT_KEYS}
+        return StdioServerParameters(command=sys.executable, args=args, env=environment)
 
 
 @dataclass(frozen=True)

@@ -224,6 +224,17 @@ def test_naive_rag_answers_from_the_top_five_chunks(sample_index, llm):
     assert result.answer == "Warsaw" and result.llm_calls == 1
 
 
+def test_started_server_inherits_the_environment_but_not_endpoint_keys(monkeypatch):
+    monkeypatch.setenv("AWS_REGION", "eu-west-1")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
+    parameters = ServerTarget(index="/data/idx", profile="naive").stdio_parameters()
+    assert parameters.args[-4:] == ["--log-level", "WARNING", "--profile", "naive"]
+    assert (
+        parameters.env["AWS_REGION"] == "eu-west-1" and parameters.env["ARAG_MCP_CACHE"] == os.environ["ARAG_MCP_CACHE"]
+    )
+    assert "OPENAI_API_KEY" not in parameters.env
+
+
 def test_agent_ask_over_stdio_from_the_command_line(sample_index, llm):
     llm.reset()
     llm.add(call(("semantic_search", {"query": "Where was Marie Curie born?", "top_k": 2})), say("Warsaw"))
