@@ -124,23 +124,28 @@ def test_malformed_arguments_come_back_as_tool_errors(ask, llm):
 
 
 def test_summarize_at_the_budget_prunes_results_not_kept(ask, llm, served):
-    curium, pierre = chunk_of(served, "synthetic chemical element"), chunk_of(served, "piezoelectricity")
-    llm.add(
-        call(("chunk_read", {"chunk_ids": [curium]})),
-        call(("chunk_read", {"chunk_ids": [pierre]})),
-        call(("summarize", {"findings": "Curium is synthetic.", "keep_chunk_ids": [curium]})),
-        say("Curium"),
-    )
-    # past the tool schemas, about 270 tokens after the first read and 480 after the second
-    result = ask("Which element is synthetic?", token_budget=schema_tokens(served) + 400)
+    curium = chunk_of(served, "synthetic chemical element")
+    searches = [
+        call(("keyword_search", {"keywords": ["synthetic chemical element"], "top_k": 1})),
+        call(("keyword_search", {"keywords": ["piezoelectricity"], "top_k": 1})),
+    ]
+    llm.add(*searches, say("Curium"))
+    ask("Which element is synthetic?")
+    budget = ContextBudget(1, schema_tokens(served))
+    after_first, after_second = (budget.used(request["messages"]) for request in llm.requests[1:3])
 
-    assert result.answer == "Curium"
+    llm.reset()
+    summary = call(("summarize", {"findings": "Curium is synthetic.", "keep_chunk_ids": [curium]}))
+    llm.add(*searches, summary, say("Curium"))
+    result = ask("Which element is synthetic?", token_budget=after_second - 5)  # the second result passes it
+
+    assert after_first < after_second - 5 and result.answer == "Curium"
     summarize_request, after = llm.requests[2], llm.requests[3]
     assert "summarize" not in json.dumps(llm.requests[1]["messages"])
     assert summarize_request["tool_choice"] == {"type": "function", "function": {"name": "summarize"}}
     assert [tool["function"]["name"] for tool in summarize_request["tools"]] == ["summarize"]
     kept, pruned, recorded = tool_messages(after)
-    assert "synthetic chemical element" in kept
+    assert "synthetic chemical element" in kept and curium in kept
     assert pruned == prompts.PRUNED
     assert recorded == prompts.SUMMARIZED.format(pruned=1)
     assert "Curium is synthetic." in json.dumps(after["messages"])
@@ -149,16 +154,17 @@ def test_summarize_at_the_budget_prunes_results_not_kept(ask, llm, served):
 def test_context_warning_once_past_ninety_percent(ask, llm, served):
     script = [call(("keyword_search", {"keywords": ["Curie"], "top_k": 3})), say("Marie Curie")]
     llm.add(*script)
-    roomy = ask("Who discovered polonium?")
+    ask("Who discovered polonium?")
     assert not any(m["content"].startswith("Note: this conversation") for m in llm.requests[1]["messages"])
-    used = ContextBudget(1, schema_tokens(served)).used(roomy.messages[:-1])  # what the second call was sent
+    used = ContextBudget(1, schema_tokens(served)).used(llm.requests[1]["messages"])
 
     llm.reset()
     llm.add(*script)
-    result = ask("Who discovered polonium?", token_budget=int(used / 0.95))
+    budget = int(used / 0.95)
+    result = ask("Who discovered polonium?", token_budget=budget)
     notes = [m for m in llm.requests[1]["messages"] if m["role"] == "user" and m["content"].startswith("Note:")]
-    assert len(notes) == 1 and f"used {used} of its" in notes[0]["content"]
-    assert result.answer == "Marie Curie"
+    assert len(notes) == 1 and f"of its {budget} token budget" in notes[0]["content"]
+    assert result.answer == "Marie Curie" and len(llm.requests) == 2
 
 
 def test_ma_rag_runs_planner_steps_and_final_answer(ask, llm):
