@@ -137,9 +137,11 @@ def test_summarize_at_the_budget_prunes_results_not_kept(ask, llm, served):
     llm.reset()
     summary = call(("summarize", {"findings": "Curium is synthetic.", "keep_chunk_ids": [curium]}))
     llm.add(*searches, summary, say("Curium"))
-    result = ask("Which element is synthetic?", token_budget=after_second - 5)  # the second result passes it
+    # The second result passes it; 25 tokens of slack, as a run's random session handles tokenize
+    # to a few tokens more or less.
+    result = ask("Which element is synthetic?", token_budget=after_second - 25)
 
-    assert after_first < after_second - 5 and result.answer == "Curium"
+    assert after_second - after_first > 60 and result.answer == "Curium"
     summarize_request, after = llm.requests[2], llm.requests[3]
     assert "summarize" not in json.dumps(llm.requests[1]["messages"])
     assert summarize_request["tool_choice"] == {"type": "function", "function": {"name": "summarize"}}
