@@ -128,15 +128,17 @@ class ToolSession:
 
 
 def named_chunks(structured: dict[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(every chunk id a result names, the ids whose full text it carries)."""
-    named: list[str] = []
+    """(every chunk id a result names, the ids whose full text it carries). The document tools name
+    chunks as `ref`: in each search result, and once for what find and open show of a document."""
+    named: list[str] = [structured["ref"]] if isinstance(structured.get("ref"), str) else []
     read: list[str] = []
     for key in ("results", "chunks"):
         for item in structured.get(key) or []:
-            if isinstance(item, dict) and isinstance(item.get("chunk_id"), str):
-                named.append(item["chunk_id"])
+            cid = item.get("chunk_id") or item.get("ref") if isinstance(item, dict) else None
+            if isinstance(cid, str):
+                named.append(cid)
                 if item.get("text") and item.get("status", "ok") == "ok":
-                    read.append(item["chunk_id"])
+                    read.append(cid)
     return tuple(dict.fromkeys(named)), tuple(dict.fromkeys(read))
 
 
