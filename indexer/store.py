@@ -54,6 +54,8 @@ was 0.946 at p50 28 ms on one training of the index and 0.961 on another, where 
 gave 0.915 and 40 probes and 8x 0.963."""
 VECTOR_SEARCH = {"nprobes": 30, "refine_factor": 8}
 """How search uses the vector index; recorded in the manifest with the index's own parameters."""
+STORAGE_ERRORS = (OSError, RuntimeError, ValueError)
+"""What LanceDB and Arrow raise for unreadable data (lance errors are RuntimeError or OSError)."""
 
 
 def chunks_schema() -> pa.Schema:
@@ -112,15 +114,17 @@ class KeywordLookup:
     """Chunk numbers in sorted id order (the inverse of chunk_id_rank): ids are found by bisection."""
 
     @classmethod
-    def load(cls, chunks: Any, terms: Any) -> KeywordLookup:
-        rows = terms.search().select(["term"]).with_row_id(True).limit(None).to_arrow()
+    def load(cls, uri: str, chunks: Any, terms: Any) -> KeywordLookup:
+        with reading(uri, TERMS):
+            rows = terms.search().select(["term"]).with_row_id(True).limit(None).to_arrow()
         by_word = pc.sort_indices(rows["term"])
         sorted_words = rows["term"].take(by_word).combine_chunks()
         first = np.ones(len(sorted_words), dtype=bool)
         if len(sorted_words):
             first[1:] = pc.not_equal(sorted_words[1:], sorted_words[:-1]).to_numpy(zero_copy_only=False)
         starts = np.flatnonzero(first)
-        numbered = chunks.search().select(["chunk_id"]).with_row_id(True).limit(None).to_arrow()
+        with reading(uri, CHUNKS):
+            numbered = chunks.search().select(["chunk_id"]).with_row_id(True).limit(None).to_arrow()
         numbered = numbered.sort_by("_rowid")
         chunk_ids = numbered["chunk_id"].combine_chunks()
         by_id = pc.sort_indices(chunk_ids).to_numpy()
@@ -180,7 +184,8 @@ class IndexSnapshot:
             schema = pa.schema([*(self.chunks.schema.field(c) for c in columns), pa.field("number", pa.int64())])
             return schema.empty_table()
         row_ids = self.keywords.chunk_row_ids[numbers]
-        table = self.chunks.take_row_ids(row_ids.tolist()).select(list(columns)).with_row_id().to_arrow()
+        with reading(self.uri, CHUNKS):
+            table = self.chunks.take_row_ids(row_ids.tolist()).select(list(columns)).with_row_id().to_arrow()
         found = np.searchsorted(self.keywords.chunk_row_ids, table["_rowid"].to_numpy())
         return table.drop_columns(["_rowid"]).append_column("number", pa.array(found, pa.int64()))
 
@@ -188,7 +193,8 @@ class IndexSnapshot:
         """Rows (term, chunks, counts) of the terms table with these row ids."""
         if not len(row_ids):
             return terms_schema().empty_table()
-        return self.terms.take_row_ids(row_ids.tolist()).select(["term", "chunks", "counts"]).to_arrow()
+        with reading(self.uri, TERMS):
+            return self.terms.take_row_ids(row_ids.tolist()).select(["term", "chunks", "counts"]).to_arrow()
 
     def nearest_sentences(self, vector: np.ndarray, limit: int, columns: Sequence[str]) -> pa.Table:
         """The `limit` sentences with the highest dot product (cosine: vectors are unit length), with
@@ -197,7 +203,8 @@ class IndexSnapshot:
         vector_index = self.manifest.get("vector_index")
         if vector_index:
             search = search.nprobes(vector_index["nprobes"]).refine_factor(vector_index["refine_factor"])
-        return search.select([*columns, "_distance"]).to_arrow()
+        with reading(self.uri, SENTENCES):
+            return search.select([*columns, "_distance"]).to_arrow()
 
 
 def open_index(uri: str) -> IndexSnapshot:
@@ -207,16 +214,39 @@ def open_index(uri: str) -> IndexSnapshot:
     db = lancedb.connect(uri)
     tables = {}
     for name in TABLES:
-        try:
-            table = db.open_table(name)
-            table.checkout(manifest["tables"][name])
-        except Exception as exc:  # noqa: BLE001 - any storage failure means the index is unusable
-            raise IndexStoreError(
-                f"{uri}: table {name!r} cannot be opened ({exc}); rebuild with `arag-index build ... --rebuild`"
-            ) from None
-        tables[name] = table
-    keywords = KeywordLookup.load(tables[CHUNKS], tables[TERMS])
+        with reading(uri, name):
+            tables[name] = db.open_table(name)
+            tables[name].checkout(manifest["tables"][name])
+    keywords = KeywordLookup.load(uri, tables[CHUNKS], tables[TERMS])
+    with reading(uri, SENTENCES):  # every data file is opened: a damaged build is refused here, not mid-search
+        tables[SENTENCES].search().select(["ordinal"]).limit(None).to_arrow()
     return IndexSnapshot(uri, manifest, tables[CHUNKS], tables[SENTENCES], tables[TERMS], keywords)
+
+
+@contextmanager
+def reading(uri: str, table: str) -> Iterator[None]:
+    """A storage failure while reading `table` becomes one line naming the table and the fix.
+
+    LanceDB reports a deleted or truncated data file as a long message with internal paths; the
+    reader knows which table it was reading, which is what the user needs.
+    """
+    try:
+        yield
+    except STORAGE_ERRORS as exc:
+        raise IndexStoreError(
+            f"{uri}: table {table!r} is damaged ({_damage(exc)}); "
+            f"rebuild the index with `arag-index build SOURCE... --index {uri} --rebuild`"
+        ) from None
+
+
+def _damage(exc: Exception) -> str:
+    """What is wrong, in a few words free of paths."""
+    message = str(exc).lower()
+    if "no longer exist" in message:
+        return "the committed table version is gone"
+    if any(sign in message for sign in ("not found", "no such file", "does not exist")):
+        return "a data file is missing"
+    return "a data file cannot be read"
 
 
 def _sql_list(values: Sequence[str]) -> str:

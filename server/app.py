@@ -7,12 +7,14 @@ from collections.abc import Callable
 from typing import Annotated, Any
 
 from arag_mcp.indexer.manifest import IndexStoreError
+from arag_mcp.indexer.terms import words_of
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
 from . import retrieval, texts
+from .errors import tool_error
 from .live_index import LiveIndex, ModelNotReady
 from .results import (
     ChunkReadOutput,
@@ -31,6 +33,9 @@ from .sessions import ReadSets, new_handle
 MAX_TOP_K = 20
 MAX_KEYWORDS = 20
 MAX_KEYWORD_WORDS = 8
+MAX_KEYWORD_CHARS = 200
+MAX_KEYWORD_PIECES = 16
+"""Word pieces (runs of letters and digits) per keyword: a phrase's cost grows with its pieces."""
 MAX_QUERY_CHARS = 2000
 MAX_CHUNK_IDS = 20
 MAX_READ_CHARS = 40_000
@@ -69,9 +74,7 @@ class AragServer(MCPServer):
         except ToolError as exc:
             if isinstance(exc.__cause__, ValidationError):
                 raise ToolError(describe_invalid(exc.__cause__)) from None
-            if isinstance(exc.__cause__, ToolError):
-                raise exc.__cause__ from None
-            raise
+            raise tool_error(name, exc) from None
 
 
 def coerce_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
@@ -92,6 +95,29 @@ def describe_invalid(error: ValidationError) -> str:
         given = "nothing" if item["type"] == "missing" else f"{json.dumps(item.get('input'), default=str)[:60]}"
         parts.append(f"{hint}; got {given}")
     return "; ".join(dict.fromkeys(parts))
+
+
+def check_keyword_sizes(terms: list[str]) -> None:
+    """Keywords are short terms: a sentence, a pasted document or a long punctuated string gets a
+    tool error before any work is done, since a keyword's cost grows with its length and pieces."""
+    for term in terms:
+        shown = f"{term[:40]!r}..."
+        if len(term) > MAX_KEYWORD_CHARS:
+            raise ToolError(
+                f"keywords must be short terms; got one of {len(term)} characters ({shown}); "
+                f"keep each under {MAX_KEYWORD_CHARS}, or use semantic_search"
+            )
+        if len(term.split()) > MAX_KEYWORD_WORDS:
+            raise ToolError(
+                f"keywords must be short terms; got a {len(term.split())}-word sentence "
+                f"({shown}); split it into names and terms, or use semantic_search"
+            )
+    for term, pieces in zip(terms, words_of([term.lower() for term in terms])):
+        if len(pieces) > MAX_KEYWORD_PIECES:
+            raise ToolError(
+                f"keywords must be short terms; got one of {len(pieces)} words and numbers between "
+                f"punctuation ({term[:40]!r}...); pass at most {MAX_KEYWORD_PIECES} per keyword"
+            )
 
 
 def session_key(ctx: Context, transport: str, handle: str | None) -> tuple[str, str | None]:
@@ -153,12 +179,7 @@ def create_server(live: LiveIndex, transport: str = "stdio", read_sets: ReadSets
             raise ToolError('keywords is empty; give one or more short terms, e.g. ["Marie Curie"]')
         if len(terms) > MAX_KEYWORDS:
             raise ToolError(f"{len(terms)} keywords given; pass at most {MAX_KEYWORDS}, the most specific first")
-        wordy = [k for k in terms if len(k.split()) > MAX_KEYWORD_WORDS]
-        if wordy:
-            raise ToolError(
-                f"keywords must be short terms; got a {len(wordy[0].split())}-word sentence "
-                f"({wordy[0][:40]!r}...); split it into names and terms, or use semantic_search"
-            )
+        check_keyword_sizes(terms)
         _, handle = session_key(ctx, transport, session)
         hits = retrieval.keyword_search(current(live), terms, top_k)
         return structured(keyword_output(hits, terms, handle), keyword_text)
