@@ -14,9 +14,10 @@ Parts (each counts what a user would call a failure):
 - concurrent: many clients at once over streamable HTTP and SSE, each searching and reading.
   Failure: any call that raises or returns an error.
 - kill: `kill -9` of incremental builds at random moments; after each the index must open
-  (`arag-index info`) and the next build must complete.
-- live: keyword_search calls over stdio while a build of the same index lands. Failure: any call
-  that fails; also counts the answers given by the new build.
+  (`arag-index info`) and the next build must complete. With faketime installed, the builds that
+  commit run days in the past, so that clean-up of old table versions meets the committed ones.
+- live: keyword_search calls over stdio while builds of the same index land. Failure: any call
+  that fails; also says whether the server then serves the newest build.
 
 Figures are printed and written to bench/results/probe.json.
 """
@@ -37,7 +38,7 @@ from pathlib import Path
 
 import anyio
 from common import RESULTS, log
-from mcp import Client, StdioServerParameters
+from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 REPO = Path(__file__).resolve().parents[1]
@@ -84,13 +85,8 @@ def corpus(folder: Path, documents: int, seed: int) -> Path:
     return folder
 
 
-def arag_index(*args: str, **popen: object) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "arag_mcp.indexer", *args], **popen)
-
-
-def build(sources: Path, index: Path, *extra: str) -> subprocess.CompletedProcess:
-    command = [sys.executable, "-m", "arag_mcp.indexer", "build", str(sources), "--index", str(index), "--quiet"]
-    return subprocess.run([*command, *extra], capture_output=True, text=True)
+def build_command(sources: Path, index: Path) -> list[str]:
+    return [sys.executable, "-m", "arag_mcp.indexer", "build", str(sources), "--index", str(index), "--quiet"]
 
 
 def random_value(rng: random.Random) -> object:
@@ -130,32 +126,38 @@ def text_of(result: object) -> str:
 
 async def fuzz(index: Path, calls: int, seed: int) -> dict:
     """Random calls over stdio in both client modes."""
-    figures = {"calls": 0, "answered": 0, "errors": 0, "leaks": 0, "crashes": 0, "failures": 0}
+    figures = {"calls": calls // 2 * 2, "answered": 0, "errors": 0, "leaks": 0, "crashes": 0, "failures": 0}
     rng = random.Random(seed)
     for mode in ("auto", "legacy"):
-        params = StdioServerParameters(command=sys.executable, args=["-m", "arag_mcp.server", "--index", str(index)])
-        with open(os.devnull, "w") as quiet:
-            async with Client(stdio_client(params, errlog=quiet), mode=mode) as client:
-                for _ in range(calls // 2):
-                    tool, arguments = random_call(rng)
-                    figures["calls"] += 1
-                    try:
-                        with anyio.fail_after(120):
-                            result = await client.call_tool(tool, arguments)
-                    except Exception as exc:  # noqa: BLE001 - a protocol error is an answer too
-                        message, is_error = str(exc), True
-                    else:
-                        message, is_error = text_of(result), result.is_error
-                    figures["answered"] += 1
-                    figures["errors"] += bool(is_error)
-                    if any(leak in message for leak in LEAKS) or (is_error and "\n" in message.strip()):
-                        figures["leaks"] += 1
-                        log(f"leak from {tool} {json.dumps(arguments)[:80]}: {message[:200]!r}")
-                    if any(crash in message for crash in CRASHES):
-                        figures["crashes"] += 1
-                        log(f"crash in {tool} {json.dumps(arguments)[:80]}: {message[:200]!r}")
+        try:
+            await fuzz_one_server(index, mode, calls // 2, rng, figures)
+        except Exception as exc:  # noqa: BLE001 - the server died or hung: the calls left are unanswered
+            log(f"fuzz ({mode}): no answer: {exc!r}")
     figures["failures"] = figures["calls"] - figures["answered"] + figures["leaks"] + figures["crashes"]
     return figures
+
+
+async def fuzz_one_server(index: Path, mode: str, calls: int, rng: random.Random, figures: dict) -> None:
+    params = StdioServerParameters(command=sys.executable, args=["-m", "arag_mcp.server", "--index", str(index)])
+    with open(os.devnull, "w") as quiet:
+        async with Client(stdio_client(params, errlog=quiet), mode=mode) as client:
+            for _ in range(calls):
+                tool, arguments = random_call(rng)
+                try:
+                    with anyio.fail_after(120):
+                        result = await client.call_tool(tool, arguments)
+                except MCPError as exc:  # a protocol error is an answer too
+                    message, is_error = str(exc), True
+                else:
+                    message, is_error = text_of(result), result.is_error
+                figures["answered"] += 1
+                figures["errors"] += bool(is_error)
+                if any(leak in message for leak in LEAKS) or (is_error and "\n" in message.strip()):
+                    figures["leaks"] += 1
+                    log(f"leak from {tool} {json.dumps(arguments)[:80]}: {message[:200]!r}")
+                if any(crash in message for crash in CRASHES):
+                    figures["crashes"] += 1
+                    log(f"crash in {tool} {json.dumps(arguments)[:80]}: {message[:200]!r}")
 
 
 RAW_LINES = [
@@ -284,24 +286,26 @@ async def concurrent(index: Path, total: int, clients: int, seed: int) -> dict:
     return results
 
 
-def kills(index: Path, sources: Path, count: int, seed: int) -> dict:
-    """kill -9 of incremental builds at random moments; the index must open and the next build finish."""
+def kills(index: Path, sources: Path, count: int, age_days: int, seed: int) -> dict:
+    """kill -9 of incremental builds at random moments; the index must open and the next build finish.
+
+    With `age_days`, the builds that commit run that many days in the past (faketime), so a killed
+    build's clean-up of old table versions meets the versions the committed manifest names.
+    """
     rng = random.Random(seed)
-    figures = {"kills": 0, "opens_after": 0, "next_build_completes": 0}
+    aged = ["faketime", f"-{age_days} days"] if age_days else []
+    figures = {"kills": 0, "opens_after": 0, "next_build_completes": 0, "committed_builds_aged_days": age_days}
+    started = time.perf_counter()
+    subprocess.run([*aged, *build_command(sources, index)], capture_output=True, check=True)
+    duration = time.perf_counter() - started  # kill moments spread over a whole build, its commit included
     for number in range(count):
         changed = corpus(sources.parent / f"changed-{number}", 40 + number, seed + number)
-        process = arag_index(
-            "build",
-            str(changed),
-            "--index",
-            str(index),
-            "--quiet",
-            "--write-batch",
-            "32",
+        process = subprocess.Popen(
+            [*build_command(changed, index), "--write-batch", "32"],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        time.sleep(rng.uniform(0.5, 12.0))
+        time.sleep(rng.uniform(0.05, 1.0) * duration)
         if process.poll() is None:
             process.send_signal(signal.SIGKILL)
             figures["kills"] += 1
@@ -312,12 +316,15 @@ def kills(index: Path, sources: Path, count: int, seed: int) -> dict:
         figures["opens_after"] += info.returncode == 0
         if info.returncode:
             log(f"kill {number}: info failed: {info.stderr.strip()[:300]}")
-        completed = build(changed, index)
+        started = time.perf_counter()
+        completed = subprocess.run([*aged, *build_command(changed, index)], capture_output=True, text=True)
+        duration = time.perf_counter() - started
         figures["next_build_completes"] += completed.returncode == 0
         if completed.returncode:
             log(f"kill {number}: next build failed: {completed.stderr.strip()[-300:]}")
         log(f"kill {number}: {figures}")
     figures["builds"] = count
+    figures["failures"] = 2 * count - figures["opens_after"] - figures["next_build_completes"]
     return figures
 
 
@@ -339,14 +346,8 @@ async def live(index: Path, sources: Path, seconds: float, seed: int) -> dict:
             number = 0
             while time.monotonic() < deadline:
                 changed = corpus(sources.parent / f"live-{number}", 30, seed + 1000 + number)
-                builder = arag_index(
-                    "build",
-                    str(changed),
-                    "--index",
-                    str(index),
-                    "--quiet",
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
+                builder = subprocess.Popen(
+                    build_command(changed, index), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
                 )
                 while builder.poll() is None:
                     result = await client.call_tool("keyword_search", {"keywords": ["Note", "radium"], "top_k": 3})
@@ -371,6 +372,12 @@ def main() -> None:
     parser.add_argument("--concurrent", type=int, default=2000, help="calls per HTTP transport run, in total")
     parser.add_argument("--clients", type=int, default=20, help="concurrent clients per transport")
     parser.add_argument("--kills", type=int, default=4, help="builds killed with SIGKILL")
+    parser.add_argument(
+        "--kill-age-days",
+        type=int,
+        default=8 if shutil.which("faketime") else 0,
+        help="run committing builds this many days in the past with faketime (default: 8 where installed)",
+    )
     parser.add_argument("--live-seconds", type=float, default=30.0, help="how long builds land under queries")
     parser.add_argument("--seed", type=int, default=14)
     parser.add_argument("--out", type=Path, default=RESULTS / "probe.json")
@@ -384,7 +391,7 @@ def main() -> None:
         sources = corpus(Path(work) / "sources", 60, args.seed)
         index = Path(work) / "idx"
         log("building the probe's index")
-        built = build(sources, index)
+        built = subprocess.run(build_command(sources, index), capture_output=True, text=True)
         if built.returncode:
             sys.exit(f"probe: the first build failed: {built.stderr.strip()[-500:]}")
         started = time.perf_counter()
@@ -401,7 +408,7 @@ def main() -> None:
             figures["live"] = anyio.run(live, index, sources, args.live_seconds, args.seed)
             log(f"live: {figures['live']}")
         if "kill" in parts:
-            figures["kill"] = kills(index, sources, args.kills, args.seed)
+            figures["kill"] = kills(index, sources, args.kills, args.kill_age_days, args.seed)
             log(f"kill: {figures['kill']}")
         figures["seconds"] = round(time.perf_counter() - started, 1)
     args.out.parent.mkdir(parents=True, exist_ok=True)
