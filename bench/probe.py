@@ -305,7 +305,8 @@ def kills(index: Path, sources: Path, count: int, age_days: int, seed: int) -> d
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        time.sleep(rng.uniform(0.05, 1.0) * duration)
+        # every other kill lands in the last fifth, where tables are compacted and the manifest committed
+        time.sleep(rng.uniform(0.8 if number % 2 else 0.05, 1.0) * duration)
         if process.poll() is None:
             process.send_signal(signal.SIGKILL)
             figures["kills"] += 1
