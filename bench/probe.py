@@ -13,7 +13,7 @@ Parts (each counts what a user would call a failure):
   must still be answered.
 - concurrent: many clients at once over streamable HTTP and SSE, each searching and reading.
   Failure: any call that raises or returns an error.
-- kill: `kill -9` of incremental builds at random moments; after each the index must open
+- kill: `kill -9` of incremental builds at random table writes; after each the index must open
   (`arag-index info`) and the next build must complete. With faketime installed, the builds that
   commit run days in the past, so that clean-up of old table versions meets the committed ones.
 - live: keyword_search calls over stdio while builds of the same index land. Failure: any call
@@ -286,27 +286,41 @@ async def concurrent(index: Path, total: int, clients: int, seed: int) -> dict:
     return results
 
 
+def table_writes_since(index: Path, moment: float) -> int:
+    """Table versions written at or after `moment` (wall clock): how far a running build has got."""
+    versions = (path for table in ("chunks", "sentences", "terms") for path in index.glob(f"{table}.lance/_versions/*"))
+    count = 0
+    for path in versions:
+        try:
+            count += path.stat().st_mtime >= moment
+        except FileNotFoundError:  # removed by the build's clean-up meanwhile
+            pass
+    return count
+
+
 def kills(index: Path, sources: Path, count: int, age_days: int, seed: int) -> dict:
     """kill -9 of incremental builds at random moments; the index must open and the next build finish.
 
-    With `age_days`, the builds that commit run that many days in the past (faketime), so a killed
-    build's clean-up of old table versions meets the versions the committed manifest names.
+    A moment is a random number of table writes into the build (the writes a completed build
+    made bound it) plus up to 0.2 s: every stage between table writes is hit, the compaction
+    and clean-up just before the manifest commit included. With `age_days`, the builds that commit
+    run that many days in the past (faketime), so a killed build's clean-up of old table versions
+    meets the versions the committed manifest names.
     """
     rng = random.Random(seed)
     aged = ["faketime", f"-{age_days} days"] if age_days else []
     figures = {"kills": 0, "opens_after": 0, "next_build_completes": 0, "committed_builds_aged_days": age_days}
-    started = time.perf_counter()
     subprocess.run([*aged, *build_command(sources, index)], capture_output=True, check=True)
-    duration = time.perf_counter() - started  # kill moments spread over a whole build, its commit included
+    writes = 12
     for number in range(count):
         changed = corpus(sources.parent / f"changed-{number}", 40 + number, seed + number)
-        process = subprocess.Popen(
-            [*build_command(changed, index), "--write-batch", "32"],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        # every other kill lands in the last fifth, where tables are compacted and the manifest committed
-        time.sleep(rng.uniform(0.8 if number % 2 else 0.05, 1.0) * duration)
+        command = [*build_command(changed, index), "--write-batch", "32"]
+        started = time.time()
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        target = rng.randint(1, writes)
+        while process.poll() is None and table_writes_since(index, started) < target:
+            time.sleep(0.01)
+        time.sleep(rng.uniform(0.0, 0.2))
         if process.poll() is None:
             process.send_signal(signal.SIGKILL)
             figures["kills"] += 1
@@ -316,14 +330,16 @@ def kills(index: Path, sources: Path, count: int, age_days: int, seed: int) -> d
         )
         figures["opens_after"] += info.returncode == 0
         if info.returncode:
-            log(f"kill {number}: info failed: {info.stderr.strip()[:300]}")
-        started = time.perf_counter()
-        completed = subprocess.run([*aged, *build_command(changed, index)], capture_output=True, text=True)
-        duration = time.perf_counter() - started
+            log(f"kill {number} (after {target} table writes): info failed: {info.stderr.strip()[:300]}")
+        started = time.time()
+        completed = subprocess.run([*aged, *command], capture_output=True, text=True)
+        writes = max(1, table_writes_since(index, started))
         figures["next_build_completes"] += completed.returncode == 0
         if completed.returncode:
             log(f"kill {number}: next build failed: {completed.stderr.strip()[-300:]}")
-        log(f"kill {number}: {figures}")
+        if info.returncode or completed.returncode:  # start the next kill from a sound index
+            subprocess.run([*aged, *command, "--rebuild"], capture_output=True, check=True)
+        log(f"kill {number} (after {target} table writes): {figures}")
     figures["builds"] = count
     figures["failures"] = 2 * count - figures["opens_after"] - figures["next_build_completes"]
     return figures
