@@ -52,14 +52,14 @@ def keyword_search(snapshot: IndexSnapshot, keywords: Sequence[str], top_k: int)
     if not terms:
         return []
     lookup = snapshot.keywords
-    pieces = dict(zip(terms, words_of(terms)))
-    counts = piece_counts(snapshot, sorted({piece for split in pieces.values() for piece in split}))
+    pieces = {term: list(dict.fromkeys(split)) for term, split in zip(terms, words_of(terms))}
+    counts = PieceCounts(snapshot, sorted({piece for split in pieces.values() for piece in split}))
     known = np.zeros(len(lookup.chunk_ids), dtype=np.int64)
     bound = np.zeros_like(known)
     phrases = []
     for term, split in pieces.items():
         if split == [term]:
-            known += counts[term] * len(term)
+            known += counts.of(term) * len(term)
         else:
             phrases.append(term)
             bound += _phrase_bound(split, counts, len(known)) * len(term)
@@ -71,36 +71,42 @@ def keyword_search(snapshot: IndexSnapshot, keywords: Sequence[str], top_k: int)
     ]
 
 
-def piece_counts(snapshot: IndexSnapshot, pieces: Sequence[str]) -> dict[str, np.ndarray]:
+class PieceCounts:
     """count(piece, chunk) for every chunk number, for word-character pieces, from one postings read.
 
     A piece can only occur inside a word, so its count is Σ_w count(piece, w) · tf(w, chunk) over
-    the vocabulary words w that contain it.
+    the vocabulary words w that contain it. Counts are made one piece at a time, on demand: a
+    keyword's memory is a few arrays of one count per chunk, however many pieces it has.
     """
-    lookup = snapshot.keywords
-    rows = [lookup.rows_containing(piece) for piece in pieces]
-    postings = snapshot.postings(np.unique(np.concatenate([lookup.word_rows[:0], *rows])))
-    lengths = pc.list_value_length(postings["chunks"]).to_numpy(zero_copy_only=False)
-    chunks = pc.list_flatten(postings["chunks"]).to_numpy(zero_copy_only=False)
-    occurrences = pc.list_flatten(postings["counts"]).to_numpy(zero_copy_only=False)
-    counts = {}
-    for piece in pieces:
+
+    def __init__(self, snapshot: IndexSnapshot, pieces: Sequence[str]) -> None:
+        lookup = snapshot.keywords
+        rows = [lookup.rows_containing(piece) for piece in pieces]
+        postings = snapshot.postings(np.unique(np.concatenate([lookup.word_rows[:0], *rows])))
+        self.terms = postings["term"]
+        self.lengths = pc.list_value_length(postings["chunks"]).to_numpy(zero_copy_only=False)
+        self.chunks = pc.list_flatten(postings["chunks"]).to_numpy(zero_copy_only=False)
+        self.occurrences = pc.list_flatten(postings["counts"]).to_numpy(zero_copy_only=False)
+        self.chunk_count = len(lookup.chunk_ids)
+
+    def of(self, piece: str) -> np.ndarray:
         per_posting = np.repeat(
-            pc.count_substring(postings["term"], pattern=piece).to_numpy(zero_copy_only=False), lengths
+            pc.count_substring(self.terms, pattern=piece).to_numpy(zero_copy_only=False), self.lengths
         )
         at = np.flatnonzero(per_posting)
-        weights = occurrences[at] * per_posting[at]
-        counts[piece] = np.bincount(chunks[at], weights=weights, minlength=len(lookup.chunk_ids)).astype(np.int64)
-    return counts
+        weights = self.occurrences[at] * per_posting[at]
+        return np.bincount(self.chunks[at], weights=weights, minlength=self.chunk_count).astype(np.int64)
 
 
-def _phrase_bound(pieces: list[str], counts: dict[str, np.ndarray], chunk_count: int) -> np.ndarray:
+def _phrase_bound(pieces: list[str], counts: PieceCounts, chunk_count: int) -> np.ndarray:
     """An upper bound of a phrase's count per chunk: non-overlapping occurrences of the phrase each
-    hold their own occurrence of every piece, so no more than the rarest piece's count. A phrase
-    with no word piece (punctuation only) is unbounded: every chunk is read."""
-    if not pieces:
-        return np.full(chunk_count, np.iinfo(np.int32).max, dtype=np.int64)
-    return np.minimum.reduce([counts[piece] for piece in pieces])
+    hold their own occurrence of every piece, so no more than the rarest piece's count (a running
+    minimum: two arrays whatever the number of pieces). A phrase with no word piece (punctuation
+    only) is unbounded: every chunk is read."""
+    bound = np.full(chunk_count, np.iinfo(np.int32).max, dtype=np.int64)
+    for piece in pieces:
+        np.minimum(bound, counts.of(piece), out=bound)
+    return bound
 
 
 def _resolve_phrases(
