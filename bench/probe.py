@@ -266,7 +266,7 @@ async def one_client(base: str, transport: str, mode: str, calls: int, rng: rand
 
 async def concurrent(index: Path, total: int, clients: int, seed: int) -> dict:
     """`total` calls split over `clients` concurrent clients per transport, half in each mode."""
-    from arag_mcp.indexer.store import open_index
+    from arag_mcp.indexer.reader import open_index
 
     ids = open_index(str(index)).keywords.chunk_ids.to_pylist()
     rng = random.Random(seed)
