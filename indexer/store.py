@@ -6,9 +6,13 @@ Layout of an index at URI (a local folder or an object-store URI such as ``s3://
     URI/chunks.lance         one row per chunk (text, document, neighbours by id, its words)
     URI/sentences.lance      one row per sentence (chunk id, offsets, vector)
     URI/terms.lance          one row per word (and segment): the chunks holding it (see terms.py)
+    URI/documents.lance      one row per document (id, title, source, file, counts, when indexed)
 
-The manifest is written last and replaced atomically, so a reader that opens the tables at the
-versions it names never sees half a build, and a killed build leaves the previous one intact.
+The manifest is written after the tables and replaced atomically, so a reader that opens the
+tables at the versions it names never sees half a build. A build commits in steps: a killed build
+keeps the steps it committed. Old table versions are only cleaned up when they are older than the
+versions the index named when the build started, so no cleanup removes a version that the
+committed manifest, or a server that has followed it, still reads.
 """
 
 from __future__ import annotations
@@ -17,9 +21,11 @@ import bisect
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import filelock
 import lancedb
 import numpy as np
 import pyarrow as pa
@@ -44,7 +50,12 @@ CHUNKS = "chunks"
 SENTENCES = "sentences"
 TERMS = "terms"
 TABLES = (CHUNKS, SENTENCES, TERMS)
+"""The tables a server reads."""
+DOCUMENTS = "documents"
+"""The table of documents, for managing the index (list, remove, sync)."""
 LOCK_FILE = ".arag-build.lock"
+NO_CLEANUP = timedelta(days=365_000)
+"""LanceDB's optimize() cleans up versions older than 7 days unless told an age: this one means never."""
 VECTOR_INDEX_MIN_ROWS = 200_000
 """Below this many sentences semantic search is exact (brute force, a few ms per 100k rows);
 from here on an IVF-PQ index is built, and search re-ranks its candidates with the exact vectors.
@@ -90,6 +101,53 @@ def sentences_schema(dimension: int) -> pa.Schema:
             pa.field("vector", pa.list_(pa.float32(), dimension), nullable=False),
         ]
     )
+
+
+def documents_schema() -> pa.Schema:
+    return pa.schema(
+        [
+            pa.field("doc_id", pa.string(), nullable=False),
+            pa.field("doc_key", pa.string(), nullable=False),
+            pa.field("doc_hash", pa.string(), nullable=False),
+            pa.field("title", pa.string()),
+            pa.field("source", pa.string()),
+            pa.field("path", pa.string()),
+            pa.field("chunks", pa.int32(), nullable=False),
+            pa.field("sentences", pa.int32(), nullable=False),
+            pa.field("indexed_at", pa.string()),
+        ]
+    )
+
+
+LISTED_COLUMNS = ("doc_id", "title", "source", "chunks", "sentences", "indexed_at")
+"""What `list_documents` tells of a document (not the file it was read from: a machine's path)."""
+
+
+def list_documents(uri: str) -> list[dict[str, Any]]:
+    """The documents of the committed build at `uri`, by source then id: plain dicts of LISTED_COLUMNS.
+    IndexStoreError says what is wrong."""
+    uri = normalise_uri(uri)
+    manifest = check_manifest(uri)
+    if DOCUMENTS not in manifest["tables"]:
+        raise IndexStoreError(
+            f"{uri} was built before arag-index recorded its documents; rebuild it with `arag-index build ... --rebuild`"
+        )
+    try:
+        table = lancedb.connect(uri).open_table(DOCUMENTS)
+        table.checkout(manifest["tables"][DOCUMENTS])
+        rows = table.search().select(list(LISTED_COLUMNS)).limit(None).to_arrow()
+    except Exception as exc:  # noqa: BLE001 - any storage failure means the index is unusable
+        raise IndexStoreError(
+            f"{uri}: table {DOCUMENTS!r} cannot be read ({exc}); rebuild with `arag-index build ... --rebuild`"
+        ) from None
+    return rows.sort_by([("source", "ascending"), ("doc_id", "ascending")]).to_pylist()
+
+
+@dataclass(frozen=True)
+class StoredDocument:
+    doc_hash: str
+    path: str
+    """The resolved path of the file it was read from."""
 
 
 @dataclass(frozen=True)
@@ -231,11 +289,14 @@ class IndexWriter:
         self.dimension = dimension
         if not is_remote(self.uri):
             Path(self.uri).mkdir(parents=True, exist_ok=True)
-        self.previous = None if rebuild else read_manifest(self.uri)
+        self.committed = read_manifest(self.uri)
+        """The index as this build found it: its versions are never cleaned up by this build."""
+        self.previous = None if rebuild else self.committed
         self._db = lancedb.connect(self.uri)
         self.chunks = self._start_table(CHUNKS, chunks_schema())
         self.sentences = self._start_table(SENTENCES, sentences_schema(dimension))
         self.terms = self._start_table(TERMS, terms_schema())
+        self.documents = self._start_table(DOCUMENTS, documents_schema())
 
     def _start_table(self, name: str, schema: pa.Schema) -> Any:
         """The table as of the last commit; anything a killed build left behind is rolled back."""
@@ -247,40 +308,64 @@ class IndexWriter:
             table.restore(committed)
         return table
 
-    def existing_documents(self) -> dict[str, str]:
-        """doc_id → content hash of every committed document."""
-        if self.previous is None:
-            return {}
-        rows = self.chunks.search().where("ordinal = 0").select(["doc_id", "doc_hash"]).limit(None).to_arrow()
-        return dict(zip(rows["doc_id"].to_pylist(), rows["doc_hash"].to_pylist()))
+    def existing_documents(self) -> dict[str, StoredDocument]:
+        """doc_id → content hash and file of every committed document."""
+        rows = self.documents.search().select(["doc_id", "doc_hash", "path"]).limit(None).to_arrow()
+        columns = (rows[name].to_pylist() for name in ("doc_id", "doc_hash", "path"))
+        return {doc_id: StoredDocument(doc_hash, path) for doc_id, doc_hash, path in zip(*columns)}
 
     def delete_documents(self, doc_ids: Sequence[str]) -> None:
         keys = [doc_key(doc_id) for doc_id in doc_ids]
         for first in range(0, len(keys), 1000):
             condition = f"doc_key IN ({_sql_list(keys[first : first + 1000])})"
-            self.chunks.delete(condition)
-            self.sentences.delete(condition)
+            for table in (self.chunks, self.sentences, self.documents):
+                table.delete(condition)
 
-    def add(self, chunk_rows: pa.Table, sentence_rows: pa.Table) -> None:
-        """Append rows (the chunks' words are filled in here); sentences first."""
-        terms, counts = chunk_terms(chunk_rows["text"])
-        chunk_rows = chunk_rows.set_column(chunk_rows.schema.get_field_index("terms"), "terms", terms)
-        chunk_rows = chunk_rows.set_column(chunk_rows.schema.get_field_index("term_counts"), "term_counts", counts)
-        self.sentences.add(sentence_rows)
-        self.chunks.add(chunk_rows)
+    def add(self, chunk_rows: pa.Table, sentence_rows: pa.Table, document_rows: pa.Table | None = None) -> None:
+        """Append rows (the chunks' words are filled in here); sentences first, documents last."""
+        if len(chunk_rows):
+            terms, counts = chunk_terms(chunk_rows["text"])
+            chunk_rows = chunk_rows.set_column(chunk_rows.schema.get_field_index("terms"), "terms", terms)
+            chunk_rows = chunk_rows.set_column(chunk_rows.schema.get_field_index("term_counts"), "term_counts", counts)
+            self.sentences.add(sentence_rows)
+            self.chunks.add(chunk_rows)
+        if document_rows is not None and len(document_rows):
+            self.documents.add(document_rows)
+
+    def commit_step(self, manifest: dict[str, Any]) -> dict[str, Any]:
+        """Commit what is written so far (whole documents): the keyword table is made to follow the
+        chunks, then the manifest names the versions; the vector index is extended at the end."""
+        self._write_terms()
+        return self.commit({**manifest, "vector_index": self.previous and self.previous.get("vector_index")})
 
     def finish_tables(self) -> dict[str, Any] | None:
-        """Compact fragments, keep the lookup indexes, and the vector index once the table is large.
-
-        Returns the vector index's parameters (recorded in the manifest), or None for exact search.
-        """
-        for table in (self.chunks, self.sentences):
-            table.optimize()
+        """Compact fragments, clean up old versions, keep the lookup indexes, and the vector index
+        once the table is large. Returns the vector index's parameters (recorded in the manifest),
+        or None for exact search."""
+        for table in (self.chunks, self.sentences, self.documents):
+            table.optimize(cleanup_older_than=self._cleanup_age(table))
         self.chunks.create_index("chunk_id", config=BTree(), replace=True)
         self.chunks.create_index("doc_key", config=BTree(), replace=True)
         self.sentences.create_index("doc_key", config=BTree(), replace=True)
         self._write_terms()
         return self._vector_index()
+
+    def counts(self) -> dict[str, int]:
+        return {
+            "documents": self.chunks.count_rows("ordinal = 0"),
+            "chunks": self.chunks.count_rows(),
+            "sentences": self.sentences.count_rows(),
+        }
+
+    def _cleanup_age(self, table: Any) -> timedelta:
+        """Versions older than the one the index named when this build started are cleaned up. That
+        one and all later ones are kept: a server may still read them, and those of a killed build
+        are cleaned up by a later build."""
+        named = (self.committed or {}).get("tables", {}).get(table.name)
+        stamps = [version["timestamp"] for version in table.list_versions() if version["version"] == named]
+        if not stamps:
+            return NO_CLEANUP
+        return datetime.now(stamps[0].tzinfo) - stamps[0] + timedelta(seconds=1)
 
     def _write_terms(self) -> None:
         """Rebuild the terms table from the chunks' words, numbering chunks by row id rank."""
@@ -318,14 +403,20 @@ class IndexWriter:
         return params
 
     def commit(self, manifest: dict[str, Any]) -> dict[str, Any]:
+        """Name the tables' current versions in the manifest, atomically: readers see the build from here on."""
         manifest = {
             **manifest,
+            "counts": self.counts(),
             "format": FORMAT,
             "format_version": FORMAT_VERSION,
-            "tables": {name: getattr(self, name).version for name in TABLES},
+            "tables": {name: getattr(self, name).version for name in (*TABLES, DOCUMENTS)},
         }
         write_manifest(self.uri, manifest)
         return manifest
+
+
+class IndexBusy(IndexStoreError):
+    """Another command is changing the index."""
 
 
 @contextmanager
@@ -337,12 +428,16 @@ def build_lock(uri: str) -> Iterator[None]:
             raise IndexStoreError(problem)
         yield
         return
-    import fcntl
-
     Path(uri).mkdir(parents=True, exist_ok=True)
-    with open(Path(uri, LOCK_FILE), "w") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise IndexStoreError(f"another arag-index build is running on {uri}; wait for it to finish") from None
+    lock = filelock.FileLock(Path(uri, LOCK_FILE), timeout=0)
+    try:
+        lock.acquire()
+    except filelock.Timeout:
+        raise IndexBusy(
+            f"another arag-index command is changing {uri}; wait for it to finish "
+            f"(if none is running, delete {Path(uri, LOCK_FILE)})"
+        ) from None
+    try:
         yield
+    finally:
+        lock.release()

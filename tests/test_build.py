@@ -11,10 +11,10 @@ from pathlib import Path
 
 import lancedb
 import pytest
-from arag_mcp.indexer.build import BuildOptions, build_index
+from arag_mcp.indexer.build import BuildOptions, build_index, sync_index
 from arag_mcp.indexer.ids import doc_key
 from arag_mcp.indexer.manifest import read_manifest
-from arag_mcp.indexer.store import SENTENCES, TABLES, open_index
+from arag_mcp.indexer.store import DOCUMENTS, SENTENCES, TABLES, open_index
 
 from .conftest import BENCH_DATA, SAMPLE, run_cli
 
@@ -92,16 +92,16 @@ def test_incremental_build_embeds_only_changes(tmp_path: Path):
     )
     index = str(tmp_path / "idx")
     first = build_index([corpus], index, QUIET)
-    assert (first.embedded_documents, first.documents) == (3, 3)
+    assert (first.added, first.documents) == (3, 3)
 
     again = build_index([corpus], index, QUIET)
-    assert (again.embedded_documents, again.embedded_sentences, again.unchanged_documents) == (0, 0, 3)
+    assert (again.added, again.updated, again.embedded_sentences, again.unchanged) == (0, 0, 0, 3)
 
     (corpus / "b.md").write_text("# B\n\nBeta text, edited. With a new sentence.")
     (corpus / "d.md").write_text("# D\n\nDelta text.")
     (corpus / "c.md").unlink()
-    update = build_index([corpus], index, QUIET)
-    assert (update.embedded_documents, update.unchanged_documents, update.deleted_documents) == (2, 1, 1)
+    update = sync_index(index, QUIET)
+    assert (update.added, update.updated, update.unchanged, update.removed) == (1, 1, 1, 1)
 
     chunks = open_index(index).chunks.to_pandas()
     assert sorted(chunks["title"]) == ["A", "B", "D"]
@@ -111,7 +111,7 @@ def test_incremental_build_embeds_only_changes(tmp_path: Path):
     assert not sentences["text"].str.contains("Gamma").any()
 
     rebuilt = build_index([corpus], index, BuildOptions(rebuild=True, progress=False))
-    assert rebuilt.embedded_documents == 3
+    assert rebuilt.added == 3
 
 
 def test_killed_build_leaves_previous_index_and_next_run_completes(tmp_path: Path):
@@ -156,7 +156,7 @@ def test_killed_build_leaves_previous_index_and_next_run_completes(tmp_path: Pat
     assert read_manifest(str(index))["counts"]["documents"] == 1
 
     summary = build_index([corpus], str(index), QUIET)
-    assert summary.documents == 301 and summary.unchanged_documents == 1
+    assert summary.documents == 301 and summary.unchanged == 1
     final = open_index(str(index))
     assert final.chunks.count_rows() == 301
     assert final.sentences.count_rows() == 2 + 600
@@ -173,13 +173,9 @@ def test_bad_input_is_one_line_without_traceback(tmp_path: Path):
 
     result = run_cli("arag_mcp.indexer", "build", str(corpus), "--index", index, "--quiet")
     assert result.returncode == 0, result.stderr
-    warning = [line for line in result.stderr.splitlines() if "skipped" in line]
-    assert len(warning) == 1 and "empty.txt" in warning[0] and "binary.txt" in warning[0]
-
-    bad_json = tmp_path / "bad.jsonl"
-    bad_json.write_text('{"id": "1", "text": "fine"}\n{"id": "2", "text": broken}\n')
-    result = run_cli("arag_mcp.indexer", "build", str(bad_json), "--index", str(tmp_path / "idx2"), "--quiet")
-    _assert_one_line_error(result, "bad.jsonl", "line 2")
+    assert "skipped docs/empty.txt: empty" in result.stderr.splitlines()
+    assert "skipped docs/binary.txt: binary (not text)" in result.stderr.splitlines()
+    assert "Traceback" not in result.stderr
 
     result = run_cli(
         "arag_mcp.indexer",
@@ -195,6 +191,12 @@ def test_bad_input_is_one_line_without_traceback(tmp_path: Path):
 
     result = run_cli("arag_mcp.indexer", "info", "--index", str(tmp_path / "missing"))
     _assert_one_line_error(result, "--index")
+
+    result = run_cli("arag_mcp.indexer", "list", "--index", str(tmp_path / "missing"))
+    _assert_one_line_error(result, "--index")
+
+    result = run_cli("arag_mcp.indexer", "remove", "no-such-doc", "--index", index)
+    _assert_one_line_error(result, "no-such-doc", "arag-index list")
 
     result = run_cli("arag_mcp.indexer", "build", str(tmp_path / "no-such-file.txt"), "--index", index, "--quiet")
     _assert_one_line_error(result, "no-such-file.txt")
@@ -220,7 +222,8 @@ def test_info_prints_manifest(sample_index: Path):
     assert result.returncode == 0, result.stderr
     info = json.loads(result.stdout)
     assert info["counts"]["documents"] == 6
-    assert info["tables"].keys() == set(TABLES)
+    assert info["tables"].keys() == {*TABLES, DOCUMENTS}
+    assert info["sources"] == [{"path": SAMPLE.resolve().as_posix(), "exclude": []}]
 
 
 @pytest.mark.skipif(not BENCH_DATA.exists(), reason="shared bench-data not present")
