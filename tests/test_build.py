@@ -12,6 +12,7 @@ from pathlib import Path
 import lancedb
 import pytest
 from arag_mcp.indexer.build import BuildOptions, build_index, sync_index
+from arag_mcp.indexer.chunking import CHARS_PER_TOKEN_BOUND, sentence_spans
 from arag_mcp.indexer.ids import doc_key
 from arag_mcp.indexer.manifest import read_manifest
 from arag_mcp.indexer.store import DOCUMENTS, SENTENCES, TABLES, open_index
@@ -77,6 +78,24 @@ def test_overlong_sentence_is_split_hard(tmp_path: Path):
     assert len(chunks) > 4
     assert (chunks["tokens"] <= 100).all()
     assert " ".join(chunks["text"]).split() == words.split()
+
+
+def test_one_endless_line_reaches_the_tokenizer_in_bounded_pieces(embedder):
+    text = "".join(f"{'x' * 20}={i}" for i in range(5_000)) + " The end."  # 130k characters, one line
+    seen: list[int] = []
+
+    def count_tokens(texts: list[str]) -> list[int]:
+        seen.extend(len(piece) for piece in texts)
+        return embedder.count_tokens(texts)
+
+    def token_offsets(piece: str) -> list[tuple[int, int]]:
+        seen.append(len(piece))
+        return embedder.token_offsets(piece)
+
+    spans = sentence_spans(text, count_tokens, token_offsets, 200)
+    assert max(seen) <= 200 * CHARS_PER_TOKEN_BOUND
+    assert all(span.tokens <= 200 for span in spans)
+    assert "".join(text[span.start : span.end] for span in spans).replace(" ", "") == text.replace(" ", "")
 
 
 def _write_corpus(folder: Path, docs: dict[str, str]) -> None:
