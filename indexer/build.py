@@ -11,6 +11,7 @@ import hashlib
 import json
 import logging
 import os
+import sys
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -146,7 +147,7 @@ def build_index(sources: Sequence[str | Path], uri: str, options: BuildOptions =
         committed = read_manifest(uri)
         recorded = [] if committed is None or options.rebuild else committed.get("sources", [])
         roots, reads = plan_sources(recorded, sources, options.exclude)
-        return _update(uri, options, roots, reads, drop_missing=False)
+        return _update(uri, options, roots, reads)
 
 
 def sync_index(uri: str, options: BuildOptions = BuildOptions()) -> BuildSummary:
@@ -160,15 +161,15 @@ def sync_index(uri: str, options: BuildOptions = BuildOptions()) -> BuildSummary
                 f"{uri} records no sources (it was built before arag-index recorded them); "
                 "add them with `arag-index add PATH... --index ...`"
             )
-        reads = []
+        present = []
         for root in roots:
-            path = Path(root["path"])
-            if os.path.lexists(path):
-                reads.append(Source(path, path, tuple(root["exclude"])))
+            if os.path.lexists(root["path"]):
+                present.append(root)
             else:
-                log.warning("%s no longer exists; its documents are removed", root["path"])
+                log.warning("%s no longer exists; its documents are removed and it is no longer a source", root["path"])
+        reads = [Source(Path(root["path"]), Path(root["path"]), tuple(root["exclude"])) for root in present]
         options = replace(options, **index_settings(uri), rebuild=False)
-        return _update(uri, options, roots, reads, drop_missing=True)
+        return _update(uri, options, present, reads, drop_unread=roots)
 
 
 def remove_from_index(targets: Sequence[str], uri: str) -> BuildSummary:
@@ -266,10 +267,15 @@ class _Plan:
 
 
 def _update(
-    uri: str, options: BuildOptions, roots: list[dict[str, Any]], reads: list[Source], drop_missing: bool
+    uri: str,
+    options: BuildOptions,
+    roots: list[dict[str, Any]],
+    reads: list[Source],
+    drop_unread: Sequence[dict[str, Any]] = (),
 ) -> BuildSummary:
-    """Embed the new and changed documents of `reads` in committed steps; with `drop_missing`, drop the
-    documents under `roots` that were not read again."""
+    """Embed the new and changed documents of `reads` in committed steps, record `roots` as the
+    sources, and drop the documents under `drop_unread` that were not read (unless their file could
+    not be read this time)."""
     started = time.perf_counter()
     summary = BuildSummary()
     previous = None if options.rebuild else read_manifest(uri)
@@ -285,21 +291,20 @@ def _update(
 
     plan = _scan(documents(summary.skipped), existing, summary)
     if options.strict and summary.skipped:
-        raise BuildFailed(
-            f"{len(summary.skipped)} skipped with --strict, nothing written: "
-            + "; ".join(str(item) for item in summary.skipped)
-        )
+        report_skips(summary.skipped)
+        raise BuildFailed(f"{len(summary.skipped)} skipped with --strict (listed above); nothing was written")
+    if options.rebuild and writer.committed is not None:
+        options = replace(options, commit_sentences=sys.maxsize)  # the index in service stays until the end
     fields = _manifest_fields(embedder, options, roots)
     _embed(writer, embedder, documents([]), plan, existing, options, summary, fields, started)
-    if drop_missing:
-        unreadable = {item.file for item in summary.skipped if item.reason != "empty"}
-        gone = [
-            doc_id
-            for doc_id, stored in existing.items()
-            if doc_id not in plan.seen and _under(stored.path, roots) and stored.path not in unreadable
-        ]
-        writer.delete_documents(gone)
-        summary.removed = len(gone)
+    unreadable = {item.file for item in summary.skipped if item.reason != "empty"}
+    gone = [
+        doc_id
+        for doc_id, stored in existing.items()
+        if doc_id not in plan.seen and _under(stored.path, drop_unread) and stored.path not in unreadable
+    ]
+    writer.delete_documents(gone)
+    summary.removed = len(gone)
     vector_index = writer.finish_tables()
     committed = writer.commit({**fields, "vector_index": vector_index, **_when(started)})
     _count(summary, committed)
@@ -308,6 +313,14 @@ def _update(
 
 class BuildFailed(Exception):
     """The command could not do what it was asked; the one-line message says why."""
+
+
+def report_skips(skipped: Sequence[SkippedFile]) -> None:
+    """One line per file or record skipped, then their number."""
+    for item in skipped:
+        log.warning("skipped %s", item)
+    if skipped:
+        log.warning("skipped %d file(s) or record(s), listed above", len(skipped))
 
 
 def _under(path: str, roots: Sequence[dict[str, Any]]) -> bool:
@@ -378,7 +391,9 @@ def _embed(
         if since_commit + len(batch.sentences) >= options.commit_sentences:
             _flush(writer, embedder, batch, options, summary, progress)
             batch, since_commit = _Batch(), 0
-            writer.commit_step({**fields, **_when(started)})
+            step_started = time.perf_counter()
+            counts = writer.commit_step({**fields, **_when(started)})["counts"]
+            log.debug("committed %d sentences in %.2f s", counts["sentences"], time.perf_counter() - step_started)
     _flush(writer, embedder, batch, options, summary, progress)
     progress.close()
 

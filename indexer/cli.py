@@ -225,10 +225,9 @@ def run_update(args: argparse.Namespace) -> None:
 
 
 def _report(summary) -> None:  # noqa: ANN001 - BuildSummary, imported lazily
-    for item in summary.skipped:
-        log.warning("skipped %s", item)
-    if summary.skipped:
-        log.warning("skipped %d file(s) or record(s), listed above", len(summary.skipped))
+    from .build import report_skips
+
+    report_skips(summary.skipped)
     log.info("%s", summary.describe())
 
 

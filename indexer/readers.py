@@ -156,7 +156,7 @@ def _read_file(path: Path, source: str, skipped: list[SkippedFile]) -> Iterator[
     file = _resolve(path).as_posix()
     count, skips_before = 0, len(skipped)
     try:
-        _check_regular(path)
+        _check_readable(path)
         for document in _file_documents(path, source, file, skipped):
             count += 1
             yield document
@@ -167,8 +167,8 @@ def _read_file(path: Path, source: str, skipped: list[SkippedFile]) -> Iterator[
         skipped.append(SkippedFile(source, "empty", file))
 
 
-def _check_regular(path: Path) -> None:
-    """Only regular files are read: a FIFO would block the build forever, a device never ends."""
+def _check_readable(path: Path) -> None:
+    """Only regular files of a supported type are read: a FIFO would block the build forever, a device never ends."""
     suffix = path.suffix.lower()
     if suffix not in SUPPORTED_SUFFIXES:
         raise _Skip(f"unsupported type {suffix or '(no extension)'}")
