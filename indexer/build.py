@@ -289,7 +289,8 @@ def _update(
     def documents(skipped: list[SkippedFile]) -> Iterator[Document]:
         return iter_documents(reads, skipped, exclude=inside)
 
-    plan = _scan(documents(summary.skipped), existing, summary)
+    reading = tqdm(documents(summary.skipped), desc="reading", unit=" documents", disable=not options.progress)
+    plan = _scan(reading, existing, summary)
     if options.strict and summary.skipped:
         report_skips(summary.skipped)
         raise BuildFailed(f"{len(summary.skipped)} skipped with --strict (listed above); nothing was written")
