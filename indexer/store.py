@@ -39,6 +39,7 @@ from .manifest import (
     write_manifest,
 )
 from .terms import chunk_terms, invert, terms_schema
+from .vectors import HELD_COLUMNS, SentenceVectors
 
 CHUNKS = "chunks"
 SENTENCES = "sentences"
@@ -46,8 +47,9 @@ TERMS = "terms"
 TABLES = (CHUNKS, SENTENCES, TERMS)
 LOCK_FILE = ".arag-build.lock"
 VECTOR_INDEX_MIN_ROWS = 200_000
-"""Below this many sentences semantic search is exact (brute force, a few ms per 100k rows);
-from here on an IVF-PQ index is built, and search re-ranks its candidates with the exact vectors.
+"""Below this many sentences semantic search is exact (vectors.py: a matrix in memory, a few ms per
+100k rows); from here on an IVF-PQ index is built, and search re-ranks its candidates with the
+exact vectors.
 Search probes 30 of its ~sqrt(rows) partitions and re-ranks 8x the candidates it needs: at 1M
 sentences, over 150 questions (bench/speed.py's index and questions), recall@10 against exact search
 was 0.946 at p50 28 ms on one training of the index and 0.961 on another, where 20 probes and 5x
@@ -164,6 +166,8 @@ class IndexSnapshot:
     sentences: Any
     terms: Any
     keywords: KeywordLookup
+    vectors: SentenceVectors | None
+    """Exact search in memory, below the size where the IVF-PQ index answers (None above it)."""
 
     @property
     def version(self) -> tuple[int, ...]:
@@ -193,6 +197,8 @@ class IndexSnapshot:
     def nearest_sentences(self, vector: np.ndarray, limit: int, columns: Sequence[str]) -> pa.Table:
         """The `limit` sentences with the highest dot product (cosine: vectors are unit length), with
         `columns` and `_distance` (1 - cosine), asked for by name: LanceDB stops adding it unasked."""
+        if self.vectors is not None and set(columns) <= set(HELD_COLUMNS):
+            return self.vectors.nearest(vector, limit, list(columns))
         search = self.sentences.search(vector.astype(np.float32)).distance_type("dot").limit(limit)
         vector_index = self.manifest.get("vector_index")
         if vector_index:
@@ -200,8 +206,11 @@ class IndexSnapshot:
         return search.select([*columns, "_distance"]).to_arrow()
 
 
-def open_index(uri: str) -> IndexSnapshot:
-    """Open the committed build at `uri` read-only; IndexStoreError says what is wrong."""
+def open_index(uri: str, previous: IndexSnapshot | None = None) -> IndexSnapshot:
+    """Open the committed build at `uri` read-only; IndexStoreError says what is wrong.
+
+    Exact search reuses the in-memory vectors of `previous` (an earlier build of the same index)
+    for the documents this build left unchanged."""
     uri = normalise_uri(uri)
     manifest = check_manifest(uri)
     db = lancedb.connect(uri)
@@ -216,7 +225,10 @@ def open_index(uri: str) -> IndexSnapshot:
             ) from None
         tables[name] = table
     keywords = KeywordLookup.load(tables[CHUNKS], tables[TERMS])
-    return IndexSnapshot(uri, manifest, tables[CHUNKS], tables[SENTENCES], tables[TERMS], keywords)
+    vectors = None
+    if not manifest.get("vector_index") or manifest["counts"]["sentences"] < VECTOR_INDEX_MIN_ROWS:
+        vectors = SentenceVectors(tables[SENTENCES], tables[CHUNKS], manifest, previous and previous.vectors)
+    return IndexSnapshot(uri, manifest, tables[CHUNKS], tables[SENTENCES], tables[TERMS], keywords, vectors)
 
 
 def _sql_list(values: Sequence[str]) -> str:
