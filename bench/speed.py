@@ -3,29 +3,32 @@
 Synthetic indexes are written through the indexer's own storage code (IndexWriter):
 
 - ``chunks-N``: N chunks of ~1,000 tokens, each a run of real passages from the shared corpora;
-  its sentence table holds the first 10 sentences of each chunk (10 x N vectors: 1,000,000 at
-  100k chunks, past the size where the indexer trains an IVF-PQ index).
+  its sentence table holds the first 10 sentences of each chunk (10 x N vectors: 10,000, 100,000
+  and 1,000,000 at 1k, 10k and 100k chunks; the last is past the size where the indexer trains an
+  IVF-PQ index).
 
 Vectors are real embeddings of a pool of 4,096 real sentences, reused with Gaussian noise
 (sigma 0.05) and re-normalised, so the vector space has realistic structure without embedding
-millions of sentences. Then, each over >= 50 queries (median and p95):
+millions of sentences. Then, at every size, each over >= 50 queries (median and p95):
 
 - keyword_search with 1, 2, 3 keywords vs the reference: a Python loop that lower-cases and
   counts every chunk held in memory; results must be identical;
 - semantic_search (query embedding and search timed apart) vs the reference: NumPy brute force
-  over all vectors held in memory; identical below the vector-index threshold, else recall@10;
-- chunk_read of 1-3 ids; semantic_search and the server on the largest index; keyword_search
-  and semantic_search also as MCP round trips over stdio to the real server;
-- server start: time to the initialize answer and to each tool's first answer, and peak RSS;
+  over all vectors held in memory; recall@10 of our chunks against the exact ones; where the
+  IVF-PQ index answers, also the exact in-memory search at that size (the crossover);
+- chunk_read of 1-3 ids;
+- the real server over stdio: time to the initialize answer and to each tool's first answer,
+  keyword_search and semantic_search round trips, and its peak RSS;
 - a real ``arag-index build`` of a shared corpus: sentences/s and peak RSS.
 
-    python bench/speed.py --quick   # 10k chunks (100k sentences), < 3 min once cached
-    python bench/speed.py           # 10k and 100k chunks (1M sentences); ~30 min the first time
+    python bench/speed.py --quick   # 1k and 10k chunks (10k, 100k sentences), ~5 min once cached
+    python bench/speed.py           # and 100k chunks (1M sentences); ~10 min the first time
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import random
@@ -48,11 +51,13 @@ from arag_mcp.indexer.manifest import FORMAT_VERSION, read_manifest  # noqa: E40
 from arag_mcp.indexer.sentences import split_sentences  # noqa: E402
 from arag_mcp.indexer.store import (  # noqa: E402
     VECTOR_SEARCH,
+    IndexSnapshot,
     IndexWriter,
     chunks_schema,
     open_index,
     sentences_schema,
 )
+from arag_mcp.indexer.vectors import SentenceVectors  # noqa: E402
 from arag_mcp.server import retrieval  # noqa: E402
 from common import BENCH_DATA, RESULTS, log, read_jsonl  # noqa: E402
 
@@ -236,17 +241,18 @@ def bench_keyword(snapshot, chunks: list[tuple[str, str]]) -> dict:
     return results
 
 
-def bench_semantic(snapshot, embedder: Embedder, questions: list[str], warmup: list[str]) -> dict:
+def bench_semantic(snapshot: IndexSnapshot, embedder: Embedder, questions: list[str], warmup: list[str]) -> dict:
     """Timed after searching the `warmup` questions once: the index's first loads are not search time
     (the server figures show them as time to first answer)."""
     for vector in embedder.encode_queries(warmup):
         retrieval.semantic_search(snapshot, vector, 10)
     embed_t, vectors = timed(lambda q: embedder.encode_queries([q])[0], questions)
-    table = snapshot.sentences.to_arrow().select(["chunk_id", "vector"])
-    matrix = np.stack(table["vector"].to_numpy(zero_copy_only=False)).astype(np.float32)
-    owner_ids, owners = np.unique(np.array(table["chunk_id"].to_pylist()), return_inverse=True)
-    del table
+    matrix, chunk_ids = reference_vectors(snapshot)
+    owner_ids, owners = np.unique(np.array(chunk_ids), return_inverse=True)
+    del chunk_ids
     ours_t, ours = timed(lambda v: retrieval.semantic_search(snapshot, v, 10), vectors)
+    pool = retrieval.candidate_pool(10)
+    nearest_t, _ = timed(lambda v: snapshot.nearest_sentences(v, pool, ["chunk_id", "ordinal", "text"]), vectors)
 
     def reference(vector: np.ndarray) -> list[str]:
         scores = matrix @ vector
@@ -256,16 +262,42 @@ def bench_semantic(snapshot, embedder: Embedder, questions: list[str], warmup: l
         return list(owner_ids[order])
 
     ref_t, ref = timed(reference, vectors)
-    overlap = [len({h.chunk_id for h in o} & set(r)) / 10 for o, r in zip(ours, ref)]
-    return {
-        "sentences": int(matrix.shape[0]),
+    result = {
+        "sentences": int(len(owners)),
         "vector_index": snapshot.manifest.get("vector_index"),
+        "exact_in_memory": snapshot.vectors is not None,
         "query_embedding": stats(embed_t),
         "search": stats(ours_t),
+        "nearest_sentences": stats(nearest_t),
         "reference_numpy": stats(ref_t),
         "speedup_p50": float(np.median(ref_t) / np.median(ours_t)),
-        "recall@10_vs_exact": float(np.mean(overlap)),
+        "recall@10_vs_exact": recall_at_10(ours, ref),
     }
+    if snapshot.vectors is None:
+        exact = dataclasses.replace(
+            snapshot, vectors=SentenceVectors(snapshot.sentences, snapshot.chunks, snapshot.manifest, None)
+        )
+        exact.vectors.load()
+        exact_t, exact_hits = timed(lambda v: retrieval.semantic_search(exact, v, 10), vectors)
+        result["exact_in_memory_search"] = stats(exact_t)
+        result["exact_in_memory_recall@10"] = recall_at_10(exact_hits, ref)
+    return result
+
+
+def reference_vectors(snapshot: IndexSnapshot) -> tuple[np.ndarray, list[str]]:
+    """Every sentence vector in one float32 matrix, with its chunk id; read batch by batch, so the
+    bench holds the vectors once."""
+    matrix = np.empty((snapshot.sentences.count_rows(), snapshot.manifest["dimension"]), np.float32)
+    chunk_ids: list[str] = []
+    for batch in snapshot.sentences.search().select(["chunk_id", "vector"]).limit(None).to_batches():
+        vectors = batch.column("vector").flatten().to_numpy()
+        matrix[len(chunk_ids) : len(chunk_ids) + batch.num_rows] = vectors.reshape(batch.num_rows, -1)
+        chunk_ids += batch.column("chunk_id").to_pylist()
+    return matrix, chunk_ids
+
+
+def recall_at_10(hits: list[list[retrieval.SemanticHit]], exact: list[list[str]]) -> float:
+    return float(np.mean([len({h.chunk_id for h in o} & set(r)) / 10 for o, r in zip(hits, exact)]))
 
 
 def bench_chunk_read(snapshot) -> dict:
@@ -362,6 +394,27 @@ def bench_build(data: Path, quick: bool, backend: str) -> dict:
     }
 
 
+def write_results(out: Path, results: dict) -> None:
+    """Written after every index size too, so a long run that stops keeps what it measured."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=2))
+
+
+def print_semantic_summary(results: dict) -> None:
+    """One line per index size: semantic search, ours against the reference, and the server's memory."""
+    print("\nsentences  search p50/p95 ms  reference p50/p95 ms  recall@10  exact  server peak RSS MB")
+    for name, result in results.items():
+        if not isinstance(result, dict) or "semantic_search" not in result:
+            continue
+        semantic, server = result["semantic_search"], result["server"]
+        print(
+            f"{semantic['sentences']:>9,}  {semantic['search']['p50_ms']:7.2f} / {semantic['search']['p95_ms']:<7.2f}"
+            f"  {semantic['reference_numpy']['p50_ms']:9.2f} / {semantic['reference_numpy']['p95_ms']:<8.2f}"
+            f"  {semantic['recall@10_vs_exact']:9.3f}  {'yes' if semantic['exact_in_memory'] else 'no':>5}"
+            f"  {server['peak_rss_mb']:18.0f}"
+        )
+
+
 def _label(count: int) -> str:
     return f"{count // 1_000_000}m" if count % 1_000_000 == 0 else f"{count // 1000}k"
 
@@ -369,8 +422,10 @@ def _label(count: int) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=BENCH_DATA)
-    parser.add_argument("--quick", action="store_true", help="10k chunks (100k sentences) only")
-    parser.add_argument("--chunks", type=int, nargs="+", default=None, help="chunk-index sizes (default: 10000 100000)")
+    parser.add_argument("--quick", action="store_true", help="1k and 10k chunks (10k, 100k sentences) only")
+    parser.add_argument(
+        "--chunks", type=int, nargs="+", default=None, help="chunk-index sizes (default: 1000 10000 100000)"
+    )
     parser.add_argument("--out", type=Path, default=RESULTS / "speed.json")
     args = parser.parse_args(argv)
     if not args.data.exists():
@@ -382,7 +437,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     musique = [q["question"] for q in read_jsonl(args.data / "musique" / "questions.jsonl")]
     questions, warmup = musique[:SEMANTIC_QUERIES], musique[SEMANTIC_QUERIES : SEMANTIC_QUERIES + QUERIES]
     pool = vector_pool(embedder, records)
-    sizes = sorted(args.chunks or ([10_000] if args.quick else [10_000, 100_000]))
+    sizes = sorted(args.chunks or ([1_000, 10_000] if args.quick else [1_000, 10_000, 100_000]))
     results: dict = {"quick": args.quick, "vectors": "real embeddings of 4,096 sentences, reused with noise"}
     for count in sizes:
         name = f"chunks-{_label(count)}"
@@ -391,18 +446,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         snapshot = open_index(str(WORK / name))
         log(f"{name}: keyword_search and chunk_read")
         results[name] = {"keyword_search": bench_keyword(snapshot, chunks), "chunk_read": bench_chunk_read(snapshot)}
-    log(f"{name}: semantic_search")
-    results[name]["semantic_search"] = bench_semantic(snapshot, embedder, questions, warmup)
-    log(f"{name}: MCP server over stdio")
-    results[name]["server"] = anyio.run(bench_server, WORK / name, chunks, questions)
+        log(f"{name}: semantic_search")
+        results[name]["semantic_search"] = bench_semantic(snapshot, embedder, questions, warmup)
+        del snapshot
+        log(f"{name}: MCP server over stdio")
+        results[name]["server"] = anyio.run(bench_server, WORK / name, chunks, questions)
+        write_results(args.out, results)
     log("indexer build, each embedding backend")
     builds = {backend: bench_build(args.data, args.quick, backend) for backend in BACKENDS}
     for build in builds.values():
         build["speedup_vs_torch"] = build["sentences_per_s"] / builds["torch"]["sentences_per_s"]
     results["build"] = builds
     print(json.dumps(results, indent=2))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=2))
+    print_semantic_summary(results)
+    write_results(args.out, results)
     log(f"wrote {args.out}")
     return 0
 

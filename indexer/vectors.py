@@ -99,19 +99,29 @@ class SentenceVectors:
 
 def _read(sentences: Any, chunks: Any, previous: _Matrix | None) -> _Matrix:
     """The sentence table's vectors and shown columns; vectors of unchanged documents come from
-    `previous` (same content hash, chunk id and ordinal), the rest from the table."""
+    `previous` (same content hash, chunk id and ordinal), the rest from the table. Read in batches
+    into the matrix, so memory never holds the vectors twice."""
     started = time.perf_counter()
     columns = [*HELD_COLUMNS, "doc_key"]
+    vectors = None
     if previous is None:
         columns.append("vector")
-    rows = sentences.search().select(columns).with_row_id(True).limit(None).to_arrow().combine_chunks()
+        vectors = np.empty((sentences.count_rows(), sentences.schema.field("vector").type.list_size), np.float32)
+    reader = sentences.search().select(columns).with_row_id(True).limit(None).to_batches()
+    parts, filled = [], 0
+    for batch in reader:
+        if vectors is not None:
+            vectors[filled : filled + batch.num_rows] = _as_matrix(batch.column("vector"))
+            filled += batch.num_rows
+            batch = batch.drop_columns(["vector"])
+        parts.append(batch)
+    schema = reader.schema.remove(reader.schema.get_field_index("vector")) if vectors is not None else reader.schema
+    rows = pa.Table.from_batches(parts, schema=schema).combine_chunks()
     documents = chunks.search().where("ordinal = 0").select(["doc_key", "doc_hash"]).limit(None).to_arrow()
     at = pc.index_in(rows["doc_key"], value_set=documents["doc_key"])
     rows = rows.drop_columns(["doc_key"]).append_column("doc_hash", documents["doc_hash"].take(at))
-    if previous is None:
-        vectors, reused = _as_matrix(rows["vector"]), 0
-        rows = rows.drop_columns(["vector"])
-    else:
+    reused = 0
+    if vectors is None:
         vectors, reused = _reuse(sentences, rows, previous)
     log.info(
         "sentence vectors in memory: %d reused from the previous build, %d read (%.1f s)",

@@ -196,7 +196,9 @@ def test_above_the_threshold_the_vector_index_answers(tmp_path: Path, monkeypatc
     assert snapshot.manifest["vector_index"]["type"] == "IVF_PQ"
     assert snapshot.vectors is None
     recalls = []
-    for query in clustered(10, seed=4):
+    rng = np.random.default_rng(4)
+    for query in matrix[rng.integers(0, len(matrix), 10)] + rng.normal(0, 0.05, (10, 384)).astype(np.float32):
+        query /= np.linalg.norm(query)
         expected, _ = brute_force(snapshot, query, 10)
         nearest = snapshot.nearest_sentences(query, 10, SHOWN)
         assert nearest.column_names == [*SHOWN, "_distance"]
