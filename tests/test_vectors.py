@@ -111,11 +111,16 @@ def test_exact_search_on_many_threads_matches_brute_force(tmp_path: Path):
     write_synthetic(tmp_path / "idx", matrix)
     snapshot = open_index(str(tmp_path / "idx"))
     assert snapshot.vectors is not None
+    answers = []
     for query in clustered(5, seed=2):
         expected, scores = brute_force(snapshot, query, 100)
         nearest = snapshot.nearest_sentences(query, 100, SHOWN)
         assert found(nearest) == expected
         assert 1.0 - nearest["_distance"].to_numpy() == pytest.approx(scores, abs=1e-6)
+        answers.append(nearest)
+    shutil.rmtree(tmp_path / "idx" / "sentences.lance")  # answered from memory: no storage read
+    for query, answer in zip(clustered(5, seed=2), answers):
+        assert snapshot.nearest_sentences(query, 100, SHOWN).equals(answer)
 
 
 def test_a_new_build_reuses_the_vectors_of_unchanged_documents(tmp_path: Path, embedder, caplog):
