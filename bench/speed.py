@@ -3,29 +3,33 @@
 Synthetic indexes are written through the indexer's own storage code (IndexWriter):
 
 - ``chunks-N``: N chunks of ~1,000 tokens, each a run of real passages from the shared corpora;
-  its sentence table holds the first 10 sentences of each chunk (10 x N vectors: 1,000,000 at
-  100k chunks, past the size where the indexer trains an IVF-PQ index).
+  its sentence table holds the first 10 sentences of each chunk (10 x N vectors: 10,000, 100,000
+  and 1,000,000 at 1k, 10k and 100k chunks; the last is past the size where the indexer trains an
+  IVF-PQ index).
 
 Vectors are real embeddings of a pool of 4,096 real sentences, reused with Gaussian noise
 (sigma 0.05) and re-normalised, so the vector space has realistic structure without embedding
-millions of sentences. Then, each over >= 50 queries (median and p95):
+millions of sentences. Then, at every size, each over >= 50 queries (median and p95):
 
 - keyword_search with 1, 2, 3 keywords vs the reference: a Python loop that lower-cases and
   counts every chunk held in memory; results must be identical;
 - semantic_search (query embedding and search timed apart) vs the reference: NumPy brute force
-  over all vectors held in memory; identical below the vector-index threshold, else recall@10;
-- chunk_read of 1-3 ids; semantic_search and the server on the largest index; keyword_search
-  and semantic_search also as MCP round trips over stdio to the real server;
-- server start: time to the initialize answer and to each tool's first answer, and peak RSS;
+  over all vectors held in memory; recall@10 of our chunks against the exact ones; where the
+  IVF-PQ index answers, up to 400k sentences, also the exact in-memory search at that size
+  (the crossover);
+- chunk_read of 1-3 ids;
+- the real server over stdio: time to the initialize answer and to each tool's first answer,
+  keyword_search and semantic_search round trips, and its peak RSS;
 - a real ``arag-index build`` of a shared corpus: sentences/s and peak RSS.
 
-    python bench/speed.py --quick   # 10k chunks (100k sentences), < 3 min once cached
-    python bench/speed.py           # 10k and 100k chunks (1M sentences); ~30 min the first time
+    python bench/speed.py --quick   # 1k and 10k chunks (10k, 100k sentences), ~5 min once cached
+    python bench/speed.py           # and 100k chunks (1M sentences); ~10 min the first time
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import random
@@ -45,10 +49,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from arag_mcp.indexer.embedding import BACKENDS, DEFAULT_BACKEND, Embedder  # noqa: E402
 from arag_mcp.indexer.ids import chunk_id, doc_key  # noqa: E402
 from arag_mcp.indexer.manifest import FORMAT_VERSION, read_manifest  # noqa: E402
-from arag_mcp.indexer.reader import open_index  # noqa: E402
+from arag_mcp.indexer.reader import IndexSnapshot, open_index  # noqa: E402
 from arag_mcp.indexer.schema import CHUNK_VECTORS, chunks_schema, sentences_schema  # noqa: E402
 from arag_mcp.indexer.sentences import split_sentences  # noqa: E402
 from arag_mcp.indexer.store import VECTOR_SEARCH, IndexWriter  # noqa: E402
+from arag_mcp.indexer.vectors import SentenceVectors  # noqa: E402
 from arag_mcp.server import retrieval  # noqa: E402
 from brute_force import SentenceMatrix, keyword_ranking  # noqa: E402
 from common import BENCH_DATA, RESULTS, log, read_jsonl  # noqa: E402
@@ -57,6 +62,9 @@ QUERIES = 50
 SEMANTIC_QUERIES = 150
 """semantic_search is timed and scored on more questions: at 1M sentences its recall against exact
 search differed by up to 0.11 between sets of 50."""
+EXACT_COMPARISON_MAX_ROWS = 400_000
+"""Where the IVF-PQ index answers, exact in-memory search is timed too up to this size (the
+crossover); at 1M its matrix beside the reference's took the bench past 9 GB."""
 POOL = 4096
 CHUNK_CHARS = 4500
 WORK = RESULTS / "work"
@@ -224,7 +232,7 @@ def bench_keyword(snapshot, chunks: list[tuple[str, str]]) -> dict:
     return results
 
 
-def bench_semantic(snapshot, embedder: Embedder, questions: list[str], warmup: list[str]) -> dict:
+def bench_semantic(snapshot: IndexSnapshot, embedder: Embedder, questions: list[str], warmup: list[str]) -> dict:
     """Timed after searching the `warmup` questions once: the index's first loads are not search time
     (the server figures show them as time to first answer)."""
     for vector in embedder.encode_queries(warmup):
@@ -232,17 +240,33 @@ def bench_semantic(snapshot, embedder: Embedder, questions: list[str], warmup: l
     embed_t, vectors = timed(lambda q: embedder.encode_queries([q])[0], questions)
     matrix = SentenceMatrix(*snapshot.sentence_vectors())
     ours_t, ours = timed(lambda v: retrieval.semantic_search(snapshot, v, 10), vectors)
-    ref_t, ref = timed(lambda v: matrix.best_sentence_ranking(v, 10), vectors)
-    overlap = [len({h.chunk.chunk_id for h in o} & {cid for cid, _ in r}) / 10 for o, r in zip(ours, ref)]
-    return {
-        "sentences": int(matrix.vectors.shape[0]),
+    pool = retrieval.candidate_pool(10)
+    nearest_t, _ = timed(lambda v: snapshot.nearest_sentences(v, pool), vectors)
+    ref_t, ref = timed(lambda v: [cid for cid, _ in matrix.best_sentence_ranking(v, 10)], vectors)
+    result = {
+        "sentences": len(matrix.owners),
         "vector_index": snapshot.manifest.vector_index,
+        "exact_in_memory": snapshot.vectors is not None,
         "query_embedding": stats(embed_t),
         "search": stats(ours_t),
+        "nearest_sentences": stats(nearest_t),
         "reference_numpy": stats(ref_t),
         "speedup_p50": float(np.median(ref_t) / np.median(ours_t)),
-        "recall@10_vs_exact": float(np.mean(overlap)),
+        "recall@10_vs_exact": recall_at_10(ours, ref),
     }
+    if snapshot.vectors is None and len(matrix.owners) <= EXACT_COMPARISON_MAX_ROWS:
+        exact = dataclasses.replace(
+            snapshot, vectors=SentenceVectors(snapshot.sentence_table, snapshot.chunk_table, snapshot.manifest, None)
+        )
+        exact.vectors.load()
+        exact_t, exact_hits = timed(lambda v: retrieval.semantic_search(exact, v, 10), vectors)
+        result["exact_in_memory_search"] = stats(exact_t)
+        result["exact_in_memory_recall@10"] = recall_at_10(exact_hits, ref)
+    return result
+
+
+def recall_at_10(hits: list[list[retrieval.Hit]], exact: list[list[str]]) -> float:
+    return float(np.mean([len({h.chunk.chunk_id for h in o} & set(r)) / 10 for o, r in zip(hits, exact)]))
 
 
 def bench_chunk_read(snapshot) -> dict:
@@ -339,6 +363,27 @@ def bench_build(data: Path, quick: bool, backend: str) -> dict:
     }
 
 
+def write_results(out: Path, results: dict) -> None:
+    """Written after every index size too, so a long run that stops keeps what it measured."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=2))
+
+
+def print_semantic_summary(results: dict) -> None:
+    """One line per index size: semantic search, ours against the reference, and the server's memory."""
+    print("\nsentences  search p50/p95 ms  reference p50/p95 ms  recall@10  exact  server peak RSS MB")
+    for name, result in results.items():
+        if not isinstance(result, dict) or "semantic_search" not in result:
+            continue
+        semantic, server = result["semantic_search"], result["server"]
+        print(
+            f"{semantic['sentences']:>9,}  {semantic['search']['p50_ms']:7.2f} / {semantic['search']['p95_ms']:<7.2f}"
+            f"  {semantic['reference_numpy']['p50_ms']:9.2f} / {semantic['reference_numpy']['p95_ms']:<8.2f}"
+            f"  {semantic['recall@10_vs_exact']:9.3f}  {'yes' if semantic['exact_in_memory'] else 'no':>5}"
+            f"  {server['peak_rss_mb']:18.0f}"
+        )
+
+
 def _label(count: int) -> str:
     return f"{count // 1_000_000}m" if count % 1_000_000 == 0 else f"{count // 1000}k"
 
@@ -346,8 +391,10 @@ def _label(count: int) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=BENCH_DATA)
-    parser.add_argument("--quick", action="store_true", help="10k chunks (100k sentences) only")
-    parser.add_argument("--chunks", type=int, nargs="+", default=None, help="chunk-index sizes (default: 10000 100000)")
+    parser.add_argument("--quick", action="store_true", help="1k and 10k chunks (10k, 100k sentences) only")
+    parser.add_argument(
+        "--chunks", type=int, nargs="+", default=None, help="chunk-index sizes (default: 1000 10000 100000)"
+    )
     parser.add_argument("--out", type=Path, default=RESULTS / "speed.json")
     args = parser.parse_args(argv)
     if not args.data.exists():
@@ -359,7 +406,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     musique = [q["question"] for q in read_jsonl(args.data / "musique" / "questions.jsonl")]
     questions, warmup = musique[:SEMANTIC_QUERIES], musique[SEMANTIC_QUERIES : SEMANTIC_QUERIES + QUERIES]
     pool = vector_pool(embedder, records)
-    sizes = sorted(args.chunks or ([10_000] if args.quick else [10_000, 100_000]))
+    sizes = sorted(args.chunks or ([1_000, 10_000] if args.quick else [1_000, 10_000, 100_000]))
     results: dict = {"quick": args.quick, "vectors": "real embeddings of 4,096 sentences, reused with noise"}
     for count in sizes:
         name = f"chunks-{_label(count)}"
@@ -368,18 +415,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         snapshot = open_index(str(WORK / name))
         log(f"{name}: keyword_search and chunk_read")
         results[name] = {"keyword_search": bench_keyword(snapshot, chunks), "chunk_read": bench_chunk_read(snapshot)}
-    log(f"{name}: semantic_search")
-    results[name]["semantic_search"] = bench_semantic(snapshot, embedder, questions, warmup)
-    log(f"{name}: MCP server over stdio")
-    results[name]["server"] = anyio.run(bench_server, WORK / name, chunks, questions)
+        log(f"{name}: semantic_search")
+        results[name]["semantic_search"] = bench_semantic(snapshot, embedder, questions, warmup)
+        del snapshot
+        log(f"{name}: MCP server over stdio")
+        results[name]["server"] = anyio.run(bench_server, WORK / name, chunks, questions)
+        write_results(args.out, results)
     log("indexer build, each embedding backend")
     builds = {backend: bench_build(args.data, args.quick, backend) for backend in BACKENDS}
     for build in builds.values():
         build["speedup_vs_torch"] = build["sentences_per_s"] / builds["torch"]["sentences_per_s"]
     results["build"] = builds
     print(json.dumps(results, indent=2))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=2))
+    print_semantic_summary(results)
+    write_results(args.out, results)
     log(f"wrote {args.out}")
     return 0
 

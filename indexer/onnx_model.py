@@ -210,6 +210,9 @@ class OnnxEncoder:
         options.intra_op_num_threads = threads or int(os.environ.get("OMP_NUM_THREADS", "0") or 0)
         options.inter_op_num_threads = 1
         options.log_severity_level = 3
+        # Idle threads sleep instead of spinning: a spinning pool holds the cores the server's
+        # vector search needs right after a query is embedded (and other processes need meanwhile).
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self.session = onnxruntime.InferenceSession(
             str(folder / "model.onnx"), options, providers=["CPUExecutionProvider"]
         )

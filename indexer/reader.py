@@ -19,6 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from . import store
 from .documents import DocumentLines
 from .ids import chunk_id, parse_chunk_id
 from .manifest import REBUILD_HINT, IndexStoreError, Manifest, check_manifest, normalise_uri
@@ -34,6 +35,7 @@ from .schema import (
     SentenceColumn,
 )
 from .terms import terms_schema
+from .vectors import HELD_COLUMNS, SentenceVectors
 
 C = ChunkColumn
 S = SentenceColumn
@@ -196,6 +198,8 @@ class IndexSnapshot:
     chunk_vector_table: Any | None
     """None in an index built before chunk vectors existed (its next build adds them)."""
     keywords: KeywordLookup
+    vectors: SentenceVectors | None
+    """Exact search in memory, below the size where the IVF-PQ index answers (None above it)."""
     _documents: OrderedDict[str, DocumentLines] = field(default_factory=OrderedDict, repr=False, compare=False)
 
     @property
@@ -246,13 +250,18 @@ class IndexSnapshot:
 
     def nearest_sentences(self, vector: np.ndarray, limit: int) -> SentenceMatches:
         """The `limit` sentences with the highest cosine similarity to `vector` (a dot product:
-        vectors are unit length); `_distance` (1 - dot) is asked for by name, as LanceDB requires."""
-        search = self.sentence_table.search(vector.astype(np.float32)).distance_type("dot").limit(limit)
-        vector_index = self.manifest.vector_index
-        if vector_index:
-            search = search.nprobes(vector_index["nprobes"]).refine_factor(vector_index["refine_factor"])
-        with reading(self.uri, SENTENCES):
-            found = search.select([S.CHUNK_ID, S.POSITION, S.TEXT, "_distance"]).to_arrow()
+        vectors are unit length): exact, in memory, below the IVF-PQ index's size; through the
+        index above it (`_distance`, 1 - dot, is asked for by name, as LanceDB requires)."""
+        if self.vectors is not None:
+            with reading(self.uri, SENTENCES):
+                found = self.vectors.nearest(vector, limit, list(HELD_COLUMNS))
+        else:
+            search = self.sentence_table.search(vector.astype(np.float32)).distance_type("dot").limit(limit)
+            vector_index = self.manifest.vector_index
+            if vector_index:
+                search = search.nprobes(vector_index["nprobes"]).refine_factor(vector_index["refine_factor"])
+            with reading(self.uri, SENTENCES):
+                found = search.select([S.CHUNK_ID, S.POSITION, S.TEXT, "_distance"]).to_arrow()
         return SentenceMatches(
             found[S.CHUNK_ID].to_pylist(),
             found[S.POSITION].to_pylist(),
@@ -313,14 +322,23 @@ class IndexSnapshot:
         return table[v.CHUNK_ID].to_pylist(), vectors.reshape(table.num_rows, -1)
 
     def sentence_vectors(self) -> tuple[list[str], np.ndarray]:
-        """(chunk id of each sentence, its vector) for every sentence: for reference scorers."""
-        table = self.sentence_table.search().select([S.CHUNK_ID, S.VECTOR]).limit(None).to_arrow()
-        vectors = np.asarray(table[S.VECTOR].combine_chunks().flatten().to_numpy(), dtype=np.float32)
-        return table[S.CHUNK_ID].to_pylist(), vectors.reshape(table.num_rows, -1)
+        """(chunk id of each sentence, its vector) for every sentence, for reference scorers: read
+        batch by batch into one float32 matrix, so the vectors are held once."""
+        matrix = np.empty((self.sentence_table.count_rows(), self.manifest.dimension), np.float32)
+        chunk_ids: list[str] = []
+        with reading(self.uri, SENTENCES):
+            for batch in self.sentence_table.search().select([S.CHUNK_ID, S.VECTOR]).limit(None).to_batches():
+                vectors = batch.column(S.VECTOR).flatten().to_numpy()
+                matrix[len(chunk_ids) : len(chunk_ids) + batch.num_rows] = vectors.reshape(batch.num_rows, -1)
+                chunk_ids += batch.column(S.CHUNK_ID).to_pylist()
+        return chunk_ids, matrix
 
 
-def open_index(uri: str) -> IndexSnapshot:
-    """Open the committed build at `uri` read-only; IndexStoreError says what is wrong."""
+def open_index(uri: str, previous: IndexSnapshot | None = None) -> IndexSnapshot:
+    """Open the committed build at `uri` read-only; IndexStoreError says what is wrong.
+
+    Exact search reuses the in-memory vectors of `previous` (an earlier build of the same index)
+    for the documents this build left unchanged."""
     uri = normalise_uri(uri)
     manifest = check_manifest(uri)
     db = lancedb.connect(uri)
@@ -332,8 +350,11 @@ def open_index(uri: str) -> IndexSnapshot:
     keywords = KeywordLookup.load(uri, tables[CHUNKS], tables[TERMS])
     with reading(uri, SENTENCES):  # every data file is opened: a damaged build is refused here, not mid-search
         tables[SENTENCES].search().select([S.POSITION]).limit(None).to_arrow()
+    vectors = None
+    if not manifest.vector_index or manifest.counts.sentences < store.VECTOR_INDEX_MIN_ROWS:
+        vectors = SentenceVectors(tables[SENTENCES], tables[CHUNKS], manifest, previous and previous.vectors)
     return IndexSnapshot(
-        uri, manifest, tables[CHUNKS], tables[SENTENCES], tables[TERMS], tables[CHUNK_VECTORS], keywords
+        uri, manifest, tables[CHUNKS], tables[SENTENCES], tables[TERMS], tables[CHUNK_VECTORS], keywords, vectors
     )
 
 

@@ -63,13 +63,17 @@ LOCK_FILE = ".arag-build.lock"
 NO_CLEANUP = timedelta(days=365_000)
 """LanceDB's optimize() cleans up versions older than 7 days unless told an age: this one means never."""
 VECTOR_INDEX_MIN_ROWS = 200_000
-"""Below this many sentences semantic search is exact (brute force, a few ms per 100k rows);
+"""Below this many sentences semantic search is exact (vectors.py: a float32 matrix in memory);
 from here on an IVF-PQ index is built, and search re-ranks its candidates with the exact vectors.
-Search probes 30 of its ~sqrt(rows) partitions and re-ranks 8x the candidates it needs: at 1M
-sentences, over 150 questions (bench/speed.py's index and questions), recall@10 against exact search
-was 0.946 at p50 28 ms on one training of the index and 0.961 on another, where 20 probes and 5x
-gave 0.915 and 40 probes and 8x 0.963."""
-VECTOR_SEARCH = {"nprobes": 30, "refine_factor": 8}
+The crossover: at 200k sentences (bench/speed.py --chunks 20000, one run on 2 busy cores) the
+whole semantic_search took p50 38 ms through the IVF-PQ index (recall@10 0.958) against 88 ms
+exact in memory, whose matrix alone would then hold 300 MB.
+Search probes 60 of its ~sqrt(rows) partitions and re-ranks 10x the candidates it needs: at 1M
+sentences, over 150 questions (bench/speed.py's index and questions), recall@10 of semantic_search
+against exact search and its p50 on 2 busy cores were, on one training of the index: 30 probes / 8x
+0.938 (19.6 ms), 40 / 8x 0.949 (20.2 ms), 50 / 10x 0.958 (23.0 ms), 60 / 10x 0.960 (24.2 ms),
+80 / 10x 0.972 (27.0 ms); another training gave 0.961 at 30 / 8x."""
+VECTOR_SEARCH = {"nprobes": 60, "refine_factor": 10}
 """How search uses the vector index; recorded in the manifest with the index's own parameters."""
 
 

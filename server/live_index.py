@@ -26,6 +26,16 @@ def embedding_key(manifest: Manifest) -> EmbeddingKey:
     return manifest.model, manifest.embedding_backend
 
 
+def _load_vectors(snapshot: IndexSnapshot) -> None:
+    """Read exact search's vectors now, off the request path, so semantic_search does not wait for them."""
+    if snapshot.vectors is None:
+        return
+    try:
+        snapshot.vectors.load()
+    except Exception as exc:  # noqa: BLE001 - semantic_search reads them again and reports the error
+        log.warning("could not read the sentence vectors of %s: %s", snapshot.uri, exc)
+
+
 class ModelNotReady(Exception):
     """The embedding model did not finish loading in time, or failed to load."""
 
@@ -78,6 +88,7 @@ class LiveIndex:
             self._opened.set()
         if self._snapshot is not None and load_model:
             self._ensure_loading(embedding_key(self.manifest))
+            _load_vectors(self._snapshot)
 
     def snapshot(self) -> IndexSnapshot:
         """The newest committed build (checked for a newer one at most every `reload_seconds`)."""
@@ -98,9 +109,10 @@ class LiveIndex:
         try:
             manifest = read_manifest(self.uri)
             if manifest and manifest.get("tables") != self._snapshot.manifest.raw["tables"]:
-                self._snapshot = open_index(self.uri)
+                self._snapshot = open_index(self.uri, previous=self._snapshot)
                 self.manifest = self._snapshot.manifest
                 log.info("serving the build of %s committed at %s", self.uri, self.manifest.built_at)
+                threading.Thread(target=_load_vectors, args=(self._snapshot,), name="arag-vectors", daemon=True).start()
         except Exception as exc:  # noqa: BLE001 - keep serving the build we have
             log.warning("could not open the new build of %s, still serving the previous one: %s", self.uri, exc)
 

@@ -37,8 +37,11 @@ def test_speed_quick(tmp_path: Path):
     results = run_bench("speed.py", tmp_path / "speed.json")
     for words in ("1 keywords", "2 keywords", "3 keywords"):
         assert results["chunks-10k"]["keyword_search"][words]["identical"] == "50/50"
-    assert results["chunks-10k"]["semantic_search"]["sentences"] == 100_000
-    assert results["chunks-10k"]["semantic_search"]["recall@10_vs_exact"] == 1.0
+    for name, sentences in (("chunks-1k", 10_000), ("chunks-10k", 100_000)):
+        assert results[name]["semantic_search"]["sentences"] == sentences
+        assert results[name]["semantic_search"]["exact_in_memory"] is True
+        assert results[name]["semantic_search"]["recall@10_vs_exact"] == 1.0
+        assert results[name]["server"]["peak_rss_mb"] > 0
     assert results["build"].keys() == {"torch", "onnx", "onnx-int8"}
     assert all(build["sentences_per_s"] > 0 for build in results["build"].values())
     assert results["build"]["torch"]["speedup_vs_torch"] == 1.0
