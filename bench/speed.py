@@ -50,7 +50,7 @@ from arag_mcp.indexer.embedding import BACKENDS, DEFAULT_BACKEND, Embedder  # no
 from arag_mcp.indexer.ids import chunk_id, doc_key  # noqa: E402
 from arag_mcp.indexer.manifest import FORMAT_VERSION, read_manifest  # noqa: E402
 from arag_mcp.indexer.reader import IndexSnapshot, open_index  # noqa: E402
-from arag_mcp.indexer.schema import CHUNK_VECTORS, chunks_schema, sentences_schema  # noqa: E402
+from arag_mcp.indexer.schema import chunks_schema, sentences_schema  # noqa: E402
 from arag_mcp.indexer.sentences import split_sentences  # noqa: E402
 from arag_mcp.indexer.store import VECTOR_SEARCH, IndexWriter  # noqa: E402
 from arag_mcp.indexer.vectors import SentenceVectors  # noqa: E402
@@ -178,7 +178,6 @@ def _current(manifest: dict) -> bool:
     vector_index = manifest.get("vector_index") or {}
     return (
         manifest.get("format_version") == FORMAT_VERSION
-        and CHUNK_VECTORS in manifest.get("tables", {})
         and manifest.get("embedding_backend") == DEFAULT_BACKEND
         and all(vector_index.get(key, value) == value for key, value in VECTOR_SEARCH.items())
     )
