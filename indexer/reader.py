@@ -22,7 +22,7 @@ from .documents import DocumentLines
 from .ids import chunk_id, parse_chunk_id
 from .manifest import REBUILD_HINT, IndexStoreError, Manifest, check_manifest, normalise_uri
 from .schema import CHUNK_VECTORS, CHUNKS, SENTENCES, TERMS, ChunkColumn, ChunkVectorColumn, SentenceColumn
-from .terms import terms_schema
+from .terms import WORD_BREAK, folded, terms_schema
 
 C = ChunkColumn
 S = SentenceColumn
@@ -109,11 +109,15 @@ class SentenceMatches:
 
 @dataclass(frozen=True)
 class KeywordLookup:
-    """What a snapshot keeps in memory: the vocabulary, and the chunk numbers postings use with the
-    chunk ids they stand for (chunk rows are read by number, whether found by keyword or by id)."""
+    """What a snapshot keeps in memory: the vocabulary, the chunk numbers postings use with the
+    chunk ids they stand for (chunk rows are read by number, whether found by keyword or by id),
+    and the chunks' titles with their words (titles count in whole-word matching; they are short,
+    so their postings are derived here rather than stored)."""
 
     words: pa.Array
     """The distinct words of the terms table, sorted."""
+    folded_words: pa.Array
+    """`fold` of each of `words` (whole-word matching looks words up by their folded form)."""
     word_rows: np.ndarray
     """Row ids of the terms table, grouped by word in `words` order (a word has a row per segment)."""
     rows_per_word: np.ndarray
@@ -125,6 +129,12 @@ class KeywordLookup:
     """Position of each chunk number's id in sorted id order (ties are ranked by chunk id)."""
     numbers_by_id: np.ndarray
     """Chunk numbers in sorted id order (the inverse of chunk_id_rank): ids are found by bisection."""
+    titles: pa.Array
+    """Title by chunk number."""
+    title_words: pa.Array
+    """The folded words of every title, title after title."""
+    title_owners: np.ndarray
+    """Chunk number of each of `title_words`."""
 
     @classmethod
     def load(cls, chunks: Any, terms: Any) -> KeywordLookup:
@@ -135,26 +145,45 @@ class KeywordLookup:
         if len(sorted_words):
             first[1:] = pc.not_equal(sorted_words[1:], sorted_words[:-1]).to_numpy(zero_copy_only=False)
         starts = np.flatnonzero(first)
-        numbered = chunks.search().select([C.ID]).with_row_id(True).limit(None).to_arrow()
+        numbered = chunks.search().select([C.ID, C.TITLE]).with_row_id(True).limit(None).to_arrow()
         numbered = numbered.sort_by("_rowid")
         chunk_ids = numbered[C.ID].combine_chunks()
         by_id = pc.sort_indices(chunk_ids).to_numpy()
         rank = np.empty(len(chunk_ids), dtype=np.int64)
         rank[by_id] = np.arange(len(chunk_ids))
+        titles = pc.fill_null(numbered[C.TITLE], "").combine_chunks()
+        title_split = pc.split_pattern_regex(pc.utf8_lower(titles), WORD_BREAK)
+        title_words = pc.list_flatten(title_split)
+        kept = pc.not_equal(title_words, "")
+        words = sorted_words.filter(pa.array(first))
         return cls(
-            sorted_words.filter(pa.array(first)),
+            words,
+            folded(words),
             rows["_rowid"].to_numpy()[by_word.to_numpy()],
             np.diff(np.append(starts, len(sorted_words))),
             chunk_ids,
             numbered["_rowid"].to_numpy(),
             rank,
             by_id,
+            titles,
+            folded(title_words.filter(kept)),
+            pc.list_parent_indices(title_split).filter(kept).to_numpy().astype(np.int64),
         )
 
     def rows_containing(self, piece: str) -> np.ndarray:
         """Terms-table row ids of every word that contains `piece` (lower-cased)."""
         matched = pc.match_substring(self.words, pattern=piece).to_numpy(zero_copy_only=False)
         return self.word_rows[np.repeat(matched, self.rows_per_word)]
+
+    def rows_of_word(self, folded_word: str) -> np.ndarray:
+        """Terms-table row ids of every word whose folded form is `folded_word`."""
+        matched = pc.equal(self.folded_words, folded_word).to_numpy(zero_copy_only=False)
+        return self.word_rows[np.repeat(matched, self.rows_per_word)]
+
+    def title_counts(self, folded_word: str) -> np.ndarray:
+        """How often each chunk's title holds the word `folded_word` (folded), by chunk number."""
+        matched = pc.equal(self.title_words, folded_word).to_numpy(zero_copy_only=False)
+        return np.bincount(self.title_owners[matched], minlength=len(self.chunk_ids)).astype(np.int64)
 
     def numbers_of(self, chunk_ids: Sequence[str]) -> np.ndarray:
         """Chunk numbers of these ids, in the order given; ids not in the index are left out."""

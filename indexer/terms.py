@@ -8,12 +8,17 @@ scores from the postings, without reading any chunk text. A keyword with other c
 postings bound its count, and only the texts of chunks whose bound could reach the top are read
 (server/retrieval.py).
 
+Whole-word matching (the default) compares words after `fold`, which removes case, accents and
+width, so a folded vocabulary (derived from the stored words when an index is opened) answers it
+from the same postings; substring matching (the paper's) searches the stored words themselves.
+
 Postings name chunks by number: the rank of the chunk's LanceDB row id in the table version the
 manifest commits, so reader and writer agree without relying on scan order.
 """
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable, Iterator
 
 import numpy as np
@@ -40,6 +45,28 @@ def terms_schema() -> pa.Schema:
 def lower(values: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
     """Lower-case as keyword matching does (Unicode simple case mapping, length-preserving)."""
     return pc.utf8_lower(values)
+
+
+def fold(word: str) -> str:
+    """A word as whole-word matching compares it: compatibility forms unified (NFKC: full-width
+    letters, ligatures), case folded, and nonspacing marks (accents) removed."""
+    if word.isascii():
+        return word.lower()
+    decomposed = unicodedata.normalize("NFD", unicodedata.normalize("NFKC", word).casefold())
+    return unicodedata.normalize("NFC", "".join(c for c in decomposed if unicodedata.category(c) != "Mn"))
+
+
+def folded(words: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """`fold` of each word; ASCII words (most of them) only lower-cased, in Arrow."""
+    if isinstance(words, pa.ChunkedArray):
+        words = words.combine_chunks()
+    result = pc.utf8_lower(words)
+    other = np.flatnonzero(~pc.string_is_ascii(words).to_numpy(zero_copy_only=False))
+    if not len(other):
+        return result
+    values = result.to_numpy(zero_copy_only=False).copy()
+    values[other] = [fold(word) for word in words.take(pa.array(other)).to_pylist()]
+    return pa.array(values, pa.string())
 
 
 def words_of(lowered: list[str]) -> list[list[str]]:

@@ -1,0 +1,368 @@
+"""keyword_search: chunks ranked by Σ count(keyword, chunk) · len(keyword), exactly, from the postings.
+
+What a count is depends on the match mode, chosen when the server starts:
+
+- "word" (the default): a keyword counts where its words occur in a row as whole words, compared
+  after `fold` (case, accents, width); the characters between words do not matter, so "Einstein"
+  matches "Einstein's" and "Block B" does not match "Block booking". A chunk's title counts as
+  part of the chunk (as a line of its own), so the page about a name outranks pages that only
+  mention it. When top_k is at least the number of keywords, the best chunk of every keyword that
+  matches anywhere (most occurrences; ties: chunk id) is among the results, so a frequent keyword
+  cannot drown a rare one; the other places go by score.
+- "substring": the paper's definition, unchanged: case-insensitive substring counts in the chunk
+  text (titles not counted), plain top k by score.
+
+A single-word keyword (in substring mode: one made only of word characters) is counted from the
+postings alone. A longer one occurs no more often than its rarest word, which bounds it; it is
+counted in the texts of the chunks whose bound could still matter, best bound first, until none
+can: exact results while reading a few texts, not thousands. Per-keyword chunk counts come from
+the same arrays; where settling one would take more than COUNT_READ_LIMIT further texts, it is
+given as a range.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal, Protocol
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from arag_mcp.indexer.terms import WORD_BREAK, fold, folded, lower, words_of
+
+from .retrieval import Hit, top_chunks
+
+if TYPE_CHECKING:
+    from arag_mcp.indexer.reader import Chunk, IndexSnapshot
+
+KeywordMatch = Literal["word", "substring"]
+KEYWORD_MATCHES: tuple[KeywordMatch, ...] = ("word", "substring")
+PHRASE_READ_BATCH = 64
+"""Chunk texts read at first to settle counts of several-word keywords; each further read doubles."""
+COUNT_READ_LIMIT = 128
+"""Further chunk texts read at most to make per-keyword chunk counts exact."""
+
+
+@dataclass(frozen=True)
+class Keyword:
+    text: str
+    """As given, stripped (substring mode: lower-cased, as the paper counts it)."""
+    pieces: tuple[str, ...]
+    """The words looked up in the postings (word mode: folded)."""
+    single: bool
+    """Counted exactly from the postings; otherwise bounded by its pieces and counted in texts."""
+
+
+@dataclass(frozen=True)
+class ChunkCount:
+    """How many chunks match: exactly `at_least` when it equals `at_most`, otherwise a range."""
+
+    at_least: int
+    at_most: int
+
+    @property
+    def exact(self) -> bool:
+        return self.at_least == self.at_most
+
+
+@dataclass(frozen=True)
+class KeywordFindings:
+    hits: list[Hit]
+    """Best first; each hit's `keywords` are those it matched."""
+    keywords: list[str]
+    """The keywords searched, de-duplicated, in the order given."""
+    per_keyword: list[ChunkCount]
+    """Chunks each keyword matches, aligned with `keywords`."""
+    matching: ChunkCount
+    """Chunks any keyword matches."""
+
+
+class Matcher(Protocol):
+    reads_all_without_words: bool
+    """Whether a keyword with no word in it can still match (and so bounds nothing)."""
+
+    def keywords(self, given: Sequence[str]) -> list[Keyword]: ...
+
+    def piece_counts(self, snapshot: IndexSnapshot, pieces: Sequence[str]) -> dict[str, np.ndarray]: ...
+
+    def count_in(
+        self, snapshot: IndexSnapshot, numbers: np.ndarray, keywords: Sequence[Keyword]
+    ) -> tuple[np.ndarray, list[np.ndarray]]: ...
+
+    def matching_sentences(self, chunk: Chunk, keywords: Sequence[Keyword]) -> list[str]: ...
+
+
+class WordMatch:
+    """Whole words, folded, titles included."""
+
+    reads_all_without_words = False
+
+    def keywords(self, given: Sequence[str]) -> list[Keyword]:
+        stripped = [keyword.strip() for keyword in given if keyword.strip()]
+        unique: dict[tuple[str, ...], Keyword] = {}
+        for text, words in zip(stripped, words_of(lower(pa.array(stripped, pa.string())).to_pylist())):
+            pieces = tuple(fold(word) for word in words)
+            unique.setdefault(pieces, Keyword(text, pieces, len(pieces) == 1))
+        return list(unique.values())
+
+    def piece_counts(self, snapshot: IndexSnapshot, pieces: Sequence[str]) -> dict[str, np.ndarray]:
+        lookup = snapshot.keywords
+        rows = [lookup.rows_of_word(piece) for piece in pieces]
+        postings = snapshot.postings(np.unique(np.concatenate([lookup.word_rows[:0], *rows])))
+        terms = folded(postings["term"])
+        lengths = pc.list_value_length(postings["chunks"]).to_numpy(zero_copy_only=False)
+        chunks = pc.list_flatten(postings["chunks"]).to_numpy(zero_copy_only=False)
+        occurrences = pc.list_flatten(postings["counts"]).to_numpy(zero_copy_only=False)
+        counts = {}
+        for piece in pieces:
+            at = np.repeat(pc.equal(terms, piece).to_numpy(zero_copy_only=False), lengths)
+            in_texts = np.bincount(chunks[at], weights=occurrences[at], minlength=len(lookup.chunk_ids))
+            counts[piece] = in_texts.astype(np.int64) + lookup.title_counts(piece)
+        return counts
+
+    def count_in(
+        self, snapshot: IndexSnapshot, numbers: np.ndarray, keywords: Sequence[Keyword]
+    ) -> tuple[np.ndarray, list[np.ndarray]]:
+        numbers, texts = snapshot.texts_at(numbers)
+        titles = snapshot.keywords.titles.take(pa.array(numbers))
+        in_texts, in_titles = _word_runs(texts), _word_runs(titles)
+        return numbers, [in_texts.count(k.pieces) + in_titles.count(k.pieces) for k in keywords]
+
+    def matching_sentences(self, chunk: Chunk, keywords: Sequence[Keyword]) -> list[str]:
+        sentences = chunk.sentences
+        runs = _word_runs(pa.array(sentences, pa.string()))
+        matching = np.zeros(len(sentences), dtype=bool)
+        for keyword in keywords:
+            matching |= runs.count(keyword.pieces) > 0
+        return [sentence for sentence, keep in zip(sentences, matching) if keep]
+
+
+class _WordRuns:
+    """The folded words of several strings, end to end, with the string each belongs to."""
+
+    def __init__(self, words: pa.Array, owners: np.ndarray, strings: int) -> None:
+        self.words, self.owners, self.strings = words, owners, strings
+
+    def count(self, pieces: tuple[str, ...]) -> np.ndarray:
+        """Per string: positions where `pieces` occur as consecutive words of that string."""
+        span = len(pieces)
+        if not span or len(self.words) < span:
+            return np.zeros(self.strings, dtype=np.int64)
+        starts = np.ones(len(self.words) - span + 1, dtype=bool)
+        for offset, piece in enumerate(pieces):
+            equal = pc.equal(self.words, piece).to_numpy(zero_copy_only=False)
+            starts &= equal[offset : offset + len(starts)]
+        at = np.flatnonzero(starts)
+        at = at[self.owners[at] == self.owners[at + span - 1]]
+        return np.bincount(self.owners[at], minlength=self.strings).astype(np.int64)
+
+
+def _word_runs(strings: pa.Array | pa.ChunkedArray) -> _WordRuns:
+    split = pc.split_pattern_regex(lower(strings), WORD_BREAK)
+    if isinstance(split, pa.ChunkedArray):
+        split = split.combine_chunks()
+    words = pc.list_flatten(split)
+    kept = pc.not_equal(words, "")
+    owners = pc.list_parent_indices(split).filter(kept).to_numpy().astype(np.int64)
+    return _WordRuns(folded(words.filter(kept)), owners, len(strings))
+
+
+class SubstringMatch:
+    """The paper's: lower-cased substrings of the chunk text."""
+
+    reads_all_without_words = True
+
+    def keywords(self, given: Sequence[str]) -> list[Keyword]:
+        stripped = [keyword.strip() for keyword in given if keyword.strip()]
+        terms = list(dict.fromkeys(lower(pa.array(stripped, pa.string())).to_pylist()))
+        return [Keyword(term, tuple(words), words == [term]) for term, words in zip(terms, words_of(terms))]
+
+    def piece_counts(self, snapshot: IndexSnapshot, pieces: Sequence[str]) -> dict[str, np.ndarray]:
+        """A piece can only occur inside a word, so its count is Σ_w count(piece, w) · tf(w, chunk)
+        over the vocabulary words w that contain it."""
+        lookup = snapshot.keywords
+        rows = [lookup.rows_containing(piece) for piece in pieces]
+        postings = snapshot.postings(np.unique(np.concatenate([lookup.word_rows[:0], *rows])))
+        lengths = pc.list_value_length(postings["chunks"]).to_numpy(zero_copy_only=False)
+        chunks = pc.list_flatten(postings["chunks"]).to_numpy(zero_copy_only=False)
+        occurrences = pc.list_flatten(postings["counts"]).to_numpy(zero_copy_only=False)
+        counts = {}
+        for piece in pieces:
+            per_posting = np.repeat(
+                pc.count_substring(postings["term"], pattern=piece).to_numpy(zero_copy_only=False), lengths
+            )
+            at = np.flatnonzero(per_posting)
+            weights = occurrences[at] * per_posting[at]
+            counts[piece] = np.bincount(chunks[at], weights=weights, minlength=len(lookup.chunk_ids)).astype(np.int64)
+        return counts
+
+    def count_in(
+        self, snapshot: IndexSnapshot, numbers: np.ndarray, keywords: Sequence[Keyword]
+    ) -> tuple[np.ndarray, list[np.ndarray]]:
+        numbers, texts = snapshot.texts_at(numbers)
+        lowered = lower(texts)
+        return numbers, [
+            pc.count_substring(lowered, pattern=k.text).to_numpy(zero_copy_only=False).astype(np.int64)
+            for k in keywords
+        ]
+
+    def matching_sentences(self, chunk: Chunk, keywords: Sequence[Keyword]) -> list[str]:
+        sentences = chunk.sentences
+        lowered = lower(pa.array(sentences, pa.string()))
+        matching = np.zeros(len(sentences), dtype=bool)
+        for keyword in keywords:
+            matching |= pc.match_substring(lowered, pattern=keyword.text).to_numpy(zero_copy_only=False)
+        return [sentence for sentence, keep in zip(sentences, matching) if keep]
+
+
+MATCHERS: dict[KeywordMatch, Matcher] = {"word": WordMatch(), "substring": SubstringMatch()}
+
+
+class _Tally:
+    """Per-keyword counts by chunk number: exact from the postings for single keywords, and for the
+    others exact in the chunks read so far (`settled`), bounded elsewhere."""
+
+    def __init__(self, snapshot: IndexSnapshot, matcher: Matcher, keywords: list[Keyword]) -> None:
+        self.snapshot, self.matcher, self.keywords = snapshot, matcher, keywords
+        self.rank = snapshot.keywords.chunk_id_rank
+        chunk_count = len(self.rank)
+        pieces = sorted({piece for keyword in keywords for piece in keyword.pieces})
+        piece_counts = matcher.piece_counts(snapshot, pieces)
+        self.counts: list[np.ndarray] = []
+        self.bounds: list[np.ndarray | None] = []
+        self.known = np.zeros(chunk_count, dtype=np.int64)
+        self.bound = np.zeros(chunk_count, dtype=np.int64)
+        for keyword in keywords:
+            if keyword.single:
+                self.counts.append(piece_counts[keyword.pieces[0]])
+                self.bounds.append(None)
+                self.known += piece_counts[keyword.pieces[0]] * len(keyword.text)
+            else:
+                bound = _phrase_bound(keyword.pieces, piece_counts, chunk_count, matcher.reads_all_without_words)
+                self.counts.append(np.zeros(chunk_count, dtype=np.int64))
+                self.bounds.append(bound)
+                self.bound += bound * len(keyword.text)
+        self.phrases = [at for at, keyword in enumerate(keywords) if not keyword.single]
+        self.settled = self.bound == 0
+        self.scores = self.known.copy()
+
+    def read(self, numbers: np.ndarray) -> None:
+        """Count the several-word keywords in these chunks' texts."""
+        numbers = numbers[~self.settled[numbers]]
+        if not len(numbers) or not self.phrases:
+            return
+        numbers, found = self.matcher.count_in(self.snapshot, numbers, [self.keywords[at] for at in self.phrases])
+        for at, counts in zip(self.phrases, found):
+            self.counts[at][numbers] = counts
+            self.scores[numbers] += counts * len(self.keywords[at].text)
+        self.settled[numbers] = True
+
+    def settled_scores(self) -> np.ndarray:
+        return np.where(self.settled, self.scores, 0)
+
+    def settle_top(self, top_k: int) -> None:
+        """Read until the top k by score are settled and no unread chunk could enter them."""
+        pending = np.flatnonzero(~self.settled)
+        upper = self.known + self.bound
+        pending = pending[np.lexsort((self.rank[pending], -upper[pending]))]
+        batch = PHRASE_READ_BATCH
+        while len(pending):
+            best = top_chunks(self.settled_scores(), self.rank, top_k)
+            if len(best) == top_k:
+                kth, challenger = best[-1], pending[0]
+                if (upper[challenger], -self.rank[challenger]) < (self.scores[kth], -self.rank[kth]):
+                    break
+            self.read(pending[:batch])
+            pending = pending[batch:]
+            pending = pending[~self.settled[pending]]
+            batch *= 2
+
+    def best_chunk(self, at: int) -> int | None:
+        """The chunk with the most occurrences of keyword `at` (ties: chunk id), read if need be."""
+        bound = self.bounds[at]
+        if bound is None:
+            best = top_chunks(self.counts[at], self.rank, 1)
+            self.read(best)
+            return int(best[0]) if len(best) else None
+        pending = np.flatnonzero((bound > 0) & ~self.settled)
+        pending = pending[np.lexsort((self.rank[pending], -bound[pending]))]
+        batch = PHRASE_READ_BATCH
+        while True:
+            best = top_chunks(np.where(self.settled, self.counts[at], 0), self.rank, 1)
+            if not len(pending):
+                break
+            challenger = pending[0]
+            if len(best) and (bound[challenger], -self.rank[challenger]) < (
+                self.counts[at][best[0]],
+                -self.rank[best[0]],
+            ):
+                break
+            self.read(pending[:batch])
+            pending = pending[batch:]
+            pending = pending[~self.settled[pending]]
+            batch *= 2
+        return int(best[0]) if len(best) else None
+
+    def chunk_counts(self) -> tuple[list[ChunkCount], ChunkCount]:
+        """Chunks matched per keyword and by any keyword, reading up to COUNT_READ_LIMIT more texts."""
+        unread = np.flatnonzero(~self.settled)
+        if 0 < len(unread) <= COUNT_READ_LIMIT:
+            self.read(unread)
+        per_keyword = []
+        for counts, bound in zip(self.counts, self.bounds):
+            found = int(np.count_nonzero(counts))
+            maybe = 0 if bound is None else int(np.count_nonzero((bound > 0) & ~self.settled))
+            per_keyword.append(ChunkCount(found, found + maybe))
+        found = (self.known > 0) | (self.settled & (self.scores > 0))
+        maybe = ~found & ~self.settled & (self.bound > 0)
+        return per_keyword, ChunkCount(int(np.count_nonzero(found)), int(np.count_nonzero(found | maybe)))
+
+
+def _phrase_bound(
+    pieces: tuple[str, ...], counts: dict[str, np.ndarray], chunk_count: int, unbounded_without_pieces: bool
+) -> np.ndarray:
+    """An upper bound of a keyword's count per chunk: each occurrence holds its own occurrence of
+    every piece, so no more than the rarest piece's count (a running minimum over the distinct
+    pieces). A keyword with no piece either matches nothing (whole words) or is unbounded
+    (substrings of punctuation: every chunk is read)."""
+    if not pieces:
+        fill = np.iinfo(np.int32).max if unbounded_without_pieces else 0
+        return np.full(chunk_count, fill, dtype=np.int64)
+    bound = counts[pieces[0]].copy()
+    for piece in set(pieces[1:]):
+        np.minimum(bound, counts[piece], out=bound)
+    return bound
+
+
+def keyword_search(
+    snapshot: IndexSnapshot, given: Sequence[str], top_k: int, match: KeywordMatch = "word"
+) -> KeywordFindings:
+    """Chunks ranked by keyword score (ties: chunk id), with the keywords and sentences that matched
+    (see the module's docstring for what counts as a match)."""
+    matcher = MATCHERS[match]
+    keywords = matcher.keywords(given)
+    if not keywords:
+        return KeywordFindings([], [], [], ChunkCount(0, 0))
+    tally = _Tally(snapshot, matcher, keywords)
+    tally.settle_top(top_k)
+    chosen = top_chunks(tally.settled_scores(), tally.rank, top_k)
+    if match == "word" and top_k >= len(keywords):
+        chosen = _with_every_keyword(tally, chosen, top_k)
+    per_keyword, matching = tally.chunk_counts()
+    chunks = snapshot.chunks_at(chosen)
+    hits = []
+    for number in chosen.tolist():
+        found = [keyword for keyword, counts in zip(keywords, tally.counts) if counts[number]]
+        sentences = matcher.matching_sentences(chunks[number], found) or chunks[number].sentences[:1]
+        hits.append(Hit(chunks[number], int(tally.scores[number]), sentences, tuple(k.text for k in found)))
+    return KeywordFindings(hits, [k.text for k in keywords], per_keyword, matching)
+
+
+def _with_every_keyword(tally: _Tally, ranked: np.ndarray, top_k: int) -> np.ndarray:
+    """The best chunk of each keyword that matches anywhere, then the best of the rest by score."""
+    bests = [tally.best_chunk(at) for at in range(len(tally.keywords))]
+    kept = list(dict.fromkeys(number for number in bests if number is not None))
+    kept += [number for number in ranked.tolist() if number not in kept][: top_k - len(kept)]
+    chosen = np.array(kept, dtype=np.int64)
+    return chosen[np.lexsort((tally.rank[chosen], -tally.scores[chosen]))]
