@@ -12,6 +12,7 @@ from pydantic import ValidationError
 
 from .arguments import coerce_arguments, describe_invalid
 from .conversations import Conversations
+from .keywords import KeywordMatch
 from .live_index import LiveIndex
 from .profiles import DEFAULT_PROFILE, PROFILES, Profile
 from .tools import Toolkit
@@ -34,9 +35,12 @@ class AragServer(MCPServer):
 
 
 def create_server(
-    live: LiveIndex, profile: Profile = PROFILES[DEFAULT_PROFILE], conversations: Conversations | None = None
+    live: LiveIndex,
+    profile: Profile = PROFILES[DEFAULT_PROFILE],
+    conversations: Conversations | None = None,
+    keyword_match: KeywordMatch = "word",
 ) -> AragServer:
-    """An MCP server offering `profile`'s tools over `live`."""
+    """An MCP server offering `profile`'s tools over `live`, keywords matched as `keyword_match` says."""
     counts = live.manifest.counts
     server = AragServer(
         "arag-mcp",
@@ -45,13 +49,13 @@ def create_server(
         f"Profile: {profile.name}.",
         version=_version(),
     )
-    toolkit = Toolkit(live, conversations or Conversations(), full_text=profile.full_text)
+    toolkit = Toolkit(live, conversations or Conversations(), profile.full_text, keyword_match)
     for tool in profile.tools:
         server.add_tool(
             tool.function.__get__(toolkit),
             name=tool.name,
             title=tool.title,
-            description=profile.description(tool),
+            description=profile.description(tool, keyword_match),
             annotations=profile.annotations(tool),
         )
 

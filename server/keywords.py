@@ -335,6 +335,12 @@ def _phrase_bound(
     return bound
 
 
+def wordless(given: Sequence[str]) -> list[str]:
+    """The keywords with no word in them: whole-word matching can never match them."""
+    stripped = [keyword.strip() for keyword in given]
+    return [k for k, words in zip(stripped, words_of(lower(pa.array(stripped, pa.string())).to_pylist())) if not words]
+
+
 def keyword_search(
     snapshot: IndexSnapshot, given: Sequence[str], top_k: int, match: KeywordMatch = "word"
 ) -> KeywordFindings:
