@@ -24,9 +24,13 @@ from collections.abc import Iterable, Iterator
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import regex
 
 WORD_BREAK = r"[^\pL\pN_]+"
 """RE2 pattern between words (Arrow's regex engine, used for texts and keywords alike)."""
+SHORT_WORD_BREAK = regex.compile(r"[^\p{L}\p{N}_]+")
+"""The same rule compiled once in Python, for short strings (keywords, sentences): Arrow compiles
+its pattern on every call, which costs more than splitting a few sentences."""
 SEGMENT_POSTINGS = 20_000_000
 """Postings inverted at a time when the terms table is written: bounds the writer's memory.
 A word may get one row per segment; readers sum them."""
@@ -64,15 +68,15 @@ def folded(words: pa.Array | pa.ChunkedArray) -> pa.Array:
     other = np.flatnonzero(~pc.string_is_ascii(words).to_numpy(zero_copy_only=False))
     if not len(other):
         return result
-    values = result.to_numpy(zero_copy_only=False).copy()
-    values[other] = [fold(word) for word in words.take(pa.array(other)).to_pylist()]
-    return pa.array(values, pa.string())
+    mask = np.zeros(len(words), dtype=bool)
+    mask[other] = True
+    replacements = pa.array([fold(word) for word in words.take(pa.array(other)).to_pylist()], pa.string())
+    return pc.replace_with_mask(result, pa.array(mask), replacements)
 
 
 def words_of(lowered: list[str]) -> list[list[str]]:
-    """The words of each lower-cased string, by the same rule as chunk texts (one regex pass)."""
-    split = pc.split_pattern_regex(pa.array(lowered, pa.string()), WORD_BREAK).to_pylist()
-    return [[word for word in words if word] for words in split]
+    """The words of each lower-cased string, by the same rule as chunk texts."""
+    return [[word for word in SHORT_WORD_BREAK.split(text) if word] for text in lowered]
 
 
 def chunk_terms(texts: pa.Array | pa.ChunkedArray) -> tuple[pa.ListArray, pa.ListArray]:

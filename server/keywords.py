@@ -29,7 +29,8 @@ from typing import TYPE_CHECKING, Literal, Protocol
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from arag_mcp.indexer.terms import WORD_BREAK, fold, folded, lower, words_of
+import regex
+from arag_mcp.indexer.terms import SHORT_WORD_BREAK, fold, folded, lower, words_of
 
 from .retrieval import Hit, top_chunks
 
@@ -125,47 +126,57 @@ class WordMatch:
         self, snapshot: IndexSnapshot, numbers: np.ndarray, keywords: Sequence[Keyword]
     ) -> tuple[np.ndarray, list[np.ndarray]]:
         numbers, texts = snapshot.texts_at(numbers)
-        titles = snapshot.keywords.titles.take(pa.array(numbers))
-        in_texts, in_titles = _word_runs(texts), _word_runs(titles)
-        return numbers, [in_texts.count(k.pieces) + in_titles.count(k.pieces) for k in keywords]
+        titles = lower(snapshot.keywords.titles.take(pa.array(numbers))).to_pylist()
+        spellings = [_spelling_pattern(snapshot, keyword.pieces) for keyword in keywords]
+        counts = [np.zeros(len(numbers), dtype=np.int64) for _ in keywords]
+        for at, (title, text) in enumerate(zip(titles, lower(texts).to_pylist())):
+            in_title = _folded_words(title)
+            for keyword, count, spelling in zip(keywords, counts, spellings):
+                in_text = len(spelling.findall(text, overlapped=True)) if spelling else 0
+                count[at] = _occurrences(in_title, keyword.pieces) + in_text
+        return numbers, counts
 
     def matching_sentences(self, chunk: Chunk, keywords: Sequence[Keyword]) -> list[str]:
         sentences = chunk.sentences
-        runs = _word_runs(pa.array(sentences, pa.string()))
-        matching = np.zeros(len(sentences), dtype=bool)
-        for keyword in keywords:
-            matching |= runs.count(keyword.pieces) > 0
-        return [sentence for sentence, keep in zip(sentences, matching) if keep]
+        lowered = lower(pa.array(sentences, pa.string())).to_pylist()
+        return [
+            sentence
+            for sentence, words in zip(sentences, map(_folded_words, lowered))
+            if any(_occurrences(words, keyword.pieces) for keyword in keywords)
+        ]
 
 
-class _WordRuns:
-    """The folded words of several strings, end to end, with the string each belongs to."""
-
-    def __init__(self, words: pa.Array, owners: np.ndarray, strings: int) -> None:
-        self.words, self.owners, self.strings = words, owners, strings
-
-    def count(self, pieces: tuple[str, ...]) -> np.ndarray:
-        """Per string: positions where `pieces` occur as consecutive words of that string."""
-        span = len(pieces)
-        if not span or len(self.words) < span:
-            return np.zeros(self.strings, dtype=np.int64)
-        starts = np.ones(len(self.words) - span + 1, dtype=bool)
-        for offset, piece in enumerate(pieces):
-            equal = pc.equal(self.words, piece).to_numpy(zero_copy_only=False)
-            starts &= equal[offset : offset + len(starts)]
-        at = np.flatnonzero(starts)
-        at = at[self.owners[at] == self.owners[at + span - 1]]
-        return np.bincount(self.owners[at], minlength=self.strings).astype(np.int64)
+def _folded_words(lowered: str) -> list[str]:
+    """The folded words of a lower-cased string, by the rule the terms table was cut by."""
+    return [fold(word) for word in SHORT_WORD_BREAK.split(lowered) if word]
 
 
-def _word_runs(strings: pa.Array | pa.ChunkedArray) -> _WordRuns:
-    split = pc.split_pattern_regex(lower(strings), WORD_BREAK)
-    if isinstance(split, pa.ChunkedArray):
-        split = split.combine_chunks()
-    words = pc.list_flatten(split)
-    kept = pc.not_equal(words, "")
-    owners = pc.list_parent_indices(split).filter(kept).to_numpy().astype(np.int64)
-    return _WordRuns(folded(words.filter(kept)), owners, len(strings))
+def _occurrences(words: list[str], pieces: tuple[str, ...]) -> int:
+    """Positions where `pieces` occur as consecutive `words`."""
+    span = len(pieces)
+    if not span:
+        return 0
+    first = pieces[0]
+    return sum(
+        1 for at in range(len(words) - span + 1) if words[at] == first and tuple(words[at : at + span]) == pieces
+    )
+
+
+def _spelling_pattern(snapshot: IndexSnapshot, pieces: tuple[str, ...]) -> regex.Pattern | None:
+    """A regex whose overlapping matches in a lower-cased chunk text are the occurrences of these
+    folded words in a row: each word spelled as any vocabulary word that folds to it (every word of
+    a text is in the vocabulary), whole (no word character either side), with non-word characters
+    between them. None when some word is in no text."""
+    if not pieces:
+        return None
+    words = snapshot.keywords.words
+    spellings = []
+    for piece in pieces:
+        found = words.filter(pc.equal(snapshot.keywords.folded_words, piece)).to_pylist()
+        if not found:
+            return None
+        spellings.append("(?:" + "|".join(found) + ")")
+    return regex.compile(r"(?<![\p{L}\p{N}_])" + SHORT_WORD_BREAK.pattern.join(spellings) + r"(?![\p{L}\p{N}_])")
 
 
 class SubstringMatch:
