@@ -455,8 +455,8 @@ def print_table(results: dict[str, dict]) -> None:
         print(
             f"{name}: semantic_search recall@5 vs reference {gap:+.1f}, vs naive {naive:+.1f}; "
             f"brute-force agreement semantic {agreement['semantic_search']:.0f}%, keyword "
-            f"{agreement['keyword_search']:.0f}%, naive {agreement['naive_embedding_search']:.0f}%"
-            + evidence_note(results[name])
+            f"{agreement['keyword_search']:.0f}% (substring {agreement['keyword_search substring']:.0f}%), "
+            f"naive {agreement['naive_embedding_search']:.0f}%" + evidence_note(results[name])
         )
 
 

@@ -10,8 +10,9 @@ Vectors are real embeddings of a pool of 4,096 real sentences, reused with Gauss
 (sigma 0.05) and re-normalised, so the vector space has realistic structure without embedding
 millions of sentences. Then, each over >= 50 queries (median and p95):
 
-- keyword_search with 1, 2, 3 keywords vs the reference: a Python loop that lower-cases and
-  counts every chunk held in memory; results must be identical;
+- keyword_search with 1, 2, 3 keywords, in both match modes, vs the reference: a Python loop over
+  every chunk held in memory (whole folded words with titles; the paper's lower-cased substring
+  counts); results must be identical;
 - semantic_search (query embedding and search timed apart) vs the reference: NumPy brute force
   over all vectors held in memory; identical below the vector-index threshold, else recall@10;
 - chunk_read of 1-3 ids; semantic_search and the server on the largest index; keyword_search
