@@ -39,8 +39,9 @@ def word_ranking(
     """keyword_search's default definition: Σ count · len(keyword) per chunk, where count is how
     often the keyword's folded words occur as consecutive words of the chunk's title or of its
     text (keywords stripped, counted once per word sequence, the first spelling's length). When
-    top_k >= the number of keywords, each matching keyword's best chunk (most occurrences; ties:
-    chunk id) is kept, the remaining places going by score; the result is ordered by score."""
+    top_k >= the number of keywords, each matching keyword's best chunk (the highest-scoring chunk
+    it matches; ties: chunk id) is kept, the remaining places going by score; the result is
+    ordered by score."""
     terms: dict[tuple[str, ...], str] = {}
     for keyword in keywords:
         if keyword.strip():
@@ -65,7 +66,7 @@ def word_ranking(
     ranked = sorted(scores, key=lambda cid: (-scores[cid], cid))
     chosen = ranked[:top_k]
     if top_k >= len(terms):
-        bests = [min(found, key=lambda cid: (-found[cid], cid)) for found in counts.values() if found]
+        bests = [min(found, key=lambda cid: (-scores[cid], cid)) for found in counts.values() if found]
         kept = list(dict.fromkeys(bests))
         chosen = kept + [cid for cid in ranked if cid not in kept][: top_k - len(kept)]
     return [(cid, scores[cid]) for cid in sorted(chosen, key=lambda cid: (-scores[cid], cid))]

@@ -116,11 +116,14 @@ class KeywordLookup:
 
     words: pa.Array
     """The distinct words of the terms table, sorted."""
-    folded_words: pa.Array
-    """`fold` of each of `words` (whole-word matching looks words up by their folded form)."""
+    folded_spellings: dict[str, list[int]]
+    """Folded form → positions in `words` of the non-ASCII words that fold to it (an ASCII word,
+    stored lower-cased, is its own folded form): whole-word matching looks words up folded."""
     word_rows: np.ndarray
     """Row ids of the terms table, grouped by word in `words` order (a word has a row per segment)."""
     rows_per_word: np.ndarray
+    word_row_starts: np.ndarray
+    """Where each word's rows begin in `word_rows`."""
     chunk_ids: pa.Array
     """Chunk id by chunk number."""
     chunk_row_ids: np.ndarray
@@ -132,7 +135,7 @@ class KeywordLookup:
     titles: pa.Array
     """Title by chunk number."""
     title_words: pa.Array
-    """The folded words of every title, title after title."""
+    """The folded words of every title, sorted."""
     title_owners: np.ndarray
     """Chunk number of each of `title_words`."""
 
@@ -155,19 +158,27 @@ class KeywordLookup:
         title_split = pc.split_pattern_regex(pc.utf8_lower(titles), WORD_BREAK)
         title_words = pc.list_flatten(title_split)
         kept = pc.not_equal(title_words, "")
+        title_words = folded(title_words.filter(kept))
+        title_owners = pc.list_parent_indices(title_split).filter(kept).to_numpy().astype(np.int64)
+        by_title_word = pc.sort_indices(title_words)
         words = sorted_words.filter(pa.array(first))
+        other = np.flatnonzero(~pc.string_is_ascii(words).to_numpy(zero_copy_only=False))
+        spellings: dict[str, list[int]] = {}
+        for at, word in zip(other.tolist(), folded(words.take(pa.array(other, pa.int64()))).to_pylist()):
+            spellings.setdefault(word, []).append(at)
         return cls(
             words,
-            folded(words),
+            spellings,
             rows["_rowid"].to_numpy()[by_word.to_numpy()],
             np.diff(np.append(starts, len(sorted_words))),
+            starts,
             chunk_ids,
             numbered["_rowid"].to_numpy(),
             rank,
             by_id,
             titles,
-            folded(title_words.filter(kept)),
-            pc.list_parent_indices(title_split).filter(kept).to_numpy().astype(np.int64),
+            title_words.take(by_title_word),
+            title_owners[by_title_word.to_numpy()],
         )
 
     def rows_containing(self, piece: str) -> np.ndarray:
@@ -175,15 +186,26 @@ class KeywordLookup:
         matched = pc.match_substring(self.words, pattern=piece).to_numpy(zero_copy_only=False)
         return self.word_rows[np.repeat(matched, self.rows_per_word)]
 
+    def spellings(self, folded_word: str) -> list[int]:
+        """Positions in `words` of the words whose folded form is `folded_word` (found by bisection)."""
+        found = list(self.folded_spellings.get(folded_word, ()))
+        if folded_word.isascii():
+            at = bisect.bisect_left(self.words, folded_word, key=_text)
+            if at < len(self.words) and self.words[at].as_py() == folded_word:
+                found.append(at)
+        return found
+
     def rows_of_word(self, folded_word: str) -> np.ndarray:
         """Terms-table row ids of every word whose folded form is `folded_word`."""
-        matched = pc.equal(self.folded_words, folded_word).to_numpy(zero_copy_only=False)
-        return self.word_rows[np.repeat(matched, self.rows_per_word)]
+        starts, lengths = self.word_row_starts, self.rows_per_word
+        spans = [self.word_rows[starts[at] : starts[at] + lengths[at]] for at in self.spellings(folded_word)]
+        return np.concatenate([self.word_rows[:0], *spans])
 
     def title_counts(self, folded_word: str) -> np.ndarray:
         """How often each chunk's title holds the word `folded_word` (folded), by chunk number."""
-        matched = pc.equal(self.title_words, folded_word).to_numpy(zero_copy_only=False)
-        return np.bincount(self.title_owners[matched], minlength=len(self.chunk_ids)).astype(np.int64)
+        first = bisect.bisect_left(self.title_words, folded_word, key=_text)
+        last = bisect.bisect_right(self.title_words, folded_word, lo=first, key=_text)
+        return np.bincount(self.title_owners[first:last], minlength=len(self.chunk_ids)).astype(np.int64)
 
     def numbers_of(self, chunk_ids: Sequence[str]) -> np.ndarray:
         """Chunk numbers of these ids, in the order given; ids not in the index are left out."""
@@ -196,6 +218,10 @@ class KeywordLookup:
 
     def _id_of(self, number: np.integer) -> str:
         return self.chunk_ids[int(number)].as_py()
+
+
+def _text(value: pa.Scalar) -> str:
+    return value.as_py()
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,8 @@ What a count is depends on the match mode, chosen when the server starts:
   matches "Einstein's" and "Block B" does not match "Block booking". A chunk's title counts as
   part of the chunk (as a line of its own), so the page about a name outranks pages that only
   mention it. When top_k is at least the number of keywords, the best chunk of every keyword that
-  matches anywhere (most occurrences; ties: chunk id) is among the results, so a frequent keyword
-  cannot drown a rare one; the other places go by score.
+  matches anywhere (the highest-scoring chunk it matches; ties: chunk id) is among the results, so
+  a frequent keyword cannot drown a rare one; the other places go by score.
 - "substring": the paper's definition, unchanged: case-insensitive substring counts in the chunk
   text (titles not counted), plain top k by score.
 
@@ -41,7 +41,7 @@ KeywordMatch = Literal["word", "substring"]
 KEYWORD_MATCHES: tuple[KeywordMatch, ...] = ("word", "substring")
 PHRASE_READ_BATCH = 64
 """Chunk texts read at first to settle counts of several-word keywords; each further read doubles."""
-COUNT_READ_LIMIT = 128
+COUNT_READ_LIMIT = 32
 """Further chunk texts read at most to make per-keyword chunk counts exact."""
 
 
@@ -172,7 +172,7 @@ def _spelling_pattern(snapshot: IndexSnapshot, pieces: tuple[str, ...]) -> regex
     words = snapshot.keywords.words
     spellings = []
     for piece in pieces:
-        found = words.filter(pc.equal(snapshot.keywords.folded_words, piece)).to_pylist()
+        found = [words[at].as_py() for at in snapshot.keywords.spellings(piece)]
         if not found:
             return None
         spellings.append("(?:" + "|".join(found) + ")")
@@ -290,22 +290,20 @@ class _Tally:
             batch *= 2
 
     def best_chunk(self, at: int) -> int | None:
-        """The chunk with the most occurrences of keyword `at` (ties: chunk id), read if need be."""
-        bound = self.bounds[at]
-        if bound is None:
-            best = top_chunks(self.counts[at], self.rank, 1)
-            self.read(best)
-            return int(best[0]) if len(best) else None
-        pending = np.flatnonzero((bound > 0) & ~self.settled)
-        pending = pending[np.lexsort((self.rank[pending], -bound[pending]))]
+        """The highest-scoring chunk that keyword `at` matches (ties: chunk id), reading chunks in
+        order of their upper bound until no unread one could score higher."""
+        counts, bound = self.counts[at], self.bounds[at]
+        upper = self.known + self.bound
+        pending = np.flatnonzero((counts > 0 if bound is None else bound > 0) & ~self.settled)
+        pending = pending[np.lexsort((self.rank[pending], -upper[pending]))]
         batch = PHRASE_READ_BATCH
         while True:
-            best = top_chunks(np.where(self.settled, self.counts[at], 0), self.rank, 1)
+            best = top_chunks(np.where(self.settled & (counts > 0), self.scores, 0), self.rank, 1)
             if not len(pending):
                 break
             challenger = pending[0]
-            if len(best) and (bound[challenger], -self.rank[challenger]) < (
-                self.counts[at][best[0]],
+            if len(best) and (upper[challenger], -self.rank[challenger]) < (
+                self.scores[best[0]],
                 -self.rank[best[0]],
             ):
                 break

@@ -13,7 +13,7 @@ SESSION_NOTE = (
     "conversation, so that chunks you already received are not sent again."
 )
 
-KEYWORD_SEARCH = """Search the knowledge base for chunks that contain the given keywords (exact text match).
+KEYWORD_SEARCH = """Search the knowledge base for chunks that contain the given keywords.
 
 {matching}
 A chunk's score is the sum over keywords of (occurrences of the keyword in the chunk) x (keyword
