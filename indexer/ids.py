@@ -17,9 +17,16 @@ def chunk_id(key: str, ordinal: int) -> str:
     return f"{key}-{ordinal}"
 
 
+MAX_ORDINAL_DIGITS = 9
+"""Ordinals are stored as int32; a longer digit run cannot name a chunk (and int() of thousands of
+digits raises)."""
+
+
 def parse_chunk_id(value: str) -> tuple[str, int] | None:
     """(doc key, ordinal) of a well-formed chunk id, else None."""
     key, sep, ordinal = value.strip().rpartition("-")
-    if not sep or len(key) != 10 or not ordinal.isdigit():
+    if not sep or len(key) != 10 or not (ordinal.isascii() and ordinal.isdigit()):
+        return None
+    if len(ordinal) > MAX_ORDINAL_DIGITS:
         return None
     return key, int(ordinal)

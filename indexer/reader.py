@@ -9,7 +9,8 @@ from __future__ import annotations
 import bisect
 import json
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,13 +21,15 @@ import pyarrow.compute as pc
 
 from .documents import DocumentLines
 from .ids import chunk_id, parse_chunk_id
-from .manifest import REBUILD_HINT, IndexStoreError, Manifest, check_manifest, normalise_uri
+from .manifest import IndexStoreError, Manifest, check_manifest, normalise_uri
 from .schema import CHUNK_VECTORS, CHUNKS, SENTENCES, TERMS, ChunkColumn, ChunkVectorColumn, SentenceColumn
 from .terms import WORD_BREAK, folded, terms_schema
 
 C = ChunkColumn
 S = SentenceColumn
 DOCUMENTS_KEPT = 8
+STORAGE_ERRORS = (OSError, RuntimeError, ValueError)
+"""What LanceDB and Arrow raise for unreadable data (lance errors are RuntimeError or OSError)."""
 CHUNK_FIELDS = [
     C.ID,
     C.DOC_ID,
@@ -140,15 +143,17 @@ class KeywordLookup:
     """Chunk number of each of `title_words`."""
 
     @classmethod
-    def load(cls, chunks: Any, terms: Any) -> KeywordLookup:
-        rows = terms.search().select(["term"]).with_row_id(True).limit(None).to_arrow()
+    def load(cls, uri: str, chunks: Any, terms: Any) -> KeywordLookup:
+        with reading(uri, TERMS):
+            rows = terms.search().select(["term"]).with_row_id(True).limit(None).to_arrow()
         by_word = pc.sort_indices(rows["term"])
         sorted_words = rows["term"].take(by_word).combine_chunks()
         first = np.ones(len(sorted_words), dtype=bool)
         if len(sorted_words):
             first[1:] = pc.not_equal(sorted_words[1:], sorted_words[:-1]).to_numpy(zero_copy_only=False)
         starts = np.flatnonzero(first)
-        numbered = chunks.search().select([C.ID, C.TITLE]).with_row_id(True).limit(None).to_arrow()
+        with reading(uri, CHUNKS):
+            numbered = chunks.search().select([C.ID, C.TITLE]).with_row_id(True).limit(None).to_arrow()
         numbered = numbered.sort_by("_rowid")
         chunk_ids = numbered[C.ID].combine_chunks()
         by_id = pc.sort_indices(chunk_ids).to_numpy()
@@ -271,7 +276,8 @@ class IndexSnapshot:
             schema = pa.schema([*(self.chunk_table.schema.field(c) for c in columns), pa.field("number", pa.int64())])
             return schema.empty_table()
         row_ids = self.keywords.chunk_row_ids[numbers]
-        table = self.chunk_table.take_row_ids(row_ids.tolist()).select(list(columns)).with_row_id().to_arrow()
+        with reading(self.uri, CHUNKS):
+            table = self.chunk_table.take_row_ids(row_ids.tolist()).select(list(columns)).with_row_id().to_arrow()
         found = np.searchsorted(self.keywords.chunk_row_ids, table["_rowid"].to_numpy())
         table = table.drop_columns(["_rowid"]).append_column("number", pa.array(found, pa.int64()))
         return table.take(pc.sort_indices(table["number"]))
@@ -280,7 +286,8 @@ class IndexSnapshot:
         """Rows (term, chunks, counts) of the terms table with these row ids."""
         if not len(row_ids):
             return terms_schema().empty_table()
-        return self.term_table.take_row_ids(row_ids.tolist()).select(["term", "chunks", "counts"]).to_arrow()
+        with reading(self.uri, TERMS):
+            return self.term_table.take_row_ids(row_ids.tolist()).select(["term", "chunks", "counts"]).to_arrow()
 
     def nearest_sentences(self, vector: np.ndarray, limit: int) -> SentenceMatches:
         """The `limit` sentences with the highest cosine similarity to `vector` (a dot product:
@@ -289,7 +296,8 @@ class IndexSnapshot:
         vector_index = self.manifest.vector_index
         if vector_index:
             search = search.nprobes(vector_index["nprobes"]).refine_factor(vector_index["refine_factor"])
-        found = search.select([S.CHUNK_ID, S.POSITION, S.TEXT, "_distance"]).to_arrow()
+        with reading(self.uri, SENTENCES):
+            found = search.select([S.CHUNK_ID, S.POSITION, S.TEXT, "_distance"]).to_arrow()
         return SentenceMatches(
             found[S.CHUNK_ID].to_pylist(),
             found[S.POSITION].to_pylist(),
@@ -319,13 +327,14 @@ class IndexSnapshot:
 
     def document_sentences(self, document: DocumentLines) -> tuple[list[str], list[int], np.ndarray]:
         """(chunk id, start offset in its chunk, vector) of every sentence of `document`."""
-        table = (
-            self.sentence_table.search()
-            .where(f"{S.DOC_KEY} = '{document.doc_key}'")
-            .select([S.CHUNK_ID, S.START, S.VECTOR])
-            .limit(None)
-            .to_arrow()
-        )
+        with reading(self.uri, SENTENCES):
+            table = (
+                self.sentence_table.search()
+                .where(f"{S.DOC_KEY} = '{document.doc_key}'")
+                .select([S.CHUNK_ID, S.START, S.VECTOR])
+                .limit(None)
+                .to_arrow()
+            )
         vectors = np.asarray(table[S.VECTOR].combine_chunks().flatten().to_numpy(), dtype=np.float32)
         return table[S.CHUNK_ID].to_pylist(), table[S.START].to_pylist(), vectors.reshape(table.num_rows, -1)
 
@@ -337,7 +346,8 @@ class IndexSnapshot:
             )
         v = ChunkVectorColumn
         search = self.chunk_vector_table.search(vector.astype(np.float32), vector_column_name=v.VECTOR)
-        found = search.distance_type("dot").limit(limit).select([v.CHUNK_ID, "_distance"]).to_arrow()
+        with reading(self.uri, CHUNK_VECTORS):
+            found = search.distance_type("dot").limit(limit).select([v.CHUNK_ID, "_distance"]).to_arrow()
         return list(zip(found[v.CHUNK_ID].to_pylist(), (1.0 - found["_distance"].to_numpy()).tolist()))
 
     def chunk_vectors(self) -> tuple[list[str], np.ndarray]:
@@ -361,13 +371,38 @@ def open_index(uri: str) -> IndexSnapshot:
     db = lancedb.connect(uri)
     tables: dict[str, Any] = {CHUNK_VECTORS: None}
     for name in manifest.tables:
-        try:
-            table = db.open_table(name)
-            table.checkout(manifest.tables[name])
-        except Exception as exc:  # noqa: BLE001 - any storage failure means the index is unusable
-            raise IndexStoreError(f"{uri}: table {name!r} cannot be opened ({exc}); {REBUILD_HINT}") from None
-        tables[name] = table
-    keywords = KeywordLookup.load(tables[CHUNKS], tables[TERMS])
+        with reading(uri, name):
+            tables[name] = db.open_table(name)
+            tables[name].checkout(manifest.tables[name])
+    keywords = KeywordLookup.load(uri, tables[CHUNKS], tables[TERMS])
+    with reading(uri, SENTENCES):  # every data file is opened: a damaged build is refused here, not mid-search
+        tables[SENTENCES].search().select([S.POSITION]).limit(None).to_arrow()
     return IndexSnapshot(
         uri, manifest, tables[CHUNKS], tables[SENTENCES], tables[TERMS], tables[CHUNK_VECTORS], keywords
     )
+
+
+@contextmanager
+def reading(uri: str, table: str) -> Iterator[None]:
+    """A storage failure while reading `table` becomes one line naming the table and the fix.
+
+    LanceDB reports a deleted or truncated data file as a long message with internal paths; the
+    reader knows which table it was reading, which is what the user needs.
+    """
+    try:
+        yield
+    except STORAGE_ERRORS as exc:
+        raise IndexStoreError(
+            f"{uri}: table {table!r} is damaged ({_damage(exc)}); "
+            f"rebuild the index with `arag-index build SOURCE... --index {uri} --rebuild`"
+        ) from None
+
+
+def _damage(exc: Exception) -> str:
+    """What is wrong, in a few words free of paths."""
+    message = str(exc).lower()
+    if "no longer exist" in message:
+        return "the committed table version is gone"
+    if any(sign in message for sign in ("not found", "no such file", "does not exist")):
+        return "a data file is missing"
+    return "a data file cannot be read"

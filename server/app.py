@@ -12,6 +12,7 @@ from pydantic import ValidationError
 
 from .arguments import coerce_arguments, describe_invalid
 from .conversations import Conversations
+from .errors import tool_error
 from .keywords import KeywordMatch
 from .live_index import LiveIndex
 from .profiles import DEFAULT_PROFILE, PROFILES, Profile
@@ -29,9 +30,7 @@ class AragServer(MCPServer):
         except ToolError as exc:
             if isinstance(exc.__cause__, ValidationError):
                 raise ToolError(describe_invalid(exc.__cause__)) from None
-            if isinstance(exc.__cause__, ToolError):
-                raise exc.__cause__ from None
-            raise
+            raise tool_error(name, exc) from None
 
 
 def create_server(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hmac
+import ipaddress
 import logging
 
 from mcp.server.mcpserver import MCPServer
@@ -11,20 +12,26 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from .cli import is_loopback
+
 HEALTH_PATH = "/health"
 
 
 class BearerTokenMiddleware:
-    """Reject HTTP requests that lack `Authorization: Bearer <token>` (the health check is open)."""
+    """Reject HTTP requests that lack `Authorization: Bearer <token>` (the health check is open).
+
+    The scheme name is case-insensitive (RFC 7235); the token is compared in constant time.
+    """
 
     def __init__(self, app: ASGIApp, token: str) -> None:
         self.app = app
-        self.expected = f"Bearer {token}".encode()
+        self.expected = token.encode()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["path"] != HEALTH_PATH:
-            given = dict(scope["headers"]).get(b"authorization", b"")
-            if not hmac.compare_digest(given, self.expected):
+            scheme, _, credentials = dict(scope["headers"]).get(b"authorization", b"").partition(b" ")
+            accepted = hmac.compare_digest(credentials.strip(b" "), self.expected)
+            if not (accepted and scheme.lower() == b"bearer"):
                 response = PlainTextResponse(
                     "missing or wrong bearer token", status_code=401, headers={"WWW-Authenticate": "Bearer"}
                 )
@@ -33,13 +40,34 @@ class BearerTokenMiddleware:
         await self.app(scope, receive, send)
 
 
-def security_settings(allowed_hosts: list[str]) -> TransportSecuritySettings | None:
-    """Explicit Host allow-list when given; otherwise the SDK's default (on for loopback binds)."""
-    if not allowed_hosts:
+def security_settings(host: str, allowed_hosts: list[str]) -> TransportSecuritySettings | None:
+    """Host and Origin checks against DNS rebinding.
+
+    An explicit Host allow-list when given. On a loopback bind, whatever its spelling (127.0.0.2,
+    0:0:0:0:0:0:0:1), the loopback names and the bound address; the SDK's own default covers only
+    127.0.0.1, localhost and ::1. Elsewhere none: a bearer token is required there instead.
+    """
+    if allowed_hosts:
+        return TransportSecuritySettings(
+            enable_dns_rebinding_protection=True, allowed_hosts=allowed_hosts, allowed_origins=[]
+        )
+    if not is_loopback(host):
         return None
+    names = dict.fromkeys(["127.0.0.1", "localhost", "[::1]", *_host_names(host)])
     return TransportSecuritySettings(
-        enable_dns_rebinding_protection=True, allowed_hosts=allowed_hosts, allowed_origins=[]
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[f"{name}:*" for name in names],
+        allowed_origins=[f"http://{name}:*" for name in names],
     )
+
+
+def _host_names(host: str) -> list[str]:
+    """The bound address as it appears in a Host header: as given and canonical, IPv6 in brackets."""
+    try:
+        spellings = [host, str(ipaddress.ip_address(host))]
+    except ValueError:
+        return [host]
+    return [f"[{name}]" if ":" in name else name for name in spellings]
 
 
 def build_app(server: MCPServer, transport: str, host: str, token: str | None, allowed_hosts: list[str]) -> ASGIApp:
@@ -47,7 +75,7 @@ def build_app(server: MCPServer, transport: str, host: str, token: str | None, a
     async def health(_: Request) -> JSONResponse:
         return JSONResponse({"status": "ok"})
 
-    security = security_settings(allowed_hosts)
+    security = security_settings(host, allowed_hosts)
     if transport == "sse":
         app = server.sse_app(host=host, transport_security=security)
     else:

@@ -22,7 +22,7 @@ given as a range.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol
 
@@ -85,7 +85,7 @@ class Matcher(Protocol):
 
     def keywords(self, given: Sequence[str]) -> list[Keyword]: ...
 
-    def piece_counts(self, snapshot: IndexSnapshot, pieces: Sequence[str]) -> dict[str, np.ndarray]: ...
+    def piece_counts(self, snapshot: IndexSnapshot, pieces: Sequence[str]) -> PieceCounts: ...
 
     def count_in(
         self, snapshot: IndexSnapshot, numbers: np.ndarray, keywords: Sequence[Keyword]
@@ -107,20 +107,9 @@ class WordMatch:
             unique.setdefault(pieces, Keyword(text, pieces, len(pieces) == 1))
         return list(unique.values())
 
-    def piece_counts(self, snapshot: IndexSnapshot, pieces: Sequence[str]) -> dict[str, np.ndarray]:
+    def piece_counts(self, snapshot: IndexSnapshot, pieces: Sequence[str]) -> PieceCounts:
         lookup = snapshot.keywords
-        rows = [lookup.rows_of_word(piece) for piece in pieces]
-        postings = snapshot.postings(np.unique(np.concatenate([lookup.word_rows[:0], *rows])))
-        terms = folded(postings["term"])
-        lengths = pc.list_value_length(postings["chunks"]).to_numpy(zero_copy_only=False)
-        chunks = pc.list_flatten(postings["chunks"]).to_numpy(zero_copy_only=False)
-        occurrences = pc.list_flatten(postings["counts"]).to_numpy(zero_copy_only=False)
-        counts = {}
-        for piece in pieces:
-            at = np.repeat(pc.equal(terms, piece).to_numpy(zero_copy_only=False), lengths)
-            in_texts = np.bincount(chunks[at], weights=occurrences[at], minlength=len(lookup.chunk_ids))
-            counts[piece] = in_texts.astype(np.int64) + lookup.title_counts(piece)
-        return counts
+        return PieceCounts(snapshot, [lookup.rows_of_word(piece) for piece in pieces], folded, lookup.title_counts)
 
     def count_in(
         self, snapshot: IndexSnapshot, numbers: np.ndarray, keywords: Sequence[Keyword]
@@ -189,24 +178,10 @@ class SubstringMatch:
         terms = list(dict.fromkeys(lower(pa.array(stripped, pa.string())).to_pylist()))
         return [Keyword(term, tuple(words), words == [term]) for term, words in zip(terms, words_of(terms))]
 
-    def piece_counts(self, snapshot: IndexSnapshot, pieces: Sequence[str]) -> dict[str, np.ndarray]:
+    def piece_counts(self, snapshot: IndexSnapshot, pieces: Sequence[str]) -> PieceCounts:
         """A piece can only occur inside a word, so its count is Σ_w count(piece, w) · tf(w, chunk)
         over the vocabulary words w that contain it."""
-        lookup = snapshot.keywords
-        rows = [lookup.rows_containing(piece) for piece in pieces]
-        postings = snapshot.postings(np.unique(np.concatenate([lookup.word_rows[:0], *rows])))
-        lengths = pc.list_value_length(postings["chunks"]).to_numpy(zero_copy_only=False)
-        chunks = pc.list_flatten(postings["chunks"]).to_numpy(zero_copy_only=False)
-        occurrences = pc.list_flatten(postings["counts"]).to_numpy(zero_copy_only=False)
-        counts = {}
-        for piece in pieces:
-            per_posting = np.repeat(
-                pc.count_substring(postings["term"], pattern=piece).to_numpy(zero_copy_only=False), lengths
-            )
-            at = np.flatnonzero(per_posting)
-            weights = occurrences[at] * per_posting[at]
-            counts[piece] = np.bincount(chunks[at], weights=weights, minlength=len(lookup.chunk_ids)).astype(np.int64)
-        return counts
+        return PieceCounts(snapshot, [snapshot.keywords.rows_containing(piece) for piece in pieces])
 
     def count_in(
         self, snapshot: IndexSnapshot, numbers: np.ndarray, keywords: Sequence[Keyword]
@@ -225,6 +200,44 @@ class SubstringMatch:
         for keyword in keywords:
             matching |= pc.match_substring(lowered, pattern=keyword.text).to_numpy(zero_copy_only=False)
         return [sentence for sentence, keep in zip(sentences, matching) if keep]
+
+
+class PieceCounts:
+    """count(piece, chunk) for every chunk number, from one read of the postings of the words the
+    pieces can occur in, made one piece at a time on demand: a keyword's memory is a few arrays of
+    one count per chunk, however many pieces it has.
+
+    Whole words (`folded` given): a posting counts where its word folds to the piece, and the
+    piece's occurrences in titles are added. Substrings: a posting counts once per occurrence of
+    the piece in its word."""
+
+    def __init__(
+        self,
+        snapshot: IndexSnapshot,
+        rows: list[np.ndarray],
+        fold_terms: Callable[[pa.ChunkedArray], pa.Array] | None = None,
+        in_titles: Callable[[str], np.ndarray] | None = None,
+    ) -> None:
+        lookup = snapshot.keywords
+        postings = snapshot.postings(np.unique(np.concatenate([lookup.word_rows[:0], *rows])))
+        self.terms = fold_terms(postings["term"]) if fold_terms else postings["term"]
+        self.whole_words = fold_terms is not None
+        self.in_titles = in_titles
+        self.lengths = pc.list_value_length(postings["chunks"]).to_numpy(zero_copy_only=False)
+        self.chunks = pc.list_flatten(postings["chunks"]).to_numpy(zero_copy_only=False)
+        self.occurrences = pc.list_flatten(postings["counts"]).to_numpy(zero_copy_only=False)
+        self.chunk_count = len(lookup.chunk_ids)
+
+    def of(self, piece: str) -> np.ndarray:
+        if self.whole_words:
+            per_term = pc.equal(self.terms, piece).to_numpy(zero_copy_only=False).astype(np.int64)
+        else:
+            per_term = pc.count_substring(self.terms, pattern=piece).to_numpy(zero_copy_only=False)
+        per_posting = np.repeat(per_term, self.lengths)
+        at = np.flatnonzero(per_posting)
+        weights = self.occurrences[at] * per_posting[at]
+        counts = np.bincount(self.chunks[at], weights=weights, minlength=self.chunk_count).astype(np.int64)
+        return counts + self.in_titles(piece) if self.in_titles else counts
 
 
 MATCHERS: dict[KeywordMatch, Matcher] = {"word": WordMatch(), "substring": SubstringMatch()}
@@ -246,9 +259,9 @@ class _Tally:
         self.bound = np.zeros(chunk_count, dtype=np.int64)
         for keyword in keywords:
             if keyword.single:
-                self.counts.append(piece_counts[keyword.pieces[0]])
+                self.counts.append(piece_counts.of(keyword.pieces[0]))
                 self.bounds.append(None)
-                self.known += piece_counts[keyword.pieces[0]] * len(keyword.text)
+                self.known += self.counts[-1] * len(keyword.text)
             else:
                 bound = _phrase_bound(keyword.pieces, piece_counts, chunk_count, matcher.reads_all_without_words)
                 self.counts.append(np.zeros(chunk_count, dtype=np.int64))
@@ -329,7 +342,7 @@ class _Tally:
 
 
 def _phrase_bound(
-    pieces: tuple[str, ...], counts: dict[str, np.ndarray], chunk_count: int, unbounded_without_pieces: bool
+    pieces: tuple[str, ...], counts: PieceCounts, chunk_count: int, unbounded_without_pieces: bool
 ) -> np.ndarray:
     """An upper bound of a keyword's count per chunk: each occurrence holds its own occurrence of
     every piece, so no more than the rarest piece's count (a running minimum over the distinct
@@ -338,9 +351,10 @@ def _phrase_bound(
     if not pieces:
         fill = np.iinfo(np.int32).max if unbounded_without_pieces else 0
         return np.full(chunk_count, fill, dtype=np.int64)
-    bound = counts[pieces[0]].copy()
-    for piece in set(pieces[1:]):
-        np.minimum(bound, counts[piece], out=bound)
+    bound = counts.of(pieces[0])
+    for piece in dict.fromkeys(pieces[1:]):
+        if piece != pieces[0]:
+            np.minimum(bound, counts.of(piece), out=bound)
     return bound
 
 

@@ -3,6 +3,9 @@
 MAX_TOP_K = 20
 MAX_KEYWORDS = 20
 MAX_KEYWORD_WORDS = 8
+MAX_KEYWORD_CHARS = 200
+MAX_KEYWORD_PIECES = 16
+"""Word pieces (runs of letters and digits) per keyword: a phrase's cost grows with its pieces."""
 MAX_QUERY_CHARS = 2000
 MAX_CHUNK_IDS = 20
 MODEL_WAIT_SECONDS = 45.0

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any
 
-from arag_mcp.indexer.manifest import IndexStoreError
+from arag_mcp.indexer.terms import words_of
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel, Field
@@ -31,6 +31,8 @@ from .document_results import (
 )
 from .limits import (
     MAX_CHUNK_IDS,
+    MAX_KEYWORD_CHARS,
+    MAX_KEYWORD_PIECES,
     MAX_KEYWORD_WORDS,
     MAX_KEYWORDS,
     MAX_QUERIES,
@@ -101,12 +103,7 @@ class Toolkit:
             raise ToolError('keywords is empty; give one or more short terms, e.g. ["Marie Curie"]')
         if len(terms) > MAX_KEYWORDS:
             raise ToolError(f"{len(terms)} keywords given; pass at most {MAX_KEYWORDS}, the most specific first")
-        wordy = [k for k in terms if len(k.split()) > MAX_KEYWORD_WORDS]
-        if wordy:
-            raise ToolError(
-                f"keywords must be short terms; got a {len(wordy[0].split())}-word sentence "
-                f"({wordy[0][:40]!r}...); split it into names and terms, or use a semantic search"
-            )
+        _check_keyword_sizes(terms)
         if self.keyword_match == "word":
             wordless = keyword_matching.wordless(terms)
             if wordless:
@@ -137,10 +134,7 @@ class Toolkit:
         query = _checked_query(query)
         conversation = self.conversations.resume(session)
         snapshot = self._snapshot()
-        try:
-            hits = retrieval.naive_search(snapshot, self._query_vector(snapshot, query), top_k)
-        except IndexStoreError as exc:
-            raise ToolError(str(exc)) from None
+        hits = retrieval.naive_search(snapshot, self._query_vector(snapshot, query), top_k)
         deliveries = self._deliver(conversation, hits, always=True)
         output = semantic_output(hits, conversation.handle, conversation.notice, deliveries, "their chunk vector")
         return _result(output, semantic_text)
@@ -243,10 +237,8 @@ class Toolkit:
         self.conversations.mark_received(conversation, [hit.chunk.chunk_id for hit in hits if is_whole_chunk(hit)])
 
     def _snapshot(self) -> IndexSnapshot:
-        try:
-            return self.live.snapshot()
-        except IndexStoreError as exc:
-            raise ToolError(str(exc)) from None
+        """The served build; its IndexStoreError reaches the model as one line (errors.py)."""
+        return self.live.snapshot()
 
     def _query_vector(self, snapshot: IndexSnapshot, query: str) -> Any:
         return self._query_vectors(snapshot, [query])[0]
@@ -256,6 +248,29 @@ class Toolkit:
             return self.live.query_vectors(snapshot, queries, MODEL_WAIT_SECONDS)
         except ModelNotReady as exc:
             raise ToolError(str(exc)) from None
+
+
+def _check_keyword_sizes(terms: list[str]) -> None:
+    """Keywords are short terms: a sentence, a pasted document or a long punctuated string gets a
+    tool error before any work is done, since a keyword's cost grows with its length and pieces."""
+    for term in terms:
+        shown = f"{term[:40]!r}..."
+        if len(term) > MAX_KEYWORD_CHARS:
+            raise ToolError(
+                f"keywords must be short terms; got one of {len(term)} characters ({shown}); "
+                f"keep each under {MAX_KEYWORD_CHARS}, or use a semantic search"
+            )
+        if len(term.split()) > MAX_KEYWORD_WORDS:
+            raise ToolError(
+                f"keywords must be short terms; got a {len(term.split())}-word sentence "
+                f"({shown}); split it into names and terms, or use a semantic search"
+            )
+    for term, pieces in zip(terms, words_of([term.lower() for term in terms])):
+        if len(pieces) > MAX_KEYWORD_PIECES:
+            raise ToolError(
+                f"keywords must be short terms; got one of {len(pieces)} words and numbers between "
+                f"punctuation ({term[:40]!r}...); pass at most {MAX_KEYWORD_PIECES} per keyword"
+            )
 
 
 def _checked_query(query: str) -> str:

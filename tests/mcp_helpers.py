@@ -35,16 +35,18 @@ def free_port() -> int:
 
 
 @contextmanager
-def http_server(index: Path, transport: str, *extra: str, env: dict | None = None) -> Iterator[str]:
-    """Run `arag-mcp --transport TRANSPORT` on a free port; yield its base URL once healthy."""
+def http_server(
+    index: Path, transport: str, *extra: str, env: dict | None = None, host: str = "127.0.0.1"
+) -> Iterator[str]:
+    """Run `arag-mcp --transport TRANSPORT` on `host` and a free port; yield its base URL once healthy."""
     port = free_port()
     process = subprocess.Popen(
-        [*SERVER, "--index", str(index), "--transport", transport, "--port", str(port), *extra],
+        [*SERVER, "--index", str(index), "--transport", transport, "--host", host, "--port", str(port), *extra],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env={**os.environ, **(env or {})},
     )
-    base = f"http://127.0.0.1:{port}"
+    base = f"http://{host}:{port}"
     try:
         deadline = time.monotonic() + 60
         while True:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from arag_mcp.agent.mcp_tools import named_chunks
 from arag_mcp.indexer.build import BuildOptions, build_index
 from arag_mcp.indexer.documents import LINE_CHARS
 from arag_mcp.indexer.reader import open_index
@@ -219,3 +220,13 @@ async def test_arag_plus_reads_and_opens_share_one_read_set(live: LiveIndex):
         assert opened.structured_content["last_line"] >= lines.stop - 1
         read = await client.call_tool("chunk_read", {"chunk_ids": [ref], "session": session})
         assert read.structured_content["chunks"][0]["status"] == "read_before"
+
+
+async def test_the_agent_ties_document_tool_results_to_their_refs(live: LiveIndex):
+    """So that its context management keeps or prunes them by the references the model names."""
+    async with client_for(live, "agentic") as client:
+        found = await client.call_tool("search", {"queries": ["remote object storage"], "top_k": 2})
+        refs = [r["ref"] for r in found.structured_content["results"]]
+        assert named_chunks(found.structured_content) == (tuple(refs), ())
+        opened = await client.call_tool("open", {"ref": refs[0]})
+        assert named_chunks(opened.structured_content) == ((refs[0],), ())

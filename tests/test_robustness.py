@@ -1,0 +1,137 @@
+"""Hostile input and damaged indexes get one line naming the problem and the fix: never a
+traceback, an internal path, or memory that grows with the input."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+import tracemalloc
+from pathlib import Path
+
+import pytest
+from arag_mcp.indexer.build import BuildOptions, build_index
+from arag_mcp.indexer.ids import doc_key, parse_chunk_id
+from arag_mcp.indexer.manifest import IndexStoreError
+from arag_mcp.indexer.reader import open_index
+from arag_mcp.server.app import create_server
+from arag_mcp.server.keywords import keyword_search
+from arag_mcp.server.live_index import LiveIndex
+from mcp import Client
+
+from .conftest import run_cli
+
+pytestmark = pytest.mark.anyio
+TABLES = ("chunks", "sentences", "terms")
+TOOL_CALLS = {
+    "keyword_search": {"keywords": ["radium"]},
+    "semantic_search": {"query": "Which element glows blue?"},
+    "chunk_read": {"chunk_ids": [f"{doc_key('radium')}-0"]},
+}
+TABLES_READ = {"keyword_search": ("terms", "chunks"), "semantic_search": ("sentences",), "chunk_read": ("chunks",)}
+
+
+def damage(index: Path, table: str, how: str) -> None:
+    for data_file in (index / f"{table}.lance" / "data").glob("*.lance"):
+        if how == "deleted":
+            data_file.unlink()
+        else:
+            with open(data_file, "r+b") as handle:
+                handle.truncate(100)
+
+
+def assert_one_line_about(message: str, table: str) -> None:
+    assert "\n" not in message.strip() and "Traceback" not in message, message
+    assert f"table {table!r}" in message and "--rebuild" in message, message
+    assert ".rs" not in message and "/data/" not in message, message
+
+
+@pytest.fixture
+def index_copy(sample_index: Path, tmp_path: Path) -> Path:
+    copy = tmp_path / "idx"
+    shutil.copytree(sample_index, copy)
+    return copy
+
+
+@pytest.mark.parametrize("how", ["deleted", "truncated"])
+@pytest.mark.parametrize("table", TABLES)
+def test_info_names_a_damaged_table_in_one_line(index_copy: Path, table: str, how: str):
+    damage(index_copy, table, how)
+    result = run_cli("arag_mcp.indexer", "info", "--index", str(index_copy), timeout=120)
+    assert result.returncode == 2 and not result.stdout
+    assert_one_line_about(result.stderr, table)
+    with pytest.raises(IndexStoreError) as raised:
+        open_index(str(index_copy))
+    assert_one_line_about(str(raised.value), table)
+
+
+@pytest.mark.parametrize("how", ["deleted", "truncated"])
+async def test_tools_name_a_table_damaged_while_serving(index_copy: Path, how: str):
+    live = LiveIndex(str(index_copy))
+    live.start()
+    async with Client(create_server(live)) as client:
+        for tool, arguments in TOOL_CALLS.items():  # served intact first (the model loads meanwhile)
+            assert not (await client.call_tool(tool, arguments)).is_error
+        for table in TABLES:
+            damage(index_copy, table, how)
+        unread = {"chunk_ids": [f"{doc_key('polonium')}-0"]}  # not a re-read, which needs no table
+        for tool, arguments in {**TOOL_CALLS, "chunk_read": unread}.items():
+            result = await client.call_tool(tool, arguments)
+            assert result.is_error, tool
+            message = result.content[0].text
+            assert_one_line_about(message, next(t for t in TABLES_READ[tool] if f"table {t!r}" in message))
+    live.close()
+
+
+async def test_long_punctuated_keyword_is_refused_at_once(sample_index: Path):
+    live = LiveIndex(str(sample_index))
+    live.start(load_model=False)
+    async with Client(create_server(live)) as client:
+        started = time.perf_counter()
+        long = await client.call_tool("keyword_search", {"keywords": ["a." * 200_000]})
+        assert long.is_error and "characters" in long.content[0].text and "200" in long.content[0].text
+        pieces = await client.call_tool("keyword_search", {"keywords": [".".join("abcdefghijklmnopq")]})
+        assert pieces.is_error and "at most 16" in pieces.content[0].text
+        assert time.perf_counter() - started < 5
+        near_bound = await client.call_tool("keyword_search", {"keywords": ["marie-curie.radium.polonium.paris"]})
+        assert not near_bound.is_error
+
+
+@pytest.fixture(scope="module")
+def many_chunks(tmp_path_factory) -> Path:
+    """An index of 400 one-sentence documents (one chunk each)."""
+    folder = tmp_path_factory.mktemp("many")
+    records = [{"id": f"d{i}", "title": f"T{i}", "text": f"Word w{i} and w{i + 1} are here."} for i in range(400)]
+    (folder / "docs.jsonl").write_text("\n".join(json.dumps(record) for record in records))
+    build_index([folder / "docs.jsonl"], str(folder / "idx"), BuildOptions(progress=False))
+    return folder / "idx"
+
+
+def test_phrase_bound_memory_does_not_grow_with_pieces(many_chunks: Path):
+    """A 3,000-piece phrase over 400 chunks: pieces x chunks counts would be 9.6 MB twice over."""
+    snapshot = open_index(str(many_chunks))
+    phrase = ".".join(f"w{i}" for i in range(3000))
+    keyword_search(snapshot, ["w1.w2"], top_k=5)  # warm caches outside the measurement
+    tracemalloc.start()
+    hits = keyword_search(snapshot, [phrase], top_k=5).hits
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert hits == []
+    assert peak < 3_000_000, peak
+
+
+@pytest.mark.parametrize("ordinal", ["9" * 5000, "1" * 10, "²", "٣", "-1", ""])
+def test_malformed_chunk_id_ordinals_are_not_ids(ordinal: str):
+    assert parse_chunk_id(f"rcvixxccae-{ordinal}") is None
+
+
+async def test_chunk_read_of_a_huge_ordinal_is_not_found(sample_index: Path):
+    live = LiveIndex(str(sample_index))
+    live.start(load_model=False)
+    async with Client(create_server(live)) as client:
+        result = await client.call_tool(
+            "chunk_read", {"chunk_ids": [f"{doc_key('radium')}-{'9' * 5000}", f"{doc_key('radium')}-0"]}
+        )
+        assert not result.is_error, result.content[0].text
+        statuses = [chunk["status"] for chunk in result.structured_content["chunks"]]
+        assert statuses == ["not_found", "ok"]
