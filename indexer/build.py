@@ -1,15 +1,23 @@
-"""Build or update an index: read documents, chunk, embed new sentences, commit."""
+"""Change an index: add sources, sync them, remove documents; chunk and embed what is new, commit in steps.
+
+An index records its sources (the folders and files added to it) in its manifest. Only `sync`
+and `remove` drop documents: `build` and `add` embed the new and changed documents under the paths
+they are given and leave every other document as it is.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import logging
+import os
+import sys
 import time
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 from tqdm import tqdm
@@ -18,11 +26,11 @@ from .chunking import Span, pack_chunks, sentence_spans
 from .context import SENTENCE_CONTEXT, chunk_context_terms, embedding_text
 from .embedding import DEFAULT_BACKEND, DEFAULT_MODEL, Embedder
 from .ids import chunk_id, doc_key
-from .manifest import FORMAT_VERSION, IndexStoreError, is_remote, normalise_uri, read_manifest
-from .readers import CorpusError, Document, SkippedFile, iter_documents
-from .schema import chunks_schema, sentences_schema
-from .sentences import SPLITTER_VERSION
-from .store import IndexWriter, build_lock
+from .manifest import FORMAT_VERSION, IndexStoreError, check_manifest, is_remote, normalise_uri, read_manifest
+from .readers import CorpusError, Document, SkippedFile, Source, iter_documents
+from .schema import chunks_schema, documents_schema, sentences_schema
+from .sentences import SPLITTER_VERSION, split_sentences
+from .store import IndexWriter, StoredDocument, build_lock
 
 log = logging.getLogger(__name__)
 
@@ -36,24 +44,41 @@ class BuildOptions:
     chunk_tokens: int = 1000
     rebuild: bool = False
     flush_sentences: int = 4096
+    """Sentences embedded per write: bounds memory."""
+    commit_sentences: int = 16384
+    """Sentences embedded between two commits: what a killed build keeps."""
+    exclude: tuple[str, ...] = ()
+    """gitignore-style patterns left out of the sources added (recorded with them)."""
+    strict: bool = False
+    """Any file or record skipped fails the command before anything is written."""
     progress: bool = True
 
 
 @dataclass
 class BuildSummary:
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+    unchanged: int = 0
     documents: int = 0
     chunks: int = 0
     sentences: int = 0
-    embedded_documents: int = 0
     embedded_sentences: int = 0
-    unchanged_documents: int = 0
-    deleted_documents: int = 0
     seconds: float = 0.0
     skipped: list[SkippedFile] = field(default_factory=list)
 
     @property
     def sentences_per_second(self) -> float:
         return self.embedded_sentences / self.seconds if self.seconds else 0.0
+
+    def describe(self) -> str:
+        """What the command did, in one line."""
+        return (
+            f"added {self.added}, updated {self.updated}, removed {self.removed}, unchanged {self.unchanged}; "
+            f"the index holds {self.documents} documents, {self.chunks} chunks, {self.sentences} sentences; "
+            f"embedded {self.embedded_sentences} sentences in {self.seconds:.1f} s "
+            f"({self.sentences_per_second:.0f} sentences/s)"
+        )
 
 
 def content_hash(document: Document) -> str:
@@ -79,6 +104,7 @@ def check_compatible(previous: dict | None, options: BuildOptions, embedder_mode
         previous.get("format_version") != FORMAT_VERSION
         or previous["splitter"] != SPLITTER_VERSION
         or previous.get("sentence_context") != SENTENCE_CONTEXT
+        or "sources" not in previous
     ):
         raise IndexStoreError("index was built by another arag-index version; pass --rebuild to rebuild it")
 
@@ -94,6 +120,123 @@ def check_backend(previous: dict | None, options: BuildOptions, backend: str) ->
     )
 
 
+def index_settings(uri: str) -> dict[str, Any]:
+    """The model, backend and chunk size the index at `uri` was built with ({} where there is none):
+    commands that extend an index use them unless told otherwise."""
+    manifest = read_manifest(normalise_uri(uri))
+    if manifest is None:
+        return {}
+    return {
+        "model": manifest["model"],
+        "backend": manifest["embedding_backend"],
+        "chunk_tokens": manifest["chunk_tokens"],
+    }
+
+
+def build_index(sources: Sequence[str | Path], uri: str, options: BuildOptions = BuildOptions()) -> BuildSummary:
+    """Add `sources` to the index at `uri` (created, or with `options.rebuild` started over): documents
+    under them that are new or changed are embedded; no other document is touched."""
+    uri = normalise_uri(uri)
+    with build_lock(uri):
+        committed = read_manifest(uri)
+        recorded = [] if committed is None or options.rebuild else committed.get("sources", [])
+        roots, reads = plan_sources(recorded, sources, options.exclude)
+        return _update(uri, options, roots, reads)
+
+
+def sync_index(uri: str, options: BuildOptions = BuildOptions()) -> BuildSummary:
+    """Re-read every recorded source: embed new and changed documents, drop those whose files are gone."""
+    uri = normalise_uri(uri)
+    with build_lock(uri):
+        manifest = check_manifest(uri).raw
+        roots = manifest.get("sources", [])
+        if not roots:
+            raise CorpusError(
+                f"{uri} records no sources (it was built before arag-index recorded them); "
+                "add them with `arag-index add PATH... --index ...`"
+            )
+        present = []
+        for root in roots:
+            if os.path.lexists(root["path"]):
+                present.append(root)
+            else:
+                log.warning("%s no longer exists; its documents are removed and it is no longer a source", root["path"])
+        reads = [Source(Path(root["path"]), Path(root["path"]), tuple(root["exclude"])) for root in present]
+        options = replace(options, **index_settings(uri), rebuild=False)
+        return _update(uri, options, present, reads, drop_unread=roots)
+
+
+def remove_from_index(targets: Sequence[str], uri: str) -> BuildSummary:
+    """Drop the documents with these ids, or read from files under these paths, and stop recording
+    those paths as sources (a path inside a recorded folder is excluded from it)."""
+    started = time.perf_counter()
+    uri = normalise_uri(uri)
+    summary = BuildSummary()
+    with build_lock(uri):
+        manifest = check_manifest(uri).raw
+        settings = index_settings(uri)
+        check_compatible(manifest, replace(BuildOptions(), **settings), settings["model"])
+        writer = IndexWriter(uri, manifest["dimension"])
+        stored = writer.existing_documents()
+        roots = [dict(root) for root in manifest.get("sources", [])]
+        doomed: set[str] = set()
+        for target in targets:
+            if target in stored and not os.path.isabs(target):  # a record's id; a file's id is its path
+                doomed.add(target)
+                continue
+            path = Source.at(target).path
+            matched = {doc_id for doc_id, document in stored.items() if Path(document.path).is_relative_to(path)}
+            if not matched and not any(Path(root["path"]).is_relative_to(path) for root in roots):
+                raise CorpusError(
+                    f"{target}: no document id or indexed path matches; see `arag-index list --index {uri}`"
+                )
+            doomed |= matched
+            roots = _forget_path(roots, path)
+        writer.delete_documents(sorted(doomed))
+        summary.removed = len(doomed)
+        vector_index = writer.finish_tables()
+        committed = writer.commit({**manifest, "sources": roots, "vector_index": vector_index, **_when(started)})
+        _count(summary, committed)
+    return summary
+
+
+def plan_sources(
+    recorded: Sequence[dict[str, Any]], paths: Sequence[str | Path], exclude: Sequence[str]
+) -> tuple[list[dict[str, Any]], list[Source]]:
+    """The sources to record and the reads for `paths`: a path inside a recorded folder is read as
+    part of it (its documents are named from that folder); a new path is recorded as a root and
+    absorbs the recorded roots inside it."""
+    roots = [dict(root) for root in recorded]
+    reads: list[Source] = []
+    for given in paths:
+        path = Source.at(given).path
+        if not os.path.lexists(path):
+            raise CorpusError(f"{given}: no such file or folder; check the path")
+        covering = next((root for root in roots if path.is_relative_to(root["path"])), None)
+        if covering is None:
+            roots = [root for root in roots if not Path(root["path"]).is_relative_to(path)]
+            covering = {"path": path.as_posix(), "exclude": []}
+            roots.append(covering)
+        else:
+            again = "/" + path.relative_to(covering["path"]).as_posix()
+            covering["exclude"] = [pattern for pattern in covering["exclude"] if pattern != again]
+        covering["exclude"] = list(dict.fromkeys([*covering["exclude"], *exclude]))
+        reads.append(Source(Path(covering["path"]), path, tuple(covering["exclude"])))
+    return roots, reads
+
+
+def _forget_path(roots: list[dict[str, Any]], path: Path) -> list[dict[str, Any]]:
+    """Recorded roots without `path`: roots inside it go, a folder holding it excludes it."""
+    kept = []
+    for root in roots:
+        if Path(root["path"]).is_relative_to(path):
+            continue
+        if path.is_relative_to(root["path"]):
+            root = {**root, "exclude": [*root["exclude"], "/" + path.relative_to(root["path"]).as_posix()]}
+        kept.append(root)
+    return kept
+
+
 class _Batch:
     """Rows of newly chunked documents waiting to be embedded and written."""
 
@@ -101,87 +244,232 @@ class _Batch:
         self.chunks: list[dict] = []
         self.sentences: list[dict] = []
         self.embed_texts: list[str] = []
+        self.documents: list[dict] = []
+        self.stale: list[str] = []
 
-    def add_document(self, document: Document, digest: str, chunks: Sequence[Sequence[Span]]) -> None:
-        key = doc_key(document.doc_id)
-        metadata = json.dumps(document.metadata, ensure_ascii=False, sort_keys=True) if document.metadata else ""
-        texts = [document.text[spans[0].start : spans[-1].end] for spans in chunks]
-        for ordinal, (spans, text, terms) in enumerate(zip(chunks, texts, chunk_context_terms(texts))):
-            begin = spans[0].start
-            cid = chunk_id(key, ordinal)
-            self.chunks.append(
+
+@dataclass
+class _Plan:
+    """What the first reading of the sources found: which documents to embed, and about how much."""
+
+    seen: dict[str, str] = field(default_factory=dict)
+    """doc_id → content hash of every document read."""
+    todo: dict[str, str] = field(default_factory=dict)
+    """doc_id → content hash of the new and changed documents."""
+    estimated: dict[str, int] = field(default_factory=dict)
+    """doc_id → sentence count of each document to embed, as split before token limits."""
+
+
+def _update(
+    uri: str,
+    options: BuildOptions,
+    roots: list[dict[str, Any]],
+    reads: list[Source],
+    drop_unread: Sequence[dict[str, Any]] = (),
+) -> BuildSummary:
+    """Embed the new and changed documents of `reads` in committed steps, record `roots` as the
+    sources, and drop the documents under `drop_unread` that were not read (unless their file could
+    not be read this time)."""
+    started = time.perf_counter()
+    summary = BuildSummary()
+    previous = None if options.rebuild else read_manifest(uri)
+    check_compatible(previous, options, options.model)
+    embedder = Embedder(options.model, options.device, options.backend).load()
+    check_backend(previous, options, embedder.backend)
+    writer = IndexWriter(uri, embedder.dimension, rebuild=options.rebuild)
+    existing = writer.existing_documents()
+    inside = [] if is_remote(uri) else [Path(uri)]  # an index kept beside its documents
+
+    def documents(skipped: list[SkippedFile]) -> Iterator[Document]:
+        return iter_documents(reads, skipped, exclude=inside)
+
+    reading = tqdm(documents(summary.skipped), desc="reading", unit=" documents", disable=not options.progress)
+    plan = _scan(reading, existing, summary)
+    if options.strict and summary.skipped:
+        report_skips(summary.skipped)
+        raise BuildFailed(f"{len(summary.skipped)} skipped with --strict (listed above); nothing was written")
+    if options.rebuild and writer.committed is not None:
+        options = replace(options, commit_sentences=sys.maxsize)  # the index in service stays until the end
+    fields = _manifest_fields(embedder, options, roots)
+    _embed(writer, embedder, documents([]), plan, existing, options, summary, fields, started)
+    unreadable = {item.file for item in summary.skipped if item.reason != "empty"}
+    gone = [
+        doc_id
+        for doc_id, stored in existing.items()
+        if doc_id not in plan.seen and _under(stored.path, drop_unread) and stored.path not in unreadable
+    ]
+    writer.delete_documents(gone)
+    summary.removed = len(gone)
+    vector_index = writer.finish_tables()
+    committed = writer.commit({**fields, "vector_index": vector_index, **_when(started)})
+    _count(summary, committed)
+    return summary
+
+
+class BuildFailed(Exception):
+    """The command could not do what it was asked; the one-line message says why."""
+
+
+def report_skips(skipped: Sequence[SkippedFile]) -> None:
+    """One line per file or record skipped, then their number."""
+    for item in skipped:
+        log.warning("skipped %s", item)
+    if skipped:
+        log.warning("skipped %d file(s) or record(s), listed above", len(skipped))
+
+
+def _under(path: str, roots: Sequence[dict[str, Any]]) -> bool:
+    return any(Path(path).is_relative_to(root["path"]) for root in roots)
+
+
+def _scan(documents: Iterable[Document], existing: dict[str, StoredDocument], summary: BuildSummary) -> _Plan:
+    """Read every document once: which are new or changed, and how many sentences they hold."""
+    plan = _Plan()
+    keys: dict[str, str] = {}
+    for document in documents:
+        if document.doc_id in plan.seen or keys.get(doc_key(document.doc_id), document.doc_id) != document.doc_id:
+            other = "appears twice" if document.doc_id in plan.seen else "has the same key as another id"
+            summary.skipped.append(
+                SkippedFile(document.source, f"document id {document.doc_id!r} {other}; the first is kept", "")
+            )
+            continue
+        keys[doc_key(document.doc_id)] = document.doc_id
+        digest = content_hash(document)
+        plan.seen[document.doc_id] = digest
+        stored = existing.get(document.doc_id)
+        if stored is not None and stored.doc_hash == digest:
+            continue
+        plan.todo[document.doc_id] = digest
+        plan.estimated[document.doc_id] = len(split_sentences(document.text))
+    return plan
+
+
+def _embed(
+    writer: IndexWriter,
+    embedder: Embedder,
+    documents: Iterable[Document],
+    plan: _Plan,
+    existing: dict[str, StoredDocument],
+    options: BuildOptions,
+    summary: BuildSummary,
+    fields: dict[str, Any],
+    started: float,
+) -> None:
+    """Chunk and embed the planned documents, writing every `flush_sentences` sentences and
+    committing, between two documents, every `commit_sentences`."""
+    limit = _sentence_limit(embedder, options)
+    progress = tqdm(
+        total=sum(plan.estimated.values()),
+        desc="embedding",
+        unit=" sentences",
+        disable=not options.progress,
+        dynamic_ncols=True,
+        smoothing=0.1,
+    )
+    batch = _Batch()
+    since_commit = 0
+    for document in documents:
+        digest = plan.todo.pop(document.doc_id, None)
+        if digest is None:  # unchanged, or a later document with an id already read
+            continue
+        if document.doc_id in existing:
+            summary.updated += 1
+            batch.stale.append(document.doc_id)
+        else:
+            summary.added += 1
+        spans = sentence_spans(document.text, embedder.count_tokens, embedder.token_offsets, limit)
+        progress.total += len(spans) - plan.estimated[document.doc_id]
+        for _ in _add_document(batch, document, digest, pack_chunks(spans, options.chunk_tokens)):
+            if len(batch.sentences) >= options.flush_sentences:
+                since_commit += _flush(writer, embedder, batch, options, summary, progress)
+                batch = _Batch()
+        if since_commit + len(batch.sentences) >= options.commit_sentences:
+            _flush(writer, embedder, batch, options, summary, progress)
+            batch, since_commit = _Batch(), 0
+            step_started = time.perf_counter()
+            counts = writer.commit_step({**fields, **_when(started)})["counts"]
+            log.debug("committed %d sentences in %.2f s", counts["sentences"], time.perf_counter() - step_started)
+    _flush(writer, embedder, batch, options, summary, progress)
+    progress.close()
+
+
+def _add_document(batch: _Batch, document: Document, digest: str, chunks: Sequence[Sequence[Span]]) -> Iterator[None]:
+    """Queue a document's rows chunk by chunk, yielding after each so that a long document is
+    written in several batches; its documents row comes with its last chunk."""
+    key = doc_key(document.doc_id)
+    metadata = json.dumps(document.metadata, ensure_ascii=False, sort_keys=True) if document.metadata else ""
+    texts = [document.text[spans[0].start : spans[-1].end] for spans in chunks]
+    for ordinal, (spans, text, terms) in enumerate(zip(chunks, texts, chunk_context_terms(texts))):
+        begin = spans[0].start
+        cid = chunk_id(key, ordinal)
+        batch.chunks.append(
+            {
+                "chunk_id": cid,
+                "doc_key": key,
+                "doc_id": document.doc_id,
+                "doc_hash": digest,
+                "title": document.title,
+                "source": document.source,
+                "ordinal": ordinal,
+                "doc_chunks": len(chunks),
+                "text": text,
+                "tokens": sum(span.tokens for span in spans),
+                "sentence_starts": [span.start - begin for span in spans],
+                "sentence_ends": [span.end - begin for span in spans],
+                "metadata": metadata,
+            }
+        )
+        for number, span in enumerate(spans):
+            sentence = document.text[span.start : span.end]
+            batch.sentences.append(
                 {
                     "chunk_id": cid,
                     "doc_key": key,
+                    "ordinal": number,
+                    "text": sentence,
+                    "start": span.start - begin,
+                    "end": span.end - begin,
+                }
+            )
+            batch.embed_texts.append(embedding_text(document.title, terms, sentence))
+        if ordinal == len(chunks) - 1:
+            batch.documents.append(
+                {
                     "doc_id": document.doc_id,
+                    "doc_key": key,
                     "doc_hash": digest,
                     "title": document.title,
                     "source": document.source,
-                    "ordinal": ordinal,
-                    "doc_chunks": len(chunks),
-                    "text": text,
-                    "tokens": sum(span.tokens for span in spans),
-                    "sentence_starts": [span.start - begin for span in spans],
-                    "sentence_ends": [span.end - begin for span in spans],
-                    "metadata": metadata,
+                    "path": document.path,
+                    "chunks": len(chunks),
+                    "sentences": sum(len(spans) for spans in chunks),
+                    "indexed_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                 }
             )
-            for number, span in enumerate(spans):
-                sentence = document.text[span.start : span.end]
-                self.sentences.append(
-                    {
-                        "chunk_id": cid,
-                        "doc_key": key,
-                        "ordinal": number,
-                        "text": sentence,
-                        "start": span.start - begin,
-                        "end": span.end - begin,
-                    }
-                )
-                self.embed_texts.append(embedding_text(document.title, terms, sentence))
+        yield
 
 
-def build_index(sources: Sequence[str | Path], uri: str, options: BuildOptions = BuildOptions()) -> BuildSummary:
-    """Index `sources` into `uri`, embedding only documents that are new or changed."""
-    uri = normalise_uri(uri)
-    started = time.perf_counter()
-    summary = BuildSummary()
-    with build_lock(uri):
-        previous = read_manifest(uri)
-        check_compatible(previous, options, options.model)
-        embedder = Embedder(options.model, options.device, options.backend).load()
-        check_backend(previous, options, embedder.backend)
-        writer = IndexWriter(uri, embedder.dimension, rebuild=options.rebuild)
-        existing = writer.existing_documents()
-        inside_sources = [] if is_remote(uri) else [Path(uri)]  # an index kept beside its documents
-        documents = iter_documents(sources, summary.skipped, exclude=inside_sources)
-        seen = _update(writer, embedder, documents, existing, options, summary)
-        removed = [doc_id for doc_id in existing if doc_id not in seen]
-        writer.delete_documents(removed)
-        summary.deleted_documents = len(removed)
-        vector_index = writer.finish_tables()
-        summary.chunks = writer.chunks.count_rows()
-        summary.sentences = writer.sentences.count_rows()
-        summary.documents = len(seen)
-        summary.seconds = time.perf_counter() - started
-        writer.commit(
-            {
-                "model": options.model,
-                "dimension": embedder.dimension,
-                "embedding_backend": embedder.backend,
-                "query_prompt": embedder.prompt("query"),
-                "document_prompt": embedder.prompt("document"),
-                "chunk_tokens": options.chunk_tokens,
-                "sentence_tokens": _sentence_limit(embedder, options),
-                "splitter": SPLITTER_VERSION,
-                "sentence_context": SENTENCE_CONTEXT,
-                "counts": {"documents": summary.documents, "chunks": summary.chunks, "sentences": summary.sentences},
-                "vector_index": vector_index,
-                "built_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                "build_seconds": round(summary.seconds, 3),
-            }
-        )
-    return summary
+def _flush(
+    writer: IndexWriter, embedder: Embedder, batch: _Batch, options: BuildOptions, summary: BuildSummary, progress: tqdm
+) -> int:
+    """Drop the old rows of changed documents, embed the batch, and append it; returns the sentences embedded."""
+    writer.delete_documents(batch.stale)
+    if not batch.sentences and not batch.documents:
+        return 0
+    vectors = embedder.encode_documents(batch.embed_texts, batch_size=options.batch_size)
+    schema = sentences_schema(embedder.dimension)
+    vector_field = schema.field("vector")
+    sentence_table = pa.Table.from_pylist(batch.sentences, schema=schema.remove(schema.get_field_index("vector")))
+    vector_column = pa.FixedSizeListArray.from_arrays(pa.array(vectors.reshape(-1)), embedder.dimension)
+    sentence_table = sentence_table.append_column(vector_field, vector_column)
+    writer.add(
+        pa.Table.from_pylist(batch.chunks, schema=chunks_schema()),
+        sentence_table,
+        pa.Table.from_pylist(batch.documents, schema=documents_schema()),
+    )
+    summary.embedded_sentences += len(batch.sentences)
+    progress.update(len(batch.sentences))
+    return len(batch.sentences)
 
 
 def _sentence_limit(embedder: Embedder, options: BuildOptions) -> int:
@@ -189,76 +477,30 @@ def _sentence_limit(embedder: Embedder, options: BuildOptions) -> int:
     return max(16, min(options.chunk_tokens, embedder.max_tokens - 32))
 
 
-def _update(
-    writer: IndexWriter,
-    embedder: Embedder,
-    documents: Iterable[Document],
-    existing: dict[str, str],
-    options: BuildOptions,
-    summary: BuildSummary,
-) -> set[str]:
-    """Chunk and embed the new or changed documents; return the ids of all documents seen."""
-    seen: dict[str, str] = {}
-    keys: dict[str, str] = {}
-    stale: list[str] = []
-    batch = _Batch()
-    limit = _sentence_limit(embedder, options)
-    progress = tqdm(desc="documents", unit="doc", disable=not options.progress, dynamic_ncols=True)
-    for document in documents:
-        progress.update()
-        _check_identity(document, seen, keys)
-        digest = content_hash(document)
-        seen[document.doc_id] = digest
-        if existing.get(document.doc_id) == digest:
-            summary.unchanged_documents += 1
-            continue
-        if document.doc_id in existing:
-            stale.append(document.doc_id)
-        spans = sentence_spans(document.text, embedder.count_tokens, embedder.token_offsets, limit)
-        if not spans:
-            continue
-        batch.add_document(document, digest, pack_chunks(spans, options.chunk_tokens))
-        summary.embedded_documents += 1
-        if len(batch.sentences) >= options.flush_sentences:
-            _flush(writer, embedder, batch, stale, options, summary, progress)
-            batch, stale = _Batch(), []
-    _flush(writer, embedder, batch, stale, options, summary, progress)
-    progress.close()
-    return set(seen)
+def _manifest_fields(embedder: Embedder, options: BuildOptions, roots: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "model": options.model,
+        "dimension": embedder.dimension,
+        "embedding_backend": embedder.backend,
+        "query_prompt": embedder.prompt("query"),
+        "document_prompt": embedder.prompt("document"),
+        "chunk_tokens": options.chunk_tokens,
+        "sentence_tokens": _sentence_limit(embedder, options),
+        "splitter": SPLITTER_VERSION,
+        "sentence_context": SENTENCE_CONTEXT,
+        "sources": roots,
+    }
 
 
-def _check_identity(document: Document, seen: dict[str, str], keys: dict[str, str]) -> None:
-    if document.doc_id in seen:
-        raise CorpusError(
-            f"{document.source}: document id {document.doc_id!r} appears twice; give each record a unique id"
-        )
-    key = doc_key(document.doc_id)
-    if key in keys:
-        raise CorpusError(
-            f"{document.source}: document ids {keys[key]!r} and {document.doc_id!r} hash to the same key; rename one"
-        )
-    keys[key] = document.doc_id
+def _when(started: float) -> dict[str, Any]:
+    return {
+        "built_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "build_seconds": round(time.perf_counter() - started, 3),
+    }
 
 
-def _flush(
-    writer: IndexWriter,
-    embedder: Embedder,
-    batch: _Batch,
-    stale: list[str],
-    options: BuildOptions,
-    summary: BuildSummary,
-    progress: tqdm,
-) -> None:
-    """Drop the old rows of changed documents, embed the batch, and append it."""
-    writer.delete_documents(stale)
-    if not batch.sentences:
-        return
-    vectors = embedder.encode_documents(batch.embed_texts, batch_size=options.batch_size)
-    schema = sentences_schema(embedder.dimension)
-    vector_field = schema.field("vector")
-    sentence_table = pa.Table.from_pylist(batch.sentences, schema=schema.remove(schema.get_field_index("vector")))
-    vector_column = pa.FixedSizeListArray.from_arrays(pa.array(vectors.reshape(-1)), embedder.dimension)
-    sentence_table = sentence_table.append_column(vector_field, vector_column)
-    writer.add(pa.Table.from_pylist(batch.chunks, schema=chunks_schema()), sentence_table)
-    summary.embedded_sentences += len(batch.sentences)
-    progress.set_postfix(sentences=summary.embedded_sentences, refresh=False)
+def _count(summary: BuildSummary, manifest: dict[str, Any]) -> None:
+    counts = manifest["counts"]
+    summary.documents, summary.chunks, summary.sentences = counts["documents"], counts["chunks"], counts["sentences"]
+    summary.unchanged = summary.documents - summary.added - summary.updated
+    summary.seconds = manifest["build_seconds"]

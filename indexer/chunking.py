@@ -10,6 +10,13 @@ from .sentences import split_sentences
 TokenOffsets = Callable[[str], list[tuple[int, int]]]
 """Character spans of the tokens of a text, under the embedding model's tokenizer."""
 
+CHARS_PER_TOKEN_BOUND = 16
+"""A sentence longer than this many characters per allowed token is cut by characters before it is
+tokenized, so that one overlong line (a minified file, a table dump) never goes to the tokenizer
+whole; the pieces are then cut by tokens as any long sentence is."""
+COUNT_BATCH = 1024
+"""Sentences tokenized at a time: a long document's token lists are never all in memory."""
+
 
 @dataclass(frozen=True)
 class Span:
@@ -27,15 +34,35 @@ def sentence_spans(
     max_tokens: int,
 ) -> list[Span]:
     """The document's sentences as spans; a sentence over `max_tokens` is cut hard into pieces."""
-    bounds = split_sentences(text)
-    counts = count_tokens([text[start:end] for start, end in bounds])
+    max_chars = max_tokens * CHARS_PER_TOKEN_BOUND
+    bounds = [piece for start, end in split_sentences(text) for piece in _split_chars(text, start, end, max_chars)]
     spans: list[Span] = []
-    for (start, end), tokens in zip(bounds, counts):
-        if tokens <= max_tokens:
-            spans.append(Span(start, end, tokens))
-        else:
-            spans.extend(_split_hard(text, start, end, token_offsets, max_tokens))
+    for first in range(0, len(bounds), COUNT_BATCH):
+        batch = bounds[first : first + COUNT_BATCH]
+        for (start, end), tokens in zip(batch, count_tokens([text[start:end] for start, end in batch])):
+            if tokens <= max_tokens:
+                spans.append(Span(start, end, tokens))
+            else:
+                spans.extend(_split_hard(text, start, end, token_offsets, max_tokens))
     return spans
+
+
+def _split_chars(text: str, start: int, end: int, max_chars: int) -> list[tuple[int, int]]:
+    """text[start:end] (stripped) in stripped pieces of at most `max_chars` characters, cut at a space
+    or line break where the piece has one."""
+    pieces = []
+    while end - start > max_chars:
+        space = max(text.rfind(" ", start + 1, start + max_chars), text.rfind("\n", start + 1, start + max_chars))
+        cut = space if space > start else start + max_chars
+        stop = cut
+        while text[stop - 1].isspace():
+            stop -= 1
+        pieces.append((start, stop))
+        start = cut
+        while text[start].isspace():
+            start += 1
+    pieces.append((start, end))
+    return pieces
 
 
 def _split_hard(text: str, start: int, end: int, token_offsets: TokenOffsets, max_tokens: int) -> list[Span]:

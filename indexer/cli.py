@@ -1,4 +1,8 @@
-"""`arag-index`: build, update and describe an index."""
+"""`arag-index`: add, sync, remove and list the documents of an index; describe it.
+
+Exit status: 0 success, 1 failure (a skip under --strict, a busy index, a storage error), 2 usage
+error (a bad option, path, model or index).
+"""
 
 from __future__ import annotations
 
@@ -7,59 +11,165 @@ import json
 import logging
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 
 from .embedding import BACKENDS, DEFAULT_BACKEND, DEFAULT_MODEL, ModelError, limit_cpu_threads
+from .env_options import LOG_LEVELS, add_version, env_option, log_level
 from .manifest import IndexStoreError
-from .readers import CorpusError
+from .readers import SUPPORTED_SUFFIXES, CorpusError
 
 log = logging.getLogger("arag_mcp.indexer")
 
+INDEX_ENV = "ARAG_MCP_INDEX"
+ENV_PREFIX = "ARAG_INDEX_"
+
+
+def _env(flag: str) -> str:
+    return ENV_PREFIX + flag.removeprefix("--").replace("-", "_").upper()
+
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="arag-index", description="Build and inspect arag-mcp indexes.")
-    commands = parser.add_subparsers(dest="command", required=True)
-
-    build = commands.add_parser("build", help="index files and folders (updates an existing index incrementally)")
-    build.add_argument(
-        "sources", nargs="+", metavar="SOURCE", help="files or folders (.txt .md .rst .html .json .jsonl .pdf)"
+    parser = argparse.ArgumentParser(
+        prog="arag-index",
+        description="Build and manage arag-mcp indexes. Every option can also be set from the "
+        "environment variable named in its help.",
     )
-    build.add_argument(
-        "--index", required=True, metavar="DIR", help="index folder or object-store URI (s3://, gs://, az://)"
+    add_version(parser)
+    common = argparse.ArgumentParser(add_help=False)
+    env_option(
+        common,
+        "--index",
+        INDEX_ENV,
+        required=True,
+        metavar="DIR",
+        help="index folder or object-store URI (s3://, gs://, az://)",
     )
-    build.add_argument(
-        "--model",
-        default=DEFAULT_MODEL,
-        help=f"sentence-transformers model name or path (default: {DEFAULT_MODEL}, bundled)",
+    env_option(
+        common,
+        "--log-level",
+        _env("--log-level"),
+        type=log_level,
+        choices=LOG_LEVELS,
+        default="INFO",
+        help="(any case)",
     )
-    build.add_argument("--device", default=None, help="torch device for embedding, e.g. cpu, cuda, mps (default: cpu)")
-    build.add_argument(
-        "--backend",
-        choices=BACKENDS,
-        default=DEFAULT_BACKEND,
-        help=f"how sentences are embedded on the CPU: ONNX Runtime fp32 or int8 (exported once, cached), "
-        f"or sentence-transformers on torch (default: {DEFAULT_BACKEND}; other devices use torch)",
+    embedding = argparse.ArgumentParser(add_help=False)
+    env_option(
+        embedding,
+        "--device",
+        _env("--device"),
+        default=None,
+        help="torch device for embedding, e.g. cpu, cuda, mps (default: cpu)",
     )
-    build.add_argument(
-        "--batch-size", type=_positive_int, default=32, help="sentences per embedding batch (default: 32)"
+    env_option(
+        embedding,
+        "--batch-size",
+        _env("--batch-size"),
+        type=_positive_int,
+        default=32,
+        help="sentences per embedding batch (default: 32)",
     )
-    build.add_argument(
-        "--chunk-tokens", type=_positive_int, default=1000, help="target tokens per chunk (default: 1000)"
-    )
-    build.add_argument(
+    env_option(
+        embedding,
         "--write-batch",
+        _env("--write-batch"),
         type=_positive_int,
         default=4096,
         metavar="SENTENCES",
         help="sentences embedded per write to the index; bounds memory (default: 4096)",
     )
-    build.add_argument(
-        "--threads", type=_positive_int, default=None, help="CPU threads for embedding (default: up to 4)"
+    env_option(
+        embedding,
+        "--commit-every",
+        _env("--commit-every"),
+        type=_positive_int,
+        default=16384,
+        metavar="SENTENCES",
+        help="sentences embedded between commits: an interrupted build keeps what it committed (default: 16384)",
     )
-    build.add_argument("--rebuild", action="store_true", help="start over instead of updating the existing index")
-    build.add_argument("--quiet", action="store_true", help="no progress bar")
+    env_option(
+        embedding,
+        "--threads",
+        _env("--threads"),
+        type=_positive_int,
+        default=None,
+        help="CPU threads for embedding (default: up to 4)",
+    )
+    env_option(
+        embedding,
+        "--strict",
+        _env("--strict"),
+        action="store_true",
+        help="fail, writing nothing, if any file or record would be skipped",
+    )
+    env_option(embedding, "--quiet", _env("--quiet"), action="store_true", help="no progress bar")
+    adding = argparse.ArgumentParser(add_help=False)
+    adding.add_argument(
+        "sources", nargs="+", metavar="SOURCE", help=f"files or folders ({' '.join(sorted(SUPPORTED_SUFFIXES))})"
+    )
+    env_option(
+        adding,
+        "--exclude",
+        _env("--exclude"),
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="gitignore-style pattern to leave out, recorded with the source (repeatable; the variable takes a "
+        "comma-separated list). Hidden files and folders, node_modules, __pycache__ and site-packages are left out anyway",
+    )
+    env_option(
+        adding,
+        "--model",
+        _env("--model"),
+        default=None,
+        help=f"sentence-transformers model name or path (default: the index's, else {DEFAULT_MODEL}, bundled)",
+    )
+    env_option(
+        adding,
+        "--backend",
+        _env("--backend"),
+        choices=BACKENDS,
+        default=None,
+        help=f"how sentences are embedded on the CPU: ONNX Runtime fp32 or int8 (exported once, cached), or "
+        f"sentence-transformers on torch (default: the index's, else {DEFAULT_BACKEND}; other devices use torch)",
+    )
+    env_option(
+        adding,
+        "--chunk-tokens",
+        _env("--chunk-tokens"),
+        type=_positive_int,
+        default=None,
+        help="target tokens per chunk (default: the index's, else 1000)",
+    )
 
-    info = commands.add_parser("info", help="print an index's manifest and counts")
-    info.add_argument("--index", required=True, metavar="DIR", help="index folder or object-store URI")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    commands.add_parser(
+        "add",
+        parents=[adding, embedding, common],
+        help="add files and folders: embed their new and changed documents, leave every other document as it is",
+    )
+    build = commands.add_parser(
+        "build",
+        parents=[adding, embedding, common],
+        help="create an index from files and folders; on an existing index the same as add",
+    )
+    build.add_argument("--rebuild", action="store_true", help="start over: the sources given become the only ones")
+    commands.add_parser(
+        "sync",
+        parents=[embedding, common],
+        help="re-read every recorded source: add new, update changed and remove vanished documents",
+    )
+    remove = commands.add_parser(
+        "remove", parents=[common], help="remove documents by id, or everything read from a path"
+    )
+    remove.add_argument(
+        "targets", nargs="+", metavar="PATH_OR_DOC_ID", help="a document id (see list) or a file or folder"
+    )
+    listing = commands.add_parser("list", parents=[common], help="list the indexed documents")
+    listing.add_argument(
+        "--json", action="store_true", help="print a JSON list (doc_id, title, source, chunks, sentences, indexed_at)"
+    )
+    commands.add_parser("info", parents=[common], help="print an index's manifest and counts")
     return parser.parse_args(argv)
 
 
@@ -73,37 +183,73 @@ def _positive_int(value: str) -> int:
     return number
 
 
-def run_build(args: argparse.Namespace) -> None:
-    limit_cpu_threads(args.threads)
-    from .build import BuildOptions, build_index
+def _options(args: argparse.Namespace):  # noqa: ANN202 - BuildOptions, imported lazily
+    """Build options from the command line; model, backend and chunk size default to the index's own."""
+    from .build import BuildOptions, index_settings
 
-    options = BuildOptions(
-        model=args.model,
+    given = {
+        name: value
+        for name, value in (
+            ("model", getattr(args, "model", None)),
+            ("backend", getattr(args, "backend", None)),
+            ("chunk_tokens", getattr(args, "chunk_tokens", None)),
+        )
+        if value is not None
+    }
+    rebuild = getattr(args, "rebuild", False)
+    settings = {} if rebuild else index_settings(args.index)
+    return replace(
+        BuildOptions(),
+        **{**settings, **given},
         device=args.device,
-        backend=args.backend,
         batch_size=args.batch_size,
-        chunk_tokens=args.chunk_tokens,
-        rebuild=args.rebuild,
         flush_sentences=args.write_batch,
+        commit_sentences=args.commit_every,
+        exclude=tuple(getattr(args, "exclude", ())),
+        strict=args.strict,
+        rebuild=rebuild,
         progress=not args.quiet,
     )
-    summary = build_index(args.sources, args.index, options)
-    if summary.skipped:
-        listing = "; ".join(f"{item.path} ({item.reason})" for item in summary.skipped)
-        log.warning("skipped %d file(s): %s", len(summary.skipped), listing)
-    log.info(
-        "indexed %d documents (%d new or changed, %d unchanged, %d removed): %d chunks, %d sentences; "
-        "embedded %d sentences in %.1f s (%.0f sentences/s)",
-        summary.documents,
-        summary.embedded_documents,
-        summary.unchanged_documents,
-        summary.deleted_documents,
-        summary.chunks,
-        summary.sentences,
-        summary.embedded_sentences,
-        summary.seconds,
-        summary.sentences_per_second,
-    )
+
+
+def run_update(args: argparse.Namespace) -> None:
+    limit_cpu_threads(args.threads)
+    from .build import build_index, sync_index
+
+    options = _options(args)
+    if args.command == "sync":
+        summary = sync_index(args.index, options)
+    else:
+        summary = build_index(args.sources, args.index, options)
+    _report(summary)
+
+
+def _report(summary) -> None:  # noqa: ANN001 - BuildSummary, imported lazily
+    from .build import report_skips
+
+    report_skips(summary.skipped)
+    log.info("%s", summary.describe())
+
+
+def run_remove(args: argparse.Namespace) -> None:
+    from .build import remove_from_index
+
+    _report(remove_from_index(args.targets, args.index))
+
+
+def run_list(args: argparse.Namespace) -> None:
+    from .reader import list_documents
+
+    documents = list_documents(args.index)
+    if args.json:
+        print(json.dumps(documents, indent=2, ensure_ascii=False))
+        return
+    for document in documents:
+        print(
+            f"{document['source']}\t{document['title']}\t{document['chunks']} chunks\t"
+            f"{document['indexed_at']}\t{document['doc_id']}"
+        )
+    print(f"{len(documents)} documents", file=sys.stderr)
 
 
 def run_info(args: argparse.Namespace) -> None:
@@ -113,14 +259,27 @@ def run_info(args: argparse.Namespace) -> None:
     print(json.dumps({"index": snapshot.uri, **snapshot.manifest.raw}, indent=2, sort_keys=True))
 
 
+COMMANDS = {
+    "add": run_update,
+    "build": run_update,
+    "sync": run_update,
+    "remove": run_remove,
+    "list": run_list,
+    "info": run_info,
+}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(message)s")
     args = parse_args(argv)
+    logging.basicConfig(stream=sys.stderr, level=args.log_level, format="%(message)s")
+    from .build import BuildFailed
+    from .store import IndexBusy
+
     try:
-        if args.command == "build":
-            run_build(args)
-        else:
-            run_info(args)
+        COMMANDS[args.command](args)
+    except (BuildFailed, IndexBusy) as exc:
+        print(f"arag-index: error: {exc}", file=sys.stderr)
+        return 1
     except (CorpusError, IndexStoreError, ModelError) as exc:
         print(f"arag-index: error: {exc}", file=sys.stderr)
         return 2
@@ -129,9 +288,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"arag-index: error: {exc.strerror or exc}: {exc.filename or args.index}; check the path and its permissions",
             file=sys.stderr,
         )
-        return 2
+        return 1
     except KeyboardInterrupt:
-        print("arag-index: interrupted; the index is as it was before this build", file=sys.stderr)
+        print("arag-index: interrupted; the index keeps what was committed before", file=sys.stderr)
         return 130
     return 0
 

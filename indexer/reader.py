@@ -21,8 +21,18 @@ import pyarrow.compute as pc
 
 from .documents import DocumentLines
 from .ids import chunk_id, parse_chunk_id
-from .manifest import IndexStoreError, Manifest, check_manifest, normalise_uri
-from .schema import CHUNK_VECTORS, CHUNKS, SENTENCES, TERMS, ChunkColumn, ChunkVectorColumn, SentenceColumn
+from .manifest import REBUILD_HINT, IndexStoreError, Manifest, check_manifest, normalise_uri
+from .schema import (
+    CHUNK_VECTORS,
+    CHUNKS,
+    DOCUMENTS,
+    SENTENCES,
+    TERMS,
+    ChunkColumn,
+    ChunkVectorColumn,
+    DocumentColumn,
+    SentenceColumn,
+)
 from .terms import WORD_BREAK, folded, terms_schema
 
 C = ChunkColumn
@@ -380,6 +390,31 @@ def open_index(uri: str) -> IndexSnapshot:
     return IndexSnapshot(
         uri, manifest, tables[CHUNKS], tables[SENTENCES], tables[TERMS], tables[CHUNK_VECTORS], keywords
     )
+
+
+LISTED_COLUMNS = (
+    DocumentColumn.ID,
+    DocumentColumn.TITLE,
+    DocumentColumn.SOURCE,
+    DocumentColumn.CHUNKS,
+    DocumentColumn.SENTENCES,
+    DocumentColumn.INDEXED_AT,
+)
+"""What `list_documents` tells of a document (not the file it was read from: a machine's path)."""
+
+
+def list_documents(uri: str) -> list[dict[str, Any]]:
+    """The documents of the committed build at `uri`, by source then id: plain dicts of LISTED_COLUMNS.
+    Only the documents table is opened. IndexStoreError says what is wrong."""
+    uri = normalise_uri(uri)
+    manifest = check_manifest(uri)
+    if DOCUMENTS not in manifest.tables:
+        raise IndexStoreError(f"{uri} was built before arag-index recorded its documents; {REBUILD_HINT}")
+    with reading(uri, DOCUMENTS):
+        table = lancedb.connect(uri).open_table(DOCUMENTS)
+        table.checkout(manifest.tables[DOCUMENTS])
+        rows = table.search().select(list(LISTED_COLUMNS)).limit(None).to_arrow()
+    return rows.sort_by([(DocumentColumn.SOURCE, "ascending"), (DocumentColumn.ID, "ascending")]).to_pylist()
 
 
 @contextmanager

@@ -11,14 +11,16 @@ nested "metadata" object) is kept as metadata. Records with empty text are skipp
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import stat
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import BinaryIO
 
+import pathspec
 import regex
 
 TEXT_SUFFIXES = frozenset({".txt", ".md", ".markdown", ".rst"})
@@ -26,7 +28,11 @@ HTML_SUFFIXES = frozenset({".html", ".htm"})
 SUPPORTED_SUFFIXES = TEXT_SUFFIXES | HTML_SUFFIXES | {".json", ".jsonl", ".pdf"}
 TEXT_FIELDS = ("text", "contents", "content", "body")
 ID_FIELDS = ("id", "_id")
-BINARY_SNIFF_BYTES = 8192
+BINARY_SNIFF_CHARS = 8192
+CONTROL_SHARE = 0.05
+"""Above this share of control characters (other than whitespace) in a file's start, it is not text."""
+DEFAULT_EXCLUDE = ("node_modules/", "__pycache__/", "site-packages/")
+"""Folders of installed code left out of every folder read, besides hidden files and folders."""
 Metadata = dict[str, str | int | float | bool | None]
 
 
@@ -38,11 +44,13 @@ class CorpusError(Exception):
 class Document:
     """One document to index.
 
-    doc_id: the record's "id" (else "_id"); for a whole file its source; for an id-less record
-    "<source>:<line>" (JSONL) or "<source>#<index>" (JSON). title: the record's "title" (else "");
-    for a file its first heading, HTML or PDF title, else the file stem. source: the path as given,
-    or for a folder's files "<folder name>/<path inside it>", with POSIX separators. metadata: the
-    record's other fields (non-scalars JSON-encoded); {} for files.
+    doc_id: the record's "id" (else "_id"); for a whole file its resolved path (POSIX separators),
+    so that the same file has one id however it was named; for an id-less record "<path>:<line>"
+    (JSONL) or "<path>#<index>" (JSON). title: the record's "title" (else ""); for a file its first
+    heading, HTML or PDF title, else the file stem. source: what models are shown, never an absolute
+    path: a folder's files as "<folder name>/<path inside it>", a file given alone by its name.
+    path: the resolved path of the file read. metadata: the record's other fields (non-scalars
+    JSON-encoded); {} for files.
     """
 
     doc_id: str
@@ -50,91 +58,141 @@ class Document:
     source: str
     text: str
     metadata: Metadata = field(default_factory=dict)
+    path: str = ""
 
 
-@dataclass
+@dataclass(frozen=True)
 class SkippedFile:
     path: str
-    reason: str  # "empty", "binary", "unreadable: <error>", "unsupported extension .xyz"
+    """The file's source name, as documents from it would show it."""
+    reason: str
+    """e.g. "empty", "binary", "unreadable: <error>", "unsupported type .xyz", "line 3: invalid JSON ..."."""
+    file: str = ""
+    """The resolved path of the file (documents indexed from it are kept while it cannot be read)."""
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.reason}"
+
+
+@dataclass(frozen=True)
+class Source:
+    """What to read: `path`, which is `root` or lies inside it. Documents are named relative to the
+    root, so a file added later under a folder already indexed gets the name the folder gives it."""
+
+    root: Path
+    path: Path
+    exclude: tuple[str, ...] = ()
+    """gitignore-style patterns, matched against paths relative to `root`."""
+
+    @classmethod
+    def at(cls, path: str | Path, exclude: Sequence[str] = ()) -> Source:
+        resolved = _resolve(Path(path).expanduser())
+        return cls(resolved, resolved, tuple(exclude))
 
 
 class _Skip(Exception):
-    """Why a file yields no document; becomes a SkippedFile."""
+    """Why a file (or a record) yields no document; becomes a SkippedFile."""
 
 
 def iter_documents(
-    sources: Sequence[str | Path], skipped: list[SkippedFile], exclude: Sequence[str | Path] = ()
+    sources: Sequence[str | Path | Source], skipped: list[SkippedFile], exclude: Sequence[str | Path] = ()
 ) -> Iterator[Document]:
-    """Documents from files and folders, appending files that yield nothing to `skipped`.
+    """Documents from files and folders, appending what could not be read to `skipped`.
 
-    Folders are read recursively in sorted order; hidden files and folders, files with unsupported
-    extensions and anything under an `exclude` path are passed over silently. A missing source or
-    malformed JSON/JSONL raises CorpusError.
+    Folders are read recursively in sorted order. Hidden files and folders, DEFAULT_EXCLUDE,
+    each source's exclude patterns and anything under an `exclude` path are passed over silently;
+    files of other types, unreadable, binary or malformed files and malformed records are skipped
+    and listed. A missing source raises CorpusError.
     """
-    excluded = [Path(path).resolve() for path in exclude]
-    for source in sources:
-        root = Path(source).expanduser()
-        if not root.exists():
-            raise CorpusError(f"{source}: no such file or folder; check the path")
-        if root.is_dir():
-            for path in _walk(root, excluded, skipped):
-                yield from _read_file(path, _display(path, root), skipped)
-        elif root.suffix.lower() in SUPPORTED_SUFFIXES:
-            yield from _read_file(root, root.as_posix(), skipped)
+    excluded = [_resolve(Path(path)) for path in exclude]
+    for given in sources:
+        source = given if isinstance(given, Source) else Source.at(given)
+        if not os.path.lexists(source.path):
+            raise CorpusError(f"{given}: no such file or folder; check the path")
+        if source.path.is_dir():
+            for path in _walk(source, excluded, skipped):
+                yield from _read_file(path, _display(path, source.root), skipped)
         else:
-            skipped.append(SkippedFile(root.as_posix(), f"unsupported extension {root.suffix or '(none)'}"))
+            yield from _read_file(source.path, _display(source.path, source.root), skipped)
 
 
-def _walk(root: Path, excluded: list[Path], skipped: list[SkippedFile]) -> list[Path]:
-    """Supported, visible files under `root`, sorted by path; unreadable folders are listed as skipped."""
+def _resolve(path: Path) -> Path:
+    """The absolute path with symbolic links followed as far as they go (a loop stays unresolved)."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):  # a symlink loop: RuntimeError before Python 3.13, OSError after
+        return Path(os.path.abspath(path))
+
+
+def _walk(source: Source, excluded: list[Path], skipped: list[SkippedFile]) -> list[Path]:
+    """Visible, not excluded files under `source.path`, sorted by path; unreadable folders are listed as skipped."""
+    spec = pathspec.GitIgnoreSpec.from_lines([*DEFAULT_EXCLUDE, *source.exclude])
+
+    def wanted(path: Path, folder: bool) -> bool:
+        if path.name.startswith(".") or any(_resolve(path).is_relative_to(inside) for inside in excluded):
+            return False
+        relative = path.relative_to(source.root).as_posix()
+        return not spec.match_file(relative + "/" if folder else relative)
 
     def unreadable(error: OSError) -> None:
-        skipped.append(SkippedFile(_display(Path(error.filename), root), f"unreadable: {error.strerror}"))
+        path = Path(error.filename)
+        skipped.append(SkippedFile(_display(path, source.root), f"unreadable: {error.strerror}", path.as_posix()))
 
     found: list[Path] = []
-    for folder, folders, files in os.walk(root, onerror=unreadable):
+    for folder, folders, files in os.walk(source.path, onerror=unreadable):
         here = Path(folder)
-        folders[:] = [name for name in folders if _wanted(here / name, excluded)]
-        found.extend(
-            here / name
-            for name in files
-            if Path(name).suffix.lower() in SUPPORTED_SUFFIXES and _wanted(here / name, excluded)
-        )
+        folders[:] = [name for name in folders if wanted(here / name, folder=True)]
+        found.extend(here / name for name in files if wanted(here / name, folder=False))
     return sorted(found)
 
 
-def _wanted(path: Path, excluded: list[Path]) -> bool:
-    if path.name.startswith("."):
-        return False
-    resolved = path.resolve()
-    return not any(resolved.is_relative_to(folder) for folder in excluded)
-
-
 def _display(path: Path, root: Path) -> str:
-    """A folder's files are named from the folder itself: `docs/guide/intro.md`."""
-    return (Path(root.resolve().name) / path.relative_to(root)).as_posix()
+    """Files of a folder are named from the folder itself (`docs/guide/intro.md`), a file alone by its name."""
+    return (Path(root.name) / path.relative_to(root)).as_posix() if path != root else root.name
 
 
 def _read_file(path: Path, source: str, skipped: list[SkippedFile]) -> Iterator[Document]:
-    """The documents of one file; a file that yields none is listed in `skipped`."""
-    count = 0
+    """The documents of one file; a file that yields none, and each bad record, is listed in `skipped`."""
+    file = _resolve(path).as_posix()
+    count, skips_before = 0, len(skipped)
     try:
-        for document in _file_documents(path, source):
+        _check_readable(path)
+        for document in _file_documents(path, source, file, skipped):
             count += 1
             yield document
     except _Skip as reason:
-        skipped.append(SkippedFile(source, str(reason)))
+        skipped.append(SkippedFile(source, str(reason), file))
         return
-    if not count:
-        skipped.append(SkippedFile(source, "empty"))
+    if not count and len(skipped) == skips_before:
+        skipped.append(SkippedFile(source, "empty", file))
 
 
-def _file_documents(path: Path, source: str) -> Iterable[Document]:
+def _check_readable(path: Path) -> None:
+    """Only regular files of a supported type are read: a FIFO would block the build forever, a device never ends."""
+    suffix = path.suffix.lower()
+    if suffix not in SUPPORTED_SUFFIXES:
+        raise _Skip(f"unsupported type {suffix or '(no extension)'}")
+    try:
+        mode = path.stat().st_mode
+    except (OSError, RuntimeError) as error:
+        raise _Skip(f"unreadable: {_error_text(error)}") from None
+    if not stat.S_ISREG(mode):
+        kind = "FIFO" if stat.S_ISFIFO(mode) else "socket" if stat.S_ISSOCK(mode) else "device or special file"
+        raise _Skip(f"not a regular file ({kind})")
+
+
+def _error_text(error: BaseException) -> str:
+    if isinstance(error, RuntimeError) or getattr(error, "errno", None) == errno.ELOOP:
+        return "symbolic link loop"
+    return getattr(error, "strerror", None) or str(error)
+
+
+def _file_documents(path: Path, source: str, file: str, skipped: list[SkippedFile]) -> Iterable[Document]:
     suffix = path.suffix.lower()
     if suffix == ".jsonl":
-        return _read_jsonl(path, source)
+        return _read_jsonl(path, source, file, skipped)
     if suffix == ".json":
-        return _read_json(path, source)
+        return _read_json(path, source, file, skipped)
     if suffix == ".pdf":
         title, text = _read_pdf(path)
     elif suffix in HTML_SUFFIXES:
@@ -142,30 +200,32 @@ def _file_documents(path: Path, source: str) -> Iterable[Document]:
     else:
         text = _decode(_read_text_bytes(path))
         title = "" if suffix == ".txt" else _heading(text)
-    return [Document(source, title or path.stem, source, text)] if text.strip() else []
+    return [Document(file, title or path.stem, source, text, path=file)] if text.strip() else []
 
 
 def _read_text_bytes(path: Path) -> bytes:
-    """The bytes of a text-type file; unreadable or binary files are skipped."""
+    """The bytes of a text-type file; unreadable files are skipped."""
     try:
-        raw = path.read_bytes()
+        return path.read_bytes()
     except OSError as error:
-        raise _Skip(f"unreadable: {error.strerror or error}") from None
-    _check_not_binary(raw)
-    return raw
-
-
-def _check_not_binary(start: bytes) -> None:
-    if b"\x00" in start[:BINARY_SNIFF_BYTES]:
-        raise _Skip("binary")
+        raise _Skip(f"unreadable: {_error_text(error)}") from None
 
 
 def _decode(raw: bytes) -> str:
-    """UTF-8 (with or without a byte-order mark), else latin-1."""
+    """UTF-8 (with or without a byte-order mark), else latin-1; content that is not text is skipped."""
     try:
-        return raw.decode("utf-8-sig")
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
-        return raw.decode("latin-1")
+        text = raw.decode("latin-1")
+    _check_text(text[:BINARY_SNIFF_CHARS])
+    return text
+
+
+def _check_text(start: str) -> None:
+    """Binary content is told by NUL bytes or by many control characters, whatever the file's name."""
+    controls = sum(1 for char in start if char < " " and char not in "\t\n\r\f\v" or "\x7f" <= char <= "\x9f")
+    if "\x00" in start or controls > CONTROL_SHARE * len(start):
+        raise _Skip("binary (not text)")
 
 
 _FRONT_MATTER = regex.compile(r"\A---[ \t]*\n.*?\n(?:---|\.\.\.)[ \t]*$", regex.S | regex.M)
@@ -268,28 +328,40 @@ def html_to_text(html: str) -> tuple[str, str]:
     return " ".join(title.split()), text
 
 
-def _read_json(path: Path, source: str) -> Iterator[Document]:
+def _read_json(path: Path, source: str, file: str, skipped: list[SkippedFile]) -> Iterator[Document]:
     raw = _read_text_bytes(path)
     try:
         content = raw.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         line = raw[: error.start].count(b"\n") + 1
-        raise CorpusError(f"{source} line {line}: not UTF-8 text; save the file as UTF-8") from None
+        raise _Skip(f"line {line}: not UTF-8 text; save the file as UTF-8") from None
+    _check_text(content[:BINARY_SNIFF_CHARS])
     if not content.strip():
         return
-    try:
-        data = json.loads(content)
-    except json.JSONDecodeError as error:
-        raise CorpusError(
-            f"{source} line {error.lineno}: invalid JSON ({error.msg}: column {error.colno}); fix the file"
-        ) from None
-    for index, record in enumerate(_record_list(data, source)):
-        document = _record(record, source, f"{source}#{index}", f"item {index}")
+    data = _parse_json(content, "fix the file")
+    for index, record in enumerate(_record_list(data)):
+        try:
+            document = _record(record, source, f"{file}#{index}", f"item {index}", file)
+        except _Skip as reason:
+            skipped.append(SkippedFile(source, str(reason), file))
+            continue
         if document:
             yield document
 
 
-def _record_list(data: object, source: str) -> list[object]:
+def _parse_json(content: str, fix: str, line: int | None = None) -> object:
+    """Parsed JSON; `line` numbers the content where it is one line of a file."""
+    try:
+        return json.loads(content)
+    except json.JSONDecodeError as error:
+        where = f"line {line or error.lineno}"
+        raise _Skip(f"{where}: invalid JSON ({error.msg}: column {error.colno}); {fix}") from None
+    except RecursionError:
+        where = f"line {line}: " if line else ""
+        raise _Skip(f"{where}JSON nested too deeply to read; {fix}") from None
+
+
+def _record_list(data: object) -> list[object]:
     """The records of a `.json` file: a list, the one list inside an object, or a single record."""
     if isinstance(data, list):
         return data
@@ -299,51 +371,47 @@ def _record_list(data: object, source: str) -> list[object]:
         lists = [value for value in data.values() if isinstance(value, list)]
         if len(lists) == 1:
             return lists[0]
-    raise CorpusError(
-        f'{source}: expected a list of records like [{{"text": ...}}], an object holding one such list, or one record; restructure the file'
+    raise _Skip(
+        'not a list of records like [{"text": ...}], an object holding one such list, or one record; restructure or exclude it'
     )
 
 
-def _read_jsonl(path: Path, source: str) -> Iterator[Document]:
-    """Records of a JSON Lines file, read one line at a time."""
-    with _open_binary(path) as handle:
-        _check_not_binary(handle.read(BINARY_SNIFF_BYTES))
+def _read_jsonl(path: Path, source: str, file: str, skipped: list[SkippedFile]) -> Iterator[Document]:
+    """Records of a JSON Lines file, read one line at a time; a bad line is skipped and listed."""
+    try:
+        handle = path.open("rb")
+    except OSError as error:
+        raise _Skip(f"unreadable: {_error_text(error)}") from None
+    with handle:
+        _check_text(handle.read(BINARY_SNIFF_CHARS).decode("utf-8", errors="ignore"))
         handle.seek(0)
         for number, raw in enumerate(handle, 1):
             try:
                 line = raw.decode("utf-8-sig")
+                if not line.strip():
+                    continue
+                record = _parse_json(line, "fix the line or remove it", number)
+                document = _record(record, source, f"{file}:{number}", f"line {number}", file)
             except UnicodeDecodeError:
-                raise CorpusError(f"{source} line {number}: not UTF-8 text; save the file as UTF-8") from None
-            if not line.strip():
+                skipped.append(SkippedFile(source, f"line {number}: not UTF-8 text; save the file as UTF-8", file))
                 continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise CorpusError(
-                    f"{source} line {number}: invalid JSON ({error.msg}: column {error.colno}); fix the line or remove it"
-                ) from None
-            document = _record(record, source, f"{source}:{number}", f"line {number}")
+            except _Skip as reason:
+                skipped.append(SkippedFile(source, str(reason), file))
+                continue
             if document:
                 yield document
 
 
-def _open_binary(path: Path) -> BinaryIO:
-    try:
-        return path.open("rb")
-    except OSError as error:
-        raise _Skip(f"unreadable: {error.strerror or error}") from None
-
-
-def _record(record: object, source: str, default_id: str, where: str) -> Document | None:
+def _record(record: object, source: str, default_id: str, where: str, file: str) -> Document | None:
     """One record as a document; None when its text is empty."""
     if not isinstance(record, dict):
-        raise CorpusError(f'{source} {where}: a record must be a JSON object like {{"text": ...}}; fix or remove it')
+        raise _Skip(f'{where}: a record must be a JSON object like {{"text": ...}}; fix or remove it')
     text_field = next((name for name in TEXT_FIELDS if name in record), None)
     if text_field is None:
-        raise CorpusError(f'{source} {where}: record has no "text" field; add one (or "content"/"body")')
+        raise _Skip(f'{where}: record has no "text" field; add one (or "content"/"body")')
     text = record[text_field]
     if not isinstance(text, str):
-        raise CorpusError(f'{source} {where}: "{text_field}" must be a string; quote it or fix the record')
+        raise _Skip(f'{where}: "{text_field}" must be a string; quote it or fix the record')
     if not text.strip():
         return None
     id_field = next((name for name in ID_FIELDS if record.get(name) not in (None, "")), None)
@@ -354,6 +422,7 @@ def _record(record: object, source: str, default_id: str, where: str) -> Documen
         source=source,
         text=text,
         metadata=_metadata(record, {text_field, "title", *ID_FIELDS}),
+        path=file,
     )
 
 

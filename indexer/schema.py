@@ -12,9 +12,12 @@ CHUNKS = "chunks"
 SENTENCES = "sentences"
 TERMS = "terms"
 CHUNK_VECTORS = "chunk_vectors"
-TABLES = (CHUNKS, SENTENCES, TERMS, CHUNK_VECTORS)
+DOCUMENTS = "documents"
+"""One row per document, for managing the index (list, remove, sync)."""
+TABLES = (CHUNKS, SENTENCES, TERMS, CHUNK_VECTORS, DOCUMENTS)
 REQUIRED_TABLES = (CHUNKS, SENTENCES, TERMS)
-"""Indexes built before chunk vectors existed lack that table until their next build adds it."""
+"""Indexes built before chunk vectors (or the documents table) existed lack those until rebuilt or
+extended: their next build adds the chunk vectors; managing documents asks for --rebuild."""
 
 
 class ChunkColumn:
@@ -62,6 +65,21 @@ class ChunkVectorColumn:
     VECTOR = "vector"
 
 
+class DocumentColumn:
+    """Columns of the documents table."""
+
+    ID = "doc_id"
+    DOC_KEY = "doc_key"
+    DOC_HASH = "doc_hash"
+    TITLE = "title"
+    SOURCE = "source"
+    PATH = "path"
+    """The resolved path of the file it was read from (never shown to models)."""
+    CHUNKS = "chunks"
+    SENTENCES = "sentences"
+    INDEXED_AT = "indexed_at"
+
+
 def chunks_schema() -> pa.Schema:
     c = ChunkColumn
     return pa.schema(
@@ -107,5 +125,22 @@ def chunk_vectors_schema(dimension: int) -> pa.Schema:
             pa.field(v.CHUNK_ID, pa.string(), nullable=False),
             pa.field(v.DOC_KEY, pa.string(), nullable=False),
             pa.field(v.VECTOR, pa.list_(pa.float32(), dimension), nullable=False),
+        ]
+    )
+
+
+def documents_schema() -> pa.Schema:
+    d = DocumentColumn
+    return pa.schema(
+        [
+            pa.field(d.ID, pa.string(), nullable=False),
+            pa.field(d.DOC_KEY, pa.string(), nullable=False),
+            pa.field(d.DOC_HASH, pa.string(), nullable=False),
+            pa.field(d.TITLE, pa.string()),
+            pa.field(d.SOURCE, pa.string()),
+            pa.field(d.PATH, pa.string()),
+            pa.field(d.CHUNKS, pa.int32(), nullable=False),
+            pa.field(d.SENTENCES, pa.int32(), nullable=False),
+            pa.field(d.INDEXED_AT, pa.string()),
         ]
     )

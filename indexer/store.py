@@ -1,4 +1,4 @@
-"""Writing the index format: three LanceDB tables and a manifest that commits a build.
+"""Writing the index format: LanceDB tables and a manifest that commits a build.
 
 Layout of an index at URI (a local folder or an object-store URI such as ``s3://bucket/idx``)::
 
@@ -6,19 +6,27 @@ Layout of an index at URI (a local folder or an object-store URI such as ``s3://
     URI/chunks.lance         one row per chunk (text, document, neighbours by id, its words)
     URI/sentences.lance      one row per sentence (chunk id, offsets, vector)
     URI/terms.lance          one row per word (and segment): the chunks holding it (see terms.py)
+    URI/chunk_vectors.lance  one vector per chunk (Naive RAG's embedding search)
+    URI/documents.lance      one row per document (id, title, source, file, counts, when indexed)
 
-The manifest is written last and replaced atomically, so a reader that opens the tables at the
-versions it names never sees half a build, and a killed build leaves the previous one intact.
-Columns: schema.py; reading a build: reader.py.
+The manifest is written after the tables and replaced atomically, so a reader that opens the
+tables at the versions it names never sees half a build. A build commits in steps: a killed build
+keeps the steps it committed. Old table versions are only cleaned up when they are older than the
+versions the index named when the build started, so no cleanup removes a version that the
+committed manifest, or a server that has followed it, still reads. Columns: schema.py; reading a
+build: reader.py.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import filelock
 import lancedb
 import numpy as np
 import pyarrow as pa
@@ -38,6 +46,7 @@ from .manifest import (
 from .schema import (
     CHUNK_VECTORS,
     CHUNKS,
+    DOCUMENTS,
     SENTENCES,
     TABLES,
     TERMS,
@@ -45,11 +54,14 @@ from .schema import (
     SentenceColumn,
     chunk_vectors_schema,
     chunks_schema,
+    documents_schema,
     sentences_schema,
 )
 from .terms import chunk_terms, invert, terms_schema
 
 LOCK_FILE = ".arag-build.lock"
+NO_CLEANUP = timedelta(days=365_000)
+"""LanceDB's optimize() cleans up versions older than 7 days unless told an age: this one means never."""
 VECTOR_INDEX_MIN_ROWS = 200_000
 """Below this many sentences semantic search is exact (brute force, a few ms per 100k rows);
 from here on an IVF-PQ index is built, and search re-ranks its candidates with the exact vectors.
@@ -94,6 +106,13 @@ def chunk_vectors_of(sentence_rows: pa.Table) -> pa.Table:
     return chunk_vector_table(order, [keys[cid] for cid in order], sums)
 
 
+@dataclass(frozen=True)
+class StoredDocument:
+    doc_hash: str
+    path: str
+    """The resolved path of the file it was read from."""
+
+
 class IndexWriter:
     """Writes one build: starts from the last committed versions, commits by writing the manifest."""
 
@@ -102,12 +121,15 @@ class IndexWriter:
         self.dimension = dimension
         if not is_remote(self.uri):
             Path(self.uri).mkdir(parents=True, exist_ok=True)
-        self.previous = None if rebuild else read_manifest(self.uri)
+        self.committed = read_manifest(self.uri)
+        """The index as this build found it: its versions are never cleaned up by this build."""
+        self.previous = None if rebuild else self.committed
         self._db = lancedb.connect(self.uri)
         self.chunks = self._start_table(CHUNKS, chunks_schema())
         self.sentences = self._start_table(SENTENCES, sentences_schema(dimension))
         self.terms = self._start_table(TERMS, terms_schema())
         self.chunk_vectors = self._start_table(CHUNK_VECTORS, chunk_vectors_schema(dimension))
+        self.documents = self._start_table(DOCUMENTS, documents_schema())
 
     def _start_table(self, name: str, schema: pa.Schema) -> Any:
         """The table as of the last commit; anything a killed build left behind is rolled back."""
@@ -138,42 +160,65 @@ class IndexWriter:
                 table.add(chunk_vector_table(list(sums), [keys[cid] for cid in sums], np.stack(list(sums.values()))))
         return table
 
-    def existing_documents(self) -> dict[str, str]:
-        """doc_id → content hash of every committed document."""
-        if self.previous is None:
-            return {}
-        rows = self.chunks.search().where("ordinal = 0").select(["doc_id", "doc_hash"]).limit(None).to_arrow()
-        return dict(zip(rows["doc_id"].to_pylist(), rows["doc_hash"].to_pylist()))
+    def existing_documents(self) -> dict[str, StoredDocument]:
+        """doc_id → content hash and file of every committed document."""
+        rows = self.documents.search().select(["doc_id", "doc_hash", "path"]).limit(None).to_arrow()
+        columns = (rows[name].to_pylist() for name in ("doc_id", "doc_hash", "path"))
+        return {doc_id: StoredDocument(doc_hash, path) for doc_id, doc_hash, path in zip(*columns)}
 
     def delete_documents(self, doc_ids: Sequence[str]) -> None:
         keys = [doc_key(doc_id) for doc_id in doc_ids]
         for first in range(0, len(keys), 1000):
             condition = f"doc_key IN ({_sql_list(keys[first : first + 1000])})"
-            self.chunks.delete(condition)
-            self.sentences.delete(condition)
-            self.chunk_vectors.delete(condition)
+            for table in (self.chunks, self.sentences, self.chunk_vectors, self.documents):
+                table.delete(condition)
 
-    def add(self, chunk_rows: pa.Table, sentence_rows: pa.Table) -> None:
-        """Append rows (the chunks' words and vectors are filled in here); sentences first."""
-        terms, counts = chunk_terms(chunk_rows["text"])
-        chunk_rows = chunk_rows.set_column(chunk_rows.schema.get_field_index("terms"), "terms", terms)
-        chunk_rows = chunk_rows.set_column(chunk_rows.schema.get_field_index("term_counts"), "term_counts", counts)
-        self.sentences.add(sentence_rows)
-        self.chunk_vectors.add(chunk_vectors_of(sentence_rows))
-        self.chunks.add(chunk_rows)
+    def add(self, chunk_rows: pa.Table, sentence_rows: pa.Table, document_rows: pa.Table | None = None) -> None:
+        """Append rows (the chunks' words and vectors are filled in here); sentences first, documents last."""
+        if len(chunk_rows):
+            terms, counts = chunk_terms(chunk_rows["text"])
+            chunk_rows = chunk_rows.set_column(chunk_rows.schema.get_field_index("terms"), "terms", terms)
+            chunk_rows = chunk_rows.set_column(chunk_rows.schema.get_field_index("term_counts"), "term_counts", counts)
+            self.sentences.add(sentence_rows)
+            self.chunk_vectors.add(chunk_vectors_of(sentence_rows))
+            self.chunks.add(chunk_rows)
+        if document_rows is not None and len(document_rows):
+            self.documents.add(document_rows)
+
+    def commit_step(self, manifest: dict[str, Any]) -> dict[str, Any]:
+        """Commit what is written so far (whole documents): the keyword table is made to follow the
+        chunks, then the manifest names the versions; the vector index is extended at the end."""
+        self._write_terms()
+        return self.commit({**manifest, "vector_index": self.previous and self.previous.get("vector_index")})
 
     def finish_tables(self) -> dict[str, Any] | None:
-        """Compact fragments, keep the lookup indexes, and the vector index once the table is large.
-
-        Returns the vector index's parameters (recorded in the manifest), or None for exact search.
-        """
-        for table in (self.chunks, self.sentences, self.chunk_vectors):
-            table.optimize()
+        """Compact fragments, clean up old versions, keep the lookup indexes, and the vector index
+        once the table is large. Returns the vector index's parameters (recorded in the manifest),
+        or None for exact search."""
+        for table in (self.chunks, self.sentences, self.chunk_vectors, self.documents):
+            table.optimize(cleanup_older_than=self._cleanup_age(table))
         self.chunks.create_index("chunk_id", config=BTree(), replace=True)
         self.chunks.create_index("doc_key", config=BTree(), replace=True)
         self.sentences.create_index("doc_key", config=BTree(), replace=True)
         self._write_terms()
         return self._vector_index()
+
+    def counts(self) -> dict[str, int]:
+        return {
+            "documents": self.chunks.count_rows("ordinal = 0"),
+            "chunks": self.chunks.count_rows(),
+            "sentences": self.sentences.count_rows(),
+        }
+
+    def _cleanup_age(self, table: Any) -> timedelta:
+        """Versions older than the one the index named when this build started are cleaned up. That
+        one and all later ones are kept: a server may still read them, and those of a killed build
+        are cleaned up by a later build."""
+        named = (self.committed or {}).get("tables", {}).get(table.name)
+        stamps = [version["timestamp"] for version in table.list_versions() if version["version"] == named]
+        if not stamps:
+            return NO_CLEANUP
+        return datetime.now(stamps[0].tzinfo) - stamps[0] + timedelta(seconds=1)
 
     def _write_terms(self) -> None:
         """Rebuild the terms table from the chunks' words, numbering chunks by row id rank."""
@@ -211,14 +256,20 @@ class IndexWriter:
         return params
 
     def commit(self, manifest: dict[str, Any]) -> dict[str, Any]:
+        """Name the tables' current versions in the manifest, atomically: readers see the build from here on."""
         manifest = {
             **manifest,
+            "counts": self.counts(),
             "format": FORMAT,
             "format_version": FORMAT_VERSION,
             "tables": {name: getattr(self, name).version for name in TABLES},
         }
         write_manifest(self.uri, manifest)
         return manifest
+
+
+class IndexBusy(IndexStoreError):
+    """Another command is changing the index."""
 
 
 @contextmanager
@@ -230,12 +281,16 @@ def build_lock(uri: str) -> Iterator[None]:
             raise IndexStoreError(problem)
         yield
         return
-    import fcntl
-
     Path(uri).mkdir(parents=True, exist_ok=True)
-    with open(Path(uri, LOCK_FILE), "w") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise IndexStoreError(f"another arag-index build is running on {uri}; wait for it to finish") from None
+    lock = filelock.FileLock(Path(uri, LOCK_FILE), timeout=0)
+    try:
+        lock.acquire()
+    except filelock.Timeout:
+        raise IndexBusy(
+            f"another arag-index command is changing {uri}; wait for it to finish "
+            f"(if none is running, delete {Path(uri, LOCK_FILE)})"
+        ) from None
+    try:
         yield
+    finally:
+        lock.release()

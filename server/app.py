@@ -18,6 +18,9 @@ from .live_index import LiveIndex
 from .profiles import DEFAULT_PROFILE, PROFILES, Profile
 from .tools import Toolkit
 
+PRIVATE_MANIFEST_KEYS = frozenset({"sources"})
+"""Left out of what models read: the recorded sources are paths on the indexing machine."""
+
 
 class AragServer(MCPServer):
     """MCPServer whose argument errors are one actionable line, with common slips coerced."""
@@ -72,11 +75,23 @@ def create_server(
             snapshot = live.snapshot()
         except IndexStoreError as exc:
             raise ToolError(str(exc)) from None
+        shown = {key: value for key, value in snapshot.manifest.raw.items() if key not in PRIVATE_MANIFEST_KEYS}
         return json.dumps(
-            {"index": snapshot.uri, "profile": profile.name, "tools": profile.tool_names, **snapshot.manifest.raw},
+            {"index": snapshot.uri, "profile": profile.name, "tools": profile.tool_names, **shown},
             indent=2,
             sort_keys=True,
         )
+
+    @server.resource("arag://documents", name="documents", title="Documents in the index", mime_type="application/json")
+    def documents() -> str:
+        from arag_mcp.indexer.reader import list_documents  # LanceDB is imported after the handshake
+
+        try:
+            listed = list_documents(live.uri)
+        except IndexStoreError as exc:
+            raise ToolError(str(exc)) from None
+        shown = [{key: value for key, value in row.items() if key != "doc_id"} for row in listed]
+        return json.dumps({"documents": len(shown), "list": shown}, indent=2)
 
     return server
 

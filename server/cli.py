@@ -6,11 +6,11 @@ import argparse
 import ipaddress
 import json
 import logging
-import os
 import sys
 from collections.abc import Sequence
 
 from arag_mcp.indexer.embedding import limit_cpu_threads
+from arag_mcp.indexer.env_options import LOG_LEVELS, add_version, env_option, log_level
 from arag_mcp.indexer.manifest import IndexStoreError
 
 from .keywords import KEYWORD_MATCHES
@@ -19,47 +19,80 @@ from .profiles import DEFAULT_PROFILE, PROFILES, Profile
 log = logging.getLogger("arag_mcp.server")
 
 TOKEN_ENV = "ARAG_MCP_AUTH_TOKEN"
-PROFILE_ENV = "ARAG_MCP_PROFILE"
+ENV_PREFIX = "ARAG_MCP_"
+
+
+def _env(flag: str) -> str:
+    return ENV_PREFIX + flag.removeprefix("--").replace("-", "_").upper()
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="arag-mcp",
-        description="Serve an arag-index index to MCP hosts with the A-RAG tools (or another profile's).",
+        description="Serve an arag-index index to MCP hosts with the A-RAG tools (or another profile's). "
+        "Every option but --call can also be set from the environment variable named in its help.",
     )
-    parser.add_argument("--index", metavar="DIR", help="index folder or object-store URI built by arag-index")
-    parser.add_argument(
+    add_version(parser)
+    env_option(
+        parser, "--index", _env("--index"), metavar="DIR", help="index folder or object-store URI built by arag-index"
+    )
+    env_option(
+        parser,
         "--profile",
+        _env("--profile"),
         choices=sorted(PROFILES),
-        default=os.environ.get(PROFILE_ENV, DEFAULT_PROFILE),
-        help=f"which tools to offer (or ${PROFILE_ENV}; default: {DEFAULT_PROFILE}); see --list-profiles",
+        default=DEFAULT_PROFILE,
+        help=f"which tools to offer (default: {DEFAULT_PROFILE}); see --list-profiles",
     )
     parser.add_argument("--list-profiles", action="store_true", help="print each profile with its tools and exit")
-    parser.add_argument(
+    env_option(
+        parser,
         "--keyword-match",
+        _env("--keyword-match"),
         choices=KEYWORD_MATCHES,
         default="word",
         help="keyword_search matches whole words, ignoring case, accents and width, titles included (word, "
         "the default), or the A-RAG paper's case-insensitive substrings of the chunk text (substring)",
     )
-    parser.add_argument("--transport", choices=("stdio", "sse", "streamable-http"), default="stdio")
-    parser.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default: 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=8000, help="HTTP port (default: 8000)")
-    parser.add_argument(
+    env_option(parser, "--transport", _env("--transport"), choices=("stdio", "sse", "streamable-http"), default="stdio")
+    env_option(parser, "--host", _env("--host"), default="127.0.0.1", help="HTTP bind address (default: 127.0.0.1)")
+    env_option(parser, "--port", _env("--port"), type=int, default=8000, help="HTTP port (default: 8000)")
+    env_option(
+        parser,
         "--auth-token",
-        default=os.environ.get(TOKEN_ENV),
-        help=f"bearer token HTTP clients must send (or ${TOKEN_ENV}); required off loopback",
+        TOKEN_ENV,
+        default=None,
+        help="bearer token HTTP clients must send; required off loopback",
     )
-    parser.add_argument(
+    env_option(
+        parser,
         "--allowed-host",
+        _env("--allowed-hosts"),
         action="append",
         default=[],
         metavar="HOST[:PORT]",
-        help="Host header accepted when binding off loopback (repeatable)",
+        help="Host header accepted when binding off loopback (repeatable; the variable takes a comma-separated list)",
     )
-    parser.add_argument("--device", default=None, help="torch device for query embedding (default: cpu)")
-    parser.add_argument("--threads", type=int, default=None, help="CPU threads for embedding (default: up to 4)")
-    parser.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
+    env_option(
+        parser, "--device", _env("--device"), default=None, help="torch device for query embedding (default: cpu)"
+    )
+    env_option(
+        parser,
+        "--threads",
+        _env("--threads"),
+        type=int,
+        default=None,
+        help="CPU threads for embedding (default: up to 4)",
+    )
+    env_option(
+        parser,
+        "--log-level",
+        _env("--log-level"),
+        type=log_level,
+        choices=LOG_LEVELS,
+        default="INFO",
+        help="(any case)",
+    )
     parser.add_argument(
         "--call",
         nargs="+",

@@ -13,11 +13,12 @@ from pathlib import Path
 import lancedb
 import numpy as np
 import pytest
-from arag_mcp.indexer.build import BuildOptions, build_index
+from arag_mcp.indexer.build import BuildOptions, build_index, sync_index
+from arag_mcp.indexer.chunking import CHARS_PER_TOKEN_BOUND, sentence_spans
 from arag_mcp.indexer.ids import doc_key
 from arag_mcp.indexer.manifest import IndexStoreError, read_manifest, write_manifest
 from arag_mcp.indexer.reader import open_index
-from arag_mcp.indexer.schema import CHUNK_VECTORS, SENTENCES, TABLES
+from arag_mcp.indexer.schema import CHUNK_VECTORS, DOCUMENTS, SENTENCES, TABLES
 
 from .conftest import BENCH_DATA, SAMPLE, run_cli
 
@@ -82,6 +83,24 @@ def test_overlong_sentence_is_split_hard(tmp_path: Path):
     assert " ".join(chunks["text"]).split() == words.split()
 
 
+def test_one_endless_line_reaches_the_tokenizer_in_bounded_pieces(embedder):
+    text = "".join(f"{'x' * 20}={i}" for i in range(5_000)) + " The end."  # 130k characters, one line
+    seen: list[int] = []
+
+    def count_tokens(texts: list[str]) -> list[int]:
+        seen.extend(len(piece) for piece in texts)
+        return embedder.count_tokens(texts)
+
+    def token_offsets(piece: str) -> list[tuple[int, int]]:
+        seen.append(len(piece))
+        return embedder.token_offsets(piece)
+
+    spans = sentence_spans(text, count_tokens, token_offsets, 200)
+    assert max(seen) <= 200 * CHARS_PER_TOKEN_BOUND
+    assert all(span.tokens <= 200 for span in spans)
+    assert "".join(text[span.start : span.end] for span in spans).replace(" ", "") == text.replace(" ", "")
+
+
 def _write_corpus(folder: Path, docs: dict[str, str]) -> None:
     folder.mkdir(exist_ok=True)
     for name, text in docs.items():
@@ -95,16 +114,16 @@ def test_incremental_build_embeds_only_changes(tmp_path: Path):
     )
     index = str(tmp_path / "idx")
     first = build_index([corpus], index, QUIET)
-    assert (first.embedded_documents, first.documents) == (3, 3)
+    assert (first.added, first.documents) == (3, 3)
 
     again = build_index([corpus], index, QUIET)
-    assert (again.embedded_documents, again.embedded_sentences, again.unchanged_documents) == (0, 0, 3)
+    assert (again.added, again.updated, again.embedded_sentences, again.unchanged) == (0, 0, 0, 3)
 
     (corpus / "b.md").write_text("# B\n\nBeta text, edited. With a new sentence.")
     (corpus / "d.md").write_text("# D\n\nDelta text.")
     (corpus / "c.md").unlink()
-    update = build_index([corpus], index, QUIET)
-    assert (update.embedded_documents, update.unchanged_documents, update.deleted_documents) == (2, 1, 1)
+    update = sync_index(index, QUIET)
+    assert (update.added, update.updated, update.unchanged, update.removed) == (1, 1, 1, 1)
 
     chunks = open_index(index).chunk_table.to_pandas()
     assert sorted(chunks["title"]) == ["A", "B", "D"]
@@ -114,7 +133,7 @@ def test_incremental_build_embeds_only_changes(tmp_path: Path):
     assert not sentences["text"].str.contains("Gamma").any()
 
     rebuilt = build_index([corpus], index, BuildOptions(rebuild=True, progress=False))
-    assert rebuilt.embedded_documents == 3
+    assert rebuilt.added == 3
 
 
 def test_killed_build_leaves_previous_index_and_next_run_completes(tmp_path: Path):
@@ -159,7 +178,7 @@ def test_killed_build_leaves_previous_index_and_next_run_completes(tmp_path: Pat
     assert read_manifest(str(index))["counts"]["documents"] == 1
 
     summary = build_index([corpus], str(index), QUIET)
-    assert summary.documents == 301 and summary.unchanged_documents == 1
+    assert summary.documents == 301 and summary.unchanged == 1
     final = open_index(str(index))
     assert final.chunk_table.count_rows() == 301
     assert final.sentence_table.count_rows() == 2 + 600
@@ -176,13 +195,9 @@ def test_bad_input_is_one_line_without_traceback(tmp_path: Path):
 
     result = run_cli("arag_mcp.indexer", "build", str(corpus), "--index", index, "--quiet")
     assert result.returncode == 0, result.stderr
-    warning = [line for line in result.stderr.splitlines() if "skipped" in line]
-    assert len(warning) == 1 and "empty.txt" in warning[0] and "binary.txt" in warning[0]
-
-    bad_json = tmp_path / "bad.jsonl"
-    bad_json.write_text('{"id": "1", "text": "fine"}\n{"id": "2", "text": broken}\n')
-    result = run_cli("arag_mcp.indexer", "build", str(bad_json), "--index", str(tmp_path / "idx2"), "--quiet")
-    _assert_one_line_error(result, "bad.jsonl", "line 2")
+    assert "skipped docs/empty.txt: empty" in result.stderr.splitlines()
+    assert "skipped docs/binary.txt: binary (not text)" in result.stderr.splitlines()
+    assert "Traceback" not in result.stderr
 
     result = run_cli(
         "arag_mcp.indexer",
@@ -198,6 +213,12 @@ def test_bad_input_is_one_line_without_traceback(tmp_path: Path):
 
     result = run_cli("arag_mcp.indexer", "info", "--index", str(tmp_path / "missing"))
     _assert_one_line_error(result, "--index")
+
+    result = run_cli("arag_mcp.indexer", "list", "--index", str(tmp_path / "missing"))
+    _assert_one_line_error(result, "--index")
+
+    result = run_cli("arag_mcp.indexer", "remove", "no-such-doc", "--index", index)
+    _assert_one_line_error(result, "no-such-doc", "arag-index list")
 
     result = run_cli("arag_mcp.indexer", "build", str(tmp_path / "no-such-file.txt"), "--index", index, "--quiet")
     _assert_one_line_error(result, "no-such-file.txt")
@@ -221,7 +242,8 @@ def test_info_prints_manifest(sample_index: Path):
     assert result.returncode == 0, result.stderr
     info = json.loads(result.stdout)
     assert info["counts"]["documents"] == 6
-    assert info["tables"].keys() == set(TABLES)
+    assert info["tables"].keys() == {*TABLES, DOCUMENTS}
+    assert info["sources"] == [{"path": SAMPLE.resolve().as_posix(), "exclude": []}]
 
 
 @pytest.mark.skipif(not BENCH_DATA.exists(), reason="shared bench-data not present")
@@ -267,7 +289,7 @@ def test_an_index_without_chunk_vectors_gets_them_without_re_embedding(tmp_path:
         older.nearest_chunks(np.ones(384, dtype=np.float32), 3)
 
     summary = build_index([SAMPLE], str(index), QUIET)
-    assert summary.embedded_sentences == 0 and summary.unchanged_documents == 6
+    assert summary.embedded_sentences == 0 and summary.unchanged == 6
     ids, vectors = open_index(str(index)).chunk_vectors()
     assert set(ids) == set(expected)
     for cid, vector in zip(ids, vectors):

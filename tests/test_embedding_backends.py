@@ -83,11 +83,14 @@ def test_manifest_records_backend_and_extension_keeps_it(tmp_path: Path):
     index = tmp_path / "idx"
     build_index([SAMPLE / "pierre-curie.md"], str(index), BuildOptions(progress=False, backend="torch"))
     assert open_index(str(index)).manifest.raw["embedding_backend"] == "torch"
-    result = run_cli("arag_mcp.indexer", "build", str(SAMPLE), "--index", str(index), "--quiet")
+    added = run_cli("arag_mcp.indexer", "add", str(SAMPLE / "marie-curie.md"), "--index", str(index), "--quiet")
+    assert added.returncode == 0, added.stderr  # without --backend, the index's own
+    assert open_index(str(index)).manifest.raw["embedding_backend"] == "torch"
+    result = run_cli("arag_mcp.indexer", "build", str(SAMPLE), "--index", str(index), "--backend", "onnx", "--quiet")
     assert result.returncode == 2 and "Traceback" not in result.stderr
     error = [line for line in result.stderr.splitlines() if line.startswith("arag-index: error:")]
     assert len(error) == 1 and "--backend torch" in error[0] and "--rebuild" in error[0]
-    assert open_index(str(index)).manifest.raw["counts"]["documents"] == 1
+    assert open_index(str(index)).manifest.raw["counts"]["documents"] == 2
     rebuilt = run_cli("arag_mcp.indexer", "build", str(SAMPLE), "--index", str(index), "--rebuild", "--quiet")
     assert rebuilt.returncode == 0, rebuilt.stderr
     info = json.loads(run_cli("arag_mcp.indexer", "info", "--index", str(index)).stdout)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from arag_mcp.indexer import terms
-from arag_mcp.indexer.build import BuildOptions, build_index
+from arag_mcp.indexer.build import BuildOptions, build_index, sync_index
 from arag_mcp.indexer.reader import open_index
 from arag_mcp.server import keywords as keyword_matching
 from brute_force import keyword_ranking, word_ranking
@@ -54,7 +54,7 @@ def churned_index(tmp_path_factory) -> Path:
         write_corpus(corpus, seed=2, count=30)  # docs 0-29 change, 30-39 disappear
         with (corpus / "corpus.jsonl").open("a", encoding="utf-8") as handle:
             handle.write("\n" + json.dumps({"id": "extra", "title": "Extra", "text": "The doghouse of Marie. 東京都."}))
-        build_index([corpus], str(index), BuildOptions(progress=False, flush_sentences=100))
+        sync_index(str(index), BuildOptions(progress=False, flush_sentences=100))
     return index
 
 

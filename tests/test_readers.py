@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
+import random
 from pathlib import Path
 
 import pytest
-from arag_mcp.indexer.readers import CorpusError, Document, SkippedFile, iter_documents
+from arag_mcp.indexer.readers import CorpusError, Document, SkippedFile, Source, iter_documents
 
 from .conftest import BENCH_DATA
 
 
-def read(*sources: Path, exclude: tuple[Path, ...] = ()) -> tuple[list[Document], list[SkippedFile]]:
+def read(*sources: Path | Source, exclude: tuple[Path, ...] = ()) -> tuple[list[Document], list[SkippedFile]]:
     skipped: list[SkippedFile] = []
     return list(iter_documents(list(sources), skipped, exclude=exclude)), skipped
 
@@ -80,9 +82,25 @@ def test_whole_files_are_named_by_path(tmp_path: Path):
     (tmp_path / "docs" / "guide").mkdir(parents=True)
     (tmp_path / "docs" / "guide" / "intro.md").write_text("Hello.")
     [document] = read(tmp_path / "docs")[0]
-    assert document.source == document.doc_id == "docs/guide/intro.md" and document.metadata == {}
     given = tmp_path / "docs" / "guide" / "intro.md"
-    assert read_one(given).source == given.as_posix()
+    assert document.source == "docs/guide/intro.md" and document.metadata == {}
+    assert document.doc_id == document.path == given.resolve().as_posix()
+    alone = read_one(given)
+    assert alone.source == "intro.md" and alone.doc_id == document.doc_id
+
+
+def test_ids_do_not_depend_on_how_the_path_is_spelled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "new-note.md").write_text("A note.")
+    (tmp_path / "link").symlink_to(tmp_path / "notes")
+    monkeypatch.chdir(tmp_path / "notes")
+    here = read_one(Path("new-note.md"))
+    monkeypatch.chdir(tmp_path)
+    above = read_one(Path("notes/new-note.md"))
+    linked = read_one(Path("link/../notes/./new-note.md"))
+    assert here.doc_id == above.doc_id == linked.doc_id == (tmp_path / "notes" / "new-note.md").resolve().as_posix()
+    assert here.source == above.source == linked.source == "new-note.md"
+    assert "\\" not in here.doc_id and not os.path.isabs(here.source)
 
 
 def test_html_is_reduced_to_visible_paragraphs(tmp_path: Path):
@@ -115,11 +133,11 @@ def test_jsonl_ids_titles_and_metadata(tmp_path: Path):
         + "\n"
     )
     documents, skipped = read(path)
-    source = path.as_posix()
+    file = path.resolve().as_posix()
     assert skipped == []
-    assert [d.doc_id for d in documents] == ["7", "x", f"{source}:4", f"{source}:6"]
+    assert [d.doc_id for d in documents] == ["7", "x", f"{file}:4", f"{file}:6"]
     first, second, third, fourth = documents
-    assert first.title == "T" and first.text == "Seven." and first.source == source
+    assert first.title == "T" and first.text == "Seven." and first.source == "r.jsonl" and first.path == file
     assert first.metadata == {"year": 1999, "score": 0.5, "ok": True, "none": None, "tags": '["a"]'}
     assert second.title == "" and second.metadata == {"lang": "en", "pages": "[1, 2]"}
     assert third.text == "No id." and third.metadata == {}
@@ -137,7 +155,7 @@ def test_json_record_lists(tmp_path: Path, content: object):
     path = tmp_path / "list.json"
     path.write_text(json.dumps(content))
     documents, _ = read(path)
-    assert [d.doc_id for d in documents] == [f"{path.as_posix()}#0", f"{path.as_posix()}#1"]
+    assert [d.doc_id for d in documents] == [f"{path.resolve().as_posix()}#0", f"{path.resolve().as_posix()}#1"]
     assert [d.text for d in documents] == ["One.", "Two."] and documents[1].title == "B"
 
 
@@ -147,9 +165,10 @@ def test_json_single_record(tmp_path: Path):
     assert (document.doc_id, document.title, document.text, document.metadata) == ("d1", "One", "Only.", {"n": 1})
 
 
-def test_folders_are_recursive_sorted_and_skip_hidden_and_unsupported(tmp_path: Path):
+def test_folders_are_recursive_sorted_and_leave_out_hidden_and_installed_code(tmp_path: Path):
     corpus = tmp_path / "corpus"
-    for name in ["b.txt", "a/z.md", "a/b/c.txt", "a.txt", ".hidden.txt", ".git/config.txt", "image.png", "B.TXT"]:
+    names = ["b.txt", "a/z.md", "a/b/c.txt", "a.txt", ".hidden.txt", ".git/config.txt", "image.png", "B.TXT"]
+    for name in [*names, "node_modules/pkg/README.md", "a/__pycache__/x.txt", "lib/site-packages/m/doc.md"]:
         (corpus / name).parent.mkdir(parents=True, exist_ok=True)
         (corpus / name).write_text(f"Text of {name}.")
     documents, skipped = read(corpus, tmp_path / "corpus" / "b.txt")
@@ -159,9 +178,25 @@ def test_folders_are_recursive_sorted_and_skip_hidden_and_unsupported(tmp_path: 
         "corpus/a/z.md",
         "corpus/a.txt",
         "corpus/b.txt",
-        (corpus / "b.txt").as_posix(),
+        "b.txt",
     ]
-    assert skipped == []
+    assert skipped == [SkippedFile("corpus/image.png", "unsupported type .png", (corpus / "image.png").as_posix())]
+
+
+def test_exclude_patterns_are_gitignore_style_from_the_root(tmp_path: Path):
+    corpus = tmp_path / "corpus"
+    for name in [
+        "keep.md",
+        "drafts/old.md",
+        "a/drafts/inner.md",
+        "a/notes.log.txt",
+        "sub/only-here.md",
+        "x/sub/kept.md",
+    ]:
+        (corpus / name).parent.mkdir(parents=True, exist_ok=True)
+        (corpus / name).write_text(f"Text of {name}.")
+    documents, skipped = read(Source.at(corpus, exclude=["drafts/", "*.log.txt", "/sub"]))
+    assert [d.source for d in documents] == ["corpus/keep.md", "corpus/x/sub/kept.md"] and skipped == []
 
 
 def test_excluded_paths_are_passed_over(tmp_path: Path):
@@ -186,8 +221,8 @@ def test_files_that_yield_nothing_are_listed(tmp_path: Path):
     assert [Path(d.source).name for d in documents] == ["ok.txt"]
     reasons = {Path(s.path).name: s.reason for s in skipped}
     assert reasons == {
-        "bin.jsonl": "binary",
-        "bin.txt": "binary",
+        "bin.jsonl": "binary (not text)",
+        "bin.txt": "binary (not text)",
         "blank.json": "empty",
         "broken.pdf": reasons["broken.pdf"],
         "dangling.txt": "unreadable: No such file or directory",
@@ -203,7 +238,7 @@ def test_explicit_unsupported_file_is_listed(tmp_path: Path):
     (tmp_path / "README").write_text("No extension.")
     documents, skipped = read(tmp_path / "image.png", tmp_path / "README")
     assert documents == []
-    assert [s.reason for s in skipped] == ["unsupported extension .png", "unsupported extension (none)"]
+    assert [s.reason for s in skipped] == ["unsupported type .png", "unsupported type (no extension)"]
 
 
 def test_pdf_pages_and_title(tmp_path: Path):
@@ -224,7 +259,8 @@ def test_encrypted_pdf_is_read_only_without_a_user_password(tmp_path: Path):
         writer.write(tmp_path / name)
     documents, skipped = read(tmp_path / "locked.pdf", tmp_path / "owner-only.pdf")
     assert [d.text for d in documents] == ["Secret text."]
-    assert skipped == [SkippedFile((tmp_path / "locked.pdf").as_posix(), "unreadable: encrypted PDF needs a password")]
+    locked = (tmp_path / "locked.pdf").resolve().as_posix()
+    assert skipped == [SkippedFile("locked.pdf", "unreadable: encrypted PDF needs a password", locked)]
 
 
 @pytest.mark.parametrize(
@@ -233,41 +269,79 @@ def test_encrypted_pdf_is_read_only_without_a_user_password(tmp_path: Path):
         (
             "bad.jsonl",
             '{"text": "ok"}\n\n{"text": oops}\n',
-            "bad.jsonl line 3: invalid JSON (Expecting value: column 10); fix the line or remove it",
+            "line 3: invalid JSON (Expecting value: column 10); fix the line",
         ),
+        ("notext.jsonl", '{"text": "ok"}\n{"title": "x"}\n', 'line 2: record has no "text" field; add one'),
+        ("scalar.jsonl", '{"text": "ok"}\n"just a string"\n', "line 2: a record must be a JSON object"),
+        ("number.json", '[{"text": "ok"}, {"text": 5}]', 'item 1: "text" must be a string'),
+        ("item.json", '{"rows": [{"text": "ok"}, 3]}', "item 1: a record must be a JSON object"),
+        ("latin.jsonl", b'{"text": "ok"}\n{"text": "caf\xe9"}\n', "line 2: not UTF-8 text; save the file as UTF-8"),
+        ("deep.jsonl", '{"text": "ok"}\n' + "[" * 100_000 + "\n", "line 2: JSON nested too deeply to read"),
+    ],
+)
+def test_malformed_records_are_skipped_naming_file_and_line(
+    tmp_path: Path, name: str, content: str | bytes, expected: str
+):
+    path = tmp_path / name
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    documents, skipped = read(path)
+    assert [d.text for d in documents] == ["ok"]
+    [item] = skipped
+    assert item.path == name and item.reason.startswith(expected) and "\n" not in str(item)
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "expected"),
+    [
+        ("index.json", '{"a": 1, "modules": 2}', "not a list of records"),
         (
             "bad.json",
             '[{"text": "ok"},\n {"text": }]',
-            "bad.json line 2: invalid JSON (Expecting value: column 11); fix",
+            "line 2: invalid JSON (Expecting value: column 11); fix the file",
         ),
-        ("notext.jsonl", '{"text": "a"}\n{"title": "x"}\n', 'notext.jsonl line 2: record has no "text" field; add one'),
-        ("scalar.jsonl", '"just a string"\n', "scalar.jsonl line 1: a record must be a JSON object"),
-        ("number.json", '[{"text": 5}]', 'number.json item 0: "text" must be a string'),
-        ("item.json", '{"rows": [{"text": "a"}, 3]}', "item.json item 1: a record must be a JSON object"),
-        ("shape.json", '{"a": 1}', "shape.json: expected a list of records"),
-        (
-            "latin.jsonl",
-            b'{"text": "a"}\n{"text": "caf\xe9"}\n',
-            "latin.jsonl line 2: not UTF-8 text; save the file as UTF-8",
-        ),
+        ("deep.json", "[" * 100_000 + "]" * 100_000, "JSON nested too deeply to read"),
+        ("latin.json", b'[{"text": "caf\xe9"}]', "line 1: not UTF-8 text"),
     ],
 )
-def test_malformed_records_name_file_and_line(tmp_path: Path, name: str, content: str | bytes, expected: str):
+def test_unreadable_json_files_are_skipped(tmp_path: Path, name: str, content: str | bytes, expected: str):
     path = tmp_path / name
     path.write_bytes(content if isinstance(content, bytes) else content.encode())
-    with pytest.raises(CorpusError) as error:
-        read(path)
-    message = str(error.value)
-    assert message.startswith(path.as_posix()) and expected in message and "\n" not in message
+    documents, skipped = read(path)
+    assert documents == [] and len(skipped) == 1 and skipped[0].reason.startswith(expected)
 
 
 def test_jsonl_is_streamed(tmp_path: Path):
     path = tmp_path / "stream.jsonl"
     path.write_text('{"id": "first", "text": "Fine."}\n{broken\n')
-    documents = iter_documents([path], [])
-    assert next(documents).doc_id == "first"
-    with pytest.raises(CorpusError, match="line 2"):
-        next(documents)
+    skipped: list[SkippedFile] = []
+    documents = iter_documents([path], skipped)
+    assert next(documents).doc_id == "first" and skipped == []
+    assert list(documents) == [] and [s.reason[:7] for s in skipped] == ["line 2:"]
+
+
+def test_what_is_not_a_readable_text_file_is_skipped_and_named(tmp_path: Path):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "good.md").write_text("# Good\n\nFine text.")
+    (corpus / "report.docx").write_bytes(b"PK\x03\x04 zipped word")
+    (corpus / "logs.gz").write_bytes(b"\x1f\x8b\x08 gzip")
+    noise = random.Random(7).randbytes(20_000).replace(b"\x00", b"\x01")
+    (corpus / "noise.txt").write_bytes(noise)
+    os.mkfifo(corpus / "pipe.txt")
+    (corpus / "loop-a.txt").symlink_to(corpus / "loop-b.txt")
+    (corpus / "loop-b.txt").symlink_to(corpus / "loop-a.txt")
+    documents, skipped = read(corpus)
+    assert [d.source for d in documents] == ["corpus/good.md"]
+    assert {s.path: s.reason for s in skipped} == {
+        "corpus/logs.gz": "unsupported type .gz",
+        "corpus/loop-a.txt": "unreadable: symbolic link loop",
+        "corpus/loop-b.txt": "unreadable: symbolic link loop",
+        "corpus/noise.txt": "binary (not text)",
+        "corpus/pipe.txt": "not a regular file (FIFO)",
+        "corpus/report.docx": "unsupported type .docx",
+    }
+    alone, skipped = read(corpus / "pipe.txt")
+    assert alone == [] and skipped[0].reason == "not a regular file (FIFO)"
 
 
 def test_missing_source_is_a_corpus_error(tmp_path: Path):

@@ -59,7 +59,7 @@ def corpus(tmp_path_factory) -> Path:
 def s3_index(s3_endpoint: str, corpus: Path) -> str:
     result = run_cli("arag_mcp.indexer", "build", str(corpus), "--index", INDEX, "--quiet")
     assert result.returncode == 0, result.stderr
-    assert "indexed 6 documents (6 new or changed" in result.stderr
+    assert "added 6, updated 0, removed 0, unchanged 0" in result.stderr
     return INDEX
 
 
@@ -87,7 +87,7 @@ def test_incremental_rebuild_embeds_only_the_changed_document(s3_index: str, cor
     page.write_text(page.read_text() + "\nHe kept a notebook about piezoelectricity in his laboratory.\n")
     result = run_cli("arag_mcp.indexer", "build", str(corpus), "--index", s3_index, "--quiet")
     assert result.returncode == 0, result.stderr
-    assert "(1 new or changed, 5 unchanged, 0 removed)" in result.stderr
+    assert "added 0, updated 1, removed 0, unchanged 5" in result.stderr
 
     result = run_cli("arag_mcp.indexer", "info", "--index", s3_index)
     assert json.loads(result.stdout)["counts"]["sentences"] == 35

@@ -16,6 +16,8 @@ from arag_mcp.server.profiles import PROFILES
 from brute_force import vector_ranking
 from mcp import Client
 
+from .conftest import SAMPLE
+
 pytestmark = pytest.mark.anyio
 RADIUM = f"{doc_key('radium')}-0"
 POLONIUM = f"{doc_key('polonium')}-0"
@@ -218,3 +220,15 @@ async def test_each_profile_describes_only_its_own_tools(live: LiveIndex):
             for tool in tools.values():
                 assert tool.annotations.read_only_hint is True and tool.output_schema and tool.title
                 assert tool.input_schema["properties"]["session"]
+
+
+async def test_resources_list_the_documents_and_hide_machine_paths(live: LiveIndex):
+    async with client_for(live) as client:
+        listed = json.loads((await client.read_resource("arag://documents")).contents[0].text)
+        assert listed["documents"] == 6 and len(listed["list"]) == 6
+        radium = next(d for d in listed["list"] if d["title"] == "Radium")
+        assert radium["source"] == "sample/elements.jsonl" and radium["chunks"] == 1
+        assert all("doc_id" not in d and not d["source"].startswith("/") for d in listed["list"])
+        manifest = (await client.read_resource("arag://index")).contents[0].text
+        assert "sources" not in json.loads(manifest)
+        assert str(SAMPLE.resolve()) not in manifest

@@ -1,0 +1,250 @@
+"""Managing an index: add, remove, list and sync documents; stray files; interrupted builds; the lock.
+
+Real files, real LanceDB, the packaged model, and the CLI run as a user runs it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from arag_mcp.indexer.build import BuildOptions, build_index, remove_from_index, sync_index
+from arag_mcp.indexer.manifest import read_manifest
+from arag_mcp.indexer.reader import list_documents, open_index
+
+from .conftest import run_cli
+
+QUIET = BuildOptions(progress=False)
+
+
+def _write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def _titles(index: Path) -> list[str]:
+    return sorted(document["title"] for document in list_documents(str(index)))
+
+
+def test_add_keeps_remove_drops_only_its_target_and_sync_drops_only_what_vanished(tmp_path: Path):
+    index = tmp_path / "idx"
+    a = _write(tmp_path / "docs" / "a.md", "# Alpha\n\nAlpha is the first letter.")
+    c = _write(tmp_path / "docs" / "c.md", "# Gamma\n\nGamma is the third letter.")
+    b = _write(tmp_path / "other" / "b.md", "# Beta\n\nBeta is the second letter.")
+
+    result = run_cli("arag_mcp.indexer", "build", str(a), "--index", str(index), "--quiet")
+    assert result.returncode == 0, result.stderr
+    assert "added 1, updated 0, removed 0, unchanged 0" in result.stderr
+    result = run_cli("arag_mcp.indexer", "add", str(b), "--index", str(index), "--quiet")
+    assert result.returncode == 0, result.stderr
+    assert "added 1, updated 0, removed 0, unchanged 1" in result.stderr
+    assert _titles(index) == ["Alpha", "Beta"]
+
+    listed = run_cli("arag_mcp.indexer", "list", "--index", str(index), "--json")
+    assert listed.returncode == 0, listed.stderr
+    documents = json.loads(listed.stdout)
+    assert [(d["title"], d["source"], d["chunks"]) for d in documents] == [("Alpha", "a.md", 1), ("Beta", "b.md", 1)]
+    assert all(d["indexed_at"] and d["doc_id"] for d in documents)
+    plain = run_cli("arag_mcp.indexer", "list", "--index", str(index))
+    assert [line.split("\t")[:3] for line in plain.stdout.splitlines()] == [
+        ["a.md", "Alpha", "1 chunks"],
+        ["b.md", "Beta", "1 chunks"],
+    ]
+
+    removed = remove_from_index([str(b)], str(index))
+    assert (removed.removed, removed.unchanged) == (1, 1)
+    assert _titles(index) == ["Alpha"]
+    assert "Beta" not in open_index(str(index)).chunk_table.to_pandas()["title"].tolist()
+
+    build_index([tmp_path / "docs", b], str(index), QUIET)
+    assert _titles(index) == ["Alpha", "Beta", "Gamma"]
+    c.unlink()
+    synced = sync_index(str(index), QUIET)
+    assert (synced.added, synced.updated, synced.removed, synced.unchanged) == (0, 0, 1, 2)
+    assert _titles(index) == ["Alpha", "Beta"]
+    assert open_index(str(index)).manifest.counts.documents == 2
+
+    (tmp_path / "docs").rename(tmp_path / "gone")
+    assert sync_index(str(index), QUIET).removed == 1
+    assert _titles(index) == ["Beta"]
+
+
+def test_build_on_an_existing_index_adds_and_drops_nothing(tmp_path: Path):
+    index = tmp_path / "idx"
+    six = [_write(tmp_path / "docs" / f"d{i}.md", f"# D{i}\n\nDocument {i}.") for i in range(6)]
+    build_index([tmp_path / "docs"], str(index), QUIET)
+    note = _write(tmp_path / "new-note.md", "# Note\n\nA new note.")
+    summary = build_index([note], str(index), QUIET)
+    assert (summary.added, summary.removed, summary.documents) == (1, 0, 7)
+    six[0].unlink()
+    assert build_index([note], str(index), QUIET).removed == 0
+    assert len(list_documents(str(index))) == 7
+
+
+def test_a_path_inside_a_recorded_folder_is_named_from_it_and_removing_it_excludes_it(tmp_path: Path):
+    index = tmp_path / "idx"
+    _write(tmp_path / "docs" / "guide" / "intro.md", "# Intro\n\nHello.")
+    build_index([tmp_path / "docs"], str(index), QUIET)
+    later = _write(tmp_path / "docs" / "guide" / "later.md", "# Later\n\nAdded later.")
+    build_index([later], str(index), QUIET)
+    assert [d["source"] for d in list_documents(str(index))] == ["docs/guide/intro.md", "docs/guide/later.md"]
+    assert read_manifest(str(index))["sources"] == [{"path": (tmp_path / "docs").resolve().as_posix(), "exclude": []}]
+
+    remove_from_index([str(later)], str(index))
+    assert sync_index(str(index), QUIET).added == 0
+    assert [d["source"] for d in list_documents(str(index))] == ["docs/guide/intro.md"]
+    assert build_index([later], str(index), QUIET).added == 1
+
+
+def test_the_same_file_from_two_working_directories_is_embedded_once(tmp_path: Path, monkeypatch):
+    index = tmp_path / "idx"
+    _write(tmp_path / "notes" / "new-note.md", "# Note\n\nThe note says hello. It has two sentences.")
+    monkeypatch.chdir(tmp_path / "notes")
+    first = build_index(["new-note.md"], str(index), QUIET)
+    monkeypatch.chdir(tmp_path)
+    second = build_index(["notes/new-note.md"], str(index), QUIET)
+    assert first.embedded_sentences == 3
+    assert (second.embedded_sentences, second.unchanged, second.documents) == (0, 1, 1)
+    [document] = list_documents(str(index))
+    assert document["source"] == "new-note.md"
+
+
+def test_a_folder_with_stray_files_builds_and_the_summary_names_each(tmp_path: Path):
+    corpus = tmp_path / "corpus"
+    _write(corpus / "dns.md", "# DNS\n\nThe dns module resolves names.")
+    _write(corpus / "index.json", json.dumps({"type": "module", "modules": [{"name": "dns"}], "globals": []}))
+    _write(corpus / "records.jsonl", '{"id": "r1", "text": "A fine record."}\n{"id": "r2", "text": broken}\n')
+    (corpus / "report.docx").write_bytes(b"PK\x03\x04 zipped")
+    (corpus / "logs.gz").write_bytes(b"\x1f\x8b\x08 gzip")
+    (corpus / "noise.txt").write_bytes(random.Random(1).randbytes(50_000).replace(b"\x00", b"\x01"))
+    os.mkfifo(corpus / "pipe.txt")
+    index = tmp_path / "idx"
+
+    strict = run_cli("arag_mcp.indexer", "build", str(corpus), "--index", str(index), "--quiet", "--strict")
+    assert strict.returncode == 1, strict.stderr
+    assert "Traceback" not in strict.stderr and "corpus/index.json" in strict.stderr
+    assert read_manifest(str(index)) is None
+
+    result = run_cli("arag_mcp.indexer", "build", str(corpus), "--index", str(index), "--quiet")
+    assert result.returncode == 0, result.stderr
+    lines = result.stderr.splitlines()
+    skipped = sorted(line for line in lines if line.startswith("skipped corpus/"))
+    assert [line.split(":")[0] for line in skipped] == [
+        "skipped corpus/index.json",
+        "skipped corpus/logs.gz",
+        "skipped corpus/noise.txt",
+        "skipped corpus/pipe.txt",
+        "skipped corpus/records.jsonl",
+        "skipped corpus/report.docx",
+    ]
+    assert "skipped corpus/records.jsonl: line 2: invalid JSON" in result.stderr
+    assert "skipped 6 file(s) or record(s), listed above" in lines
+    assert "Traceback" not in result.stderr
+    assert _titles(index) == ["", "DNS"]
+
+
+def test_a_killed_build_keeps_its_committed_steps_and_the_next_embeds_only_the_rest(tmp_path: Path):
+    corpus = tmp_path / "docs"
+    for i in range(600):
+        _write(corpus / f"doc-{i:03}.txt", f"Document {i} has a sentence. And another one about {i}.")
+    index = tmp_path / "idx"
+    command = [sys.executable, "-m", "arag_mcp.indexer", "build", str(corpus), "--index", str(index)]
+    process = subprocess.Popen(
+        [*command, "--write-batch", "16", "--commit-every", "64", "--quiet"], stderr=subprocess.DEVNULL
+    )
+    try:
+        deadline = time.monotonic() + 180
+        while not (read_manifest(str(index)) or {}).get("counts", {}).get("sentences"):
+            assert process.poll() is None, "the build finished before it could be killed"
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        process.send_signal(signal.SIGKILL)
+    finally:
+        process.wait()
+
+    kept = open_index(str(index))
+    committed = kept.manifest.counts.sentences
+    assert 0 < committed < 1200
+    assert kept.sentence_table.count_rows() == committed == 2 * kept.manifest.counts.documents
+    assert len(list_documents(str(index))) == kept.manifest.counts.documents
+
+    summary = build_index([corpus], str(index), QUIET)
+    assert summary.embedded_sentences == 1200 - committed
+    assert (summary.documents, summary.sentences) == (600, 1200)
+    assert open_index(str(index)).sentence_table.to_pandas()["chunk_id"].nunique() == 600
+
+
+def test_the_lock_works_without_fcntl(tmp_path: Path):
+    _write(tmp_path / "a.md", "# A\n\nText.")
+    script = textwrap.dedent(
+        f"""
+        import sys
+        sys.modules["fcntl"] = None  # as on Windows: importing it fails
+        import filelock
+        from arag_mcp.indexer.cli import main
+        from arag_mcp.indexer.store import build_lock
+        assert not filelock.has_fcntl
+        index = {str(tmp_path / "idx")!r}
+        with build_lock(index):
+            assert main(["add", {str(tmp_path / "a.md")!r}, "--index", index, "--quiet"]) == 1
+        assert main(["add", {str(tmp_path / "a.md")!r}, "--index", index, "--quiet"]) == 0
+        """
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert "another arag-index command is changing" in result.stderr
+    assert "added 1" in result.stderr
+
+
+@pytest.mark.skipif(shutil.which("faketime") is None, reason="faketime is not installed")
+def test_a_build_interrupted_before_its_commit_leaves_an_index_older_than_a_week_usable(tmp_path: Path, monkeypatch):
+    corpus = tmp_path / "docs"
+    _write(corpus / "old.md", "# Old\n\nAn old document.")
+    index = tmp_path / "idx"
+    old = subprocess.run(
+        [
+            "faketime",
+            "-f",
+            "-8d",
+            sys.executable,
+            "-m",
+            "arag_mcp.indexer",
+            "build",
+            str(corpus),
+            "--index",
+            str(index),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "ARAG_INDEX_QUIET": "1"},
+    )
+    assert old.returncode == 0, old.stderr
+    before = open_index(str(index)).version
+
+    _write(corpus / "new.md", "# New\n\nA new document.")
+    import arag_mcp.indexer.store as store
+
+    def killed(uri: str, manifest: dict) -> None:
+        raise KeyboardInterrupt  # the process dies after its table writes, before the commit
+
+    monkeypatch.setattr(store, "write_manifest", killed)
+    with pytest.raises(KeyboardInterrupt):
+        build_index([corpus], str(index), QUIET)
+    monkeypatch.undo()
+
+    info = run_cli("arag_mcp.indexer", "info", "--index", str(index))
+    assert info.returncode == 0, info.stderr
+    assert open_index(str(index)).version == before
+    assert build_index([corpus], str(index), QUIET).added == 1
+    assert _titles(index) == ["New", "Old"]
