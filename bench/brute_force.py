@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+import regex
+from arag_mcp.indexer.terms import fold
 
 
 def keyword_ranking(
@@ -24,6 +26,50 @@ def keyword_ranking(
         if score:
             scored.append((-score, cid))
     return [(cid, -score) for score, cid in sorted(scored)[:top_k]]
+
+
+def folded_words(text: str) -> list[str]:
+    """Whole-word matching's words: runs of letters, digits and '_' in the lower-cased text, folded."""
+    return [fold(word) for word in regex.split(r"[^\p{L}\p{N}_]+", text.lower()) if word]
+
+
+def word_ranking(
+    chunk_ids: Sequence[str], titles: Sequence[str], texts: Sequence[str], keywords: Sequence[str], top_k: int
+) -> list[tuple[str, int]]:
+    """keyword_search's default definition: Σ count · len(keyword) per chunk, where count is how
+    often the keyword's folded words occur as consecutive words of the chunk's title or of its
+    text (keywords stripped, counted once per word sequence, the first spelling's length). When
+    top_k >= the number of keywords, each matching keyword's best chunk (the highest-scoring chunk
+    it matches; ties: chunk id) is kept, the remaining places going by score; the result is
+    ordered by score."""
+    terms: dict[tuple[str, ...], str] = {}
+    for keyword in keywords:
+        if keyword.strip():
+            terms.setdefault(tuple(folded_words(keyword)), keyword.strip())
+    counts = {words: {} for words in terms}
+    scores = {}
+    for cid, title, text in zip(chunk_ids, titles, texts):
+        fields = [folded_words(title), folded_words(text)]
+        score = 0
+        for words, keyword in terms.items():
+            count = sum(
+                1
+                for field in fields
+                for at in range(len(field) - len(words) + 1)
+                if words and field[at : at + len(words)] == list(words)
+            )
+            if count:
+                counts[words][cid] = count
+            score += count * len(keyword)
+        if score:
+            scores[cid] = score
+    ranked = sorted(scores, key=lambda cid: (-scores[cid], cid))
+    chosen = ranked[:top_k]
+    if top_k >= len(terms):
+        bests = [min(found, key=lambda cid: (-scores[cid], cid)) for found in counts.values() if found]
+        kept = list(dict.fromkeys(bests))
+        chosen = kept + [cid for cid in ranked if cid not in kept][: top_k - len(kept)]
+    return [(cid, scores[cid]) for cid in sorted(chosen, key=lambda cid: (-scores[cid], cid))]
 
 
 class SentenceMatrix:

@@ -4,8 +4,8 @@ For each dataset an index is built with the default model; then every question i
 (single shot) of:
 
 - ``semantic_search``  ours, exactly as the MCP tool runs it (arag_mcp.server.retrieval);
-- ``keyword_search``   ours, fed by a fixed keyword extractor over the question (a floor for
-  what an agent does with the tool);
+- ``keyword_search``   ours (whole words, the default), fed by a fixed keyword extractor over the
+  question (a floor for what an agent does with the tool);
 - ``naive``            Naive RAG: one vector per chunk (the index's chunk vectors, which the
   ``naive`` profile's tool searches), top-k chunks by cosine; with ``--compare-chunk-vectors``
   also ``naive_text``, the chunk's own text embedded (the model reads its first 256 tokens);
@@ -23,8 +23,10 @@ What a question needs found depends on its corpus's labels:
   best covers its content words (``evidence_gold``), and the gold ids are those chunks.
 
 Reported per dataset: recall of the gold ids within the top 1/5/10 chunks, the share of questions
-with all of them in the top 5, and the tokens one call returns at top_k=5. A sample of our results
-is checked against brute-force definitions of both tools.
+with all of them in the top 5, and the tokens one call returns at top_k=5 (`tokens/call`: the
+matched text; for our two searches also `text tokens/call`: the tool's whole text answer, header,
+ids and titles included). A sample of our results is checked against brute-force definitions of
+both tools (keyword_search in both match modes).
 
     python bench/quality.py            # all five datasets
     python bench/quality.py --quick    # 40 questions per dataset on a reduced corpus, < 3 min
@@ -53,8 +55,10 @@ from arag_mcp.indexer.build import BuildOptions, build_index, check_compatible  
 from arag_mcp.indexer.embedding import BACKENDS, DEFAULT_BACKEND, Embedder  # noqa: E402
 from arag_mcp.indexer.manifest import IndexStoreError, read_manifest  # noqa: E402
 from arag_mcp.indexer.reader import IndexSnapshot, open_index  # noqa: E402
+from arag_mcp.server import results as rendered  # noqa: E402
 from arag_mcp.server import retrieval  # noqa: E402
-from brute_force import SentenceMatrix, keyword_ranking, vector_ranking  # noqa: E402
+from arag_mcp.server.keywords import keyword_search  # noqa: E402
+from brute_force import SentenceMatrix, keyword_ranking, vector_ranking, word_ranking  # noqa: E402
 from common import BENCH_DATA, RESULTS, log, read_jsonl  # noqa: E402
 
 METHODS = ("semantic", "keyword", "naive", "reference")
@@ -62,6 +66,8 @@ DATASETS = ("musique", "2wikimultihopqa", "scifact", "graphrag-medical", "graphr
 EVIDENCE_DATASETS = frozenset({"graphrag-medical", "graphrag-novel"})
 KS = (1, 5, 10)
 CHECK_SAMPLE = 20
+SESSION = "s-AAAAAAAAAAAA"
+"""A handle of the issued length, for the text a tool answers with."""
 QUICK_QUESTIONS = 40
 QUICK_DISTRACTORS = {"musique": 400, "2wikimultihopqa": 400, "scifact": 60}  # an abstract: ~3x a QA passage
 QUICK_DOCUMENT_CHARS = 60_000
@@ -306,8 +312,8 @@ class Methods:
         return [hit.chunk.chunk_id for hit in hits]
 
     def keyword(self, question: dict, k: int) -> list[str]:
-        hits = retrieval.keyword_search(self.snapshot, extract_keywords(question["question"]), k)
-        return [hit.chunk.chunk_id for hit in hits]
+        found = keyword_search(self.snapshot, extract_keywords(question["question"]), k)
+        return [hit.chunk.chunk_id for hit in found.hits]
 
     def naive(self, question: dict, k: int) -> list[str]:
         hits = retrieval.naive_search(self.snapshot, self.query_vectors[question["question"]], k)
@@ -321,14 +327,22 @@ class Methods:
         ranked = self.reference_sentences.best_sentence_ranking(self.query_vectors[question["question"]], k)
         return [cid for cid, _ in ranked]
 
+    def tool_text(self, method: str, question: dict) -> str:
+        """The text the tool itself answers with at top_k=5 (header, ids, titles, snippets)."""
+        if method == "semantic":
+            hits = retrieval.semantic_search(self.snapshot, self.query_vectors[question["question"]], 5)
+            return rendered.semantic_text(rendered.semantic_output(hits, SESSION, "", None, "their best sentence"))
+        found = keyword_search(self.snapshot, extract_keywords(question["question"]), 5)
+        return rendered.keyword_text(rendered.keyword_output(found, SESSION, "", None))
+
     def returned_text(self, method: str, question: dict) -> str:
         """What one call at top_k=5 shows the host."""
         if method == "semantic":
             hits = retrieval.semantic_search(self.snapshot, self.query_vectors[question["question"]], 5)
             return " ".join(s for hit in hits for s in hit.matched)
         if method == "keyword":
-            hits = retrieval.keyword_search(self.snapshot, extract_keywords(question["question"]), 5)
-            return " ".join(s for hit in hits for s in hit.matched)
+            found = keyword_search(self.snapshot, extract_keywords(question["question"]), 5)
+            return " ".join(s for hit in found.hits for s in hit.matched)
         if method in ("naive", "naive_text"):
             index = {cid: i for i, cid in enumerate(self.corpus.chunk_ids)}
             return " ".join(self.corpus.texts[index[cid]] for cid in getattr(self, method)(question, 5))
@@ -374,14 +388,18 @@ def check_against_brute_force(methods: Methods, questions: list[dict]) -> dict[s
     sentences = SentenceMatrix(*snapshot.sentence_vectors())
     chunk_ids, chunk_vectors = snapshot.chunk_vectors()
     sample = questions[:CHECK_SAMPLE]
-    agree = {"semantic_search": 0, "keyword_search": 0, "naive_embedding_search": 0}
+    agree = {"semantic_search": 0, "keyword_search": 0, "keyword_search substring": 0, "naive_embedding_search": 0}
     for question in sample:
         query = methods.query_vectors[question["question"]]
         hits = retrieval.semantic_search(snapshot, query, 10)
         agree["semantic_search"] += same_ranking(hits, sentences.best_sentence_ranking(query, 10))
         keywords = extract_keywords(question["question"])
-        hits = retrieval.keyword_search(snapshot, keywords, 10)
-        agree["keyword_search"] += same_ranking(hits, keyword_ranking(corpus.chunk_ids, corpus.texts, keywords, 10))
+        found = keyword_search(snapshot, keywords, 10)
+        expected = word_ranking(corpus.chunk_ids, corpus.titles, corpus.texts, keywords, 10)
+        agree["keyword_search"] += same_ranking(found.hits, expected)
+        found = keyword_search(snapshot, keywords, 10, "substring")
+        expected = keyword_ranking(corpus.chunk_ids, corpus.texts, keywords, 10)
+        agree["keyword_search substring"] += same_ranking(found.hits, expected)
         hits = retrieval.naive_search(snapshot, query, 10)
         agree["naive_embedding_search"] += same_ranking(hits, vector_ranking(chunk_ids, chunk_vectors, query, 10))
     return {tool: 100 * count / len(sample) for tool, count in agree.items()}
@@ -409,6 +427,9 @@ def run_dataset(dataset: Dataset, embedder: Embedder, rebuild: bool, chunk_text:
         results[name] = evaluate(getattr(methods, name), labels)
         texts = [methods.returned_text(name, q) for q in labels.questions]
         results[name]["tokens/call"] = float(np.mean(embedder.count_tokens(texts)))
+        if name in ("keyword", "semantic"):
+            shown = [methods.tool_text(name, q) for q in labels.questions]
+            results[name]["text tokens/call"] = float(np.mean(embedder.count_tokens(shown)))
         log(f"  {name}: recall@5 {results[name]['recall@5']:.1f} ({time.perf_counter() - started:.0f} s)")
     results["brute_force_agreement"] = check_against_brute_force(methods, labels.questions)
     return results
@@ -419,7 +440,8 @@ def print_table(results: dict[str, dict]) -> None:
     rows = [
         (method, metric)
         for method in (*METHODS, *(["naive_text"] if "naive_text" in results[names[0]] else []))
-        for metric in ("recall@1", "recall@5", "recall@10", "all@5", "tokens/call")
+        for metric in ("recall@1", "recall@5", "recall@10", "all@5", "tokens/call", "text tokens/call")
+        if metric in results[names[0]][method]
     ]
     print(f"{'method':<11}{'metric':<13}" + "".join(f"{n:>17}" for n in [*names, "average"]))
     for method, metric in rows:
@@ -433,8 +455,8 @@ def print_table(results: dict[str, dict]) -> None:
         print(
             f"{name}: semantic_search recall@5 vs reference {gap:+.1f}, vs naive {naive:+.1f}; "
             f"brute-force agreement semantic {agreement['semantic_search']:.0f}%, keyword "
-            f"{agreement['keyword_search']:.0f}%, naive {agreement['naive_embedding_search']:.0f}%"
-            + evidence_note(results[name])
+            f"{agreement['keyword_search']:.0f}% (substring {agreement['keyword_search substring']:.0f}%), "
+            f"naive {agreement['naive_embedding_search']:.0f}%" + evidence_note(results[name])
         )
 
 

@@ -11,8 +11,9 @@ Vectors are real embeddings of a pool of 4,096 real sentences, reused with Gauss
 (sigma 0.05) and re-normalised, so the vector space has realistic structure without embedding
 millions of sentences. Then, at every size, each over >= 50 queries (median and p95):
 
-- keyword_search with 1, 2, 3 keywords vs the reference: a Python loop that lower-cases and
-  counts every chunk held in memory; results must be identical;
+- keyword_search with 1, 2, 3 keywords, in both match modes, vs the reference: a Python loop over
+  every chunk held in memory (whole folded words with titles; the paper's lower-cased substring
+  counts); results must be identical;
 - semantic_search (query embedding and search timed apart) vs the reference: NumPy brute force
   over all vectors held in memory; recall@10 of our chunks against the exact ones; where the
   IVF-PQ index answers, up to 400k sentences, also the exact in-memory search at that size
@@ -55,7 +56,8 @@ from arag_mcp.indexer.sentences import split_sentences  # noqa: E402
 from arag_mcp.indexer.store import VECTOR_SEARCH, IndexWriter  # noqa: E402
 from arag_mcp.indexer.vectors import SentenceVectors  # noqa: E402
 from arag_mcp.server import retrieval  # noqa: E402
-from brute_force import SentenceMatrix, keyword_ranking  # noqa: E402
+from arag_mcp.server.keywords import keyword_search  # noqa: E402
+from brute_force import SentenceMatrix, keyword_ranking, word_ranking  # noqa: E402
 from common import BENCH_DATA, RESULTS, log, read_jsonl  # noqa: E402
 
 QUERIES = 50
@@ -212,22 +214,28 @@ def keyword_queries(chunks: list[tuple[str, str]], words: int, count: int) -> li
 
 
 def bench_keyword(snapshot, chunks: list[tuple[str, str]]) -> dict:
-    """Against the paper's code: lower-case and count every chunk in a Python loop (brute_force.py)."""
+    """Against brute force over every chunk held in memory (brute_force.py): in substring mode the
+    paper's code (lower-case and count), in word mode the whole-word definition."""
     held = snapshot.all_chunks()
-    ids, texts = [c.chunk_id for c in held], [c.text for c in held]
+    ids, titles, texts = [c.chunk_id for c in held], [c.title for c in held], [c.text for c in held]
     del held
+    references = {
+        "word": lambda q: word_ranking(ids, titles, texts, q, 5),
+        "substring": lambda q: keyword_ranking(ids, texts, q, 5),
+    }
     results = {}
-    for words in (1, 2, 3):
-        queries = keyword_queries(chunks, words, QUERIES)
-        ours_t, ours = timed(lambda q: retrieval.keyword_search(snapshot, q, 5), queries)
-        ref_t, ref = timed(lambda q: keyword_ranking(ids, texts, q, 5), queries)
-        same = sum([(h.chunk.chunk_id, h.score) for h in o] == r for o, r in zip(ours, ref))
-        results[f"{words} keywords"] = {
-            "ours": stats(ours_t),
-            "reference": stats(ref_t),
-            "speedup_p50": float(np.median(ref_t) / np.median(ours_t)),
-            "identical": f"{same}/{len(queries)}",
-        }
+    for match, reference in references.items():
+        for words in (1, 2, 3):
+            queries = keyword_queries(chunks, words, QUERIES)
+            ours_t, ours = timed(lambda q: keyword_search(snapshot, q, 5, match).hits, queries)
+            ref_t, ref = timed(reference, queries)
+            same = sum([(h.chunk.chunk_id, h.score) for h in o] == r for o, r in zip(ours, ref))
+            results[f"{words} keywords" + ("" if match == "word" else f" ({match})")] = {
+                "ours": stats(ours_t),
+                "reference": stats(ref_t),
+                "speedup_p50": float(np.median(ref_t) / np.median(ours_t)),
+                "identical": f"{same}/{len(queries)}",
+            }
     return results
 
 

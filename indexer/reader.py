@@ -34,7 +34,7 @@ from .schema import (
     DocumentColumn,
     SentenceColumn,
 )
-from .terms import terms_schema
+from .terms import WORD_BREAK, folded, terms_schema
 from .vectors import HELD_COLUMNS, SentenceVectors
 
 C = ChunkColumn
@@ -124,14 +124,21 @@ class SentenceMatches:
 
 @dataclass(frozen=True)
 class KeywordLookup:
-    """What a snapshot keeps in memory: the vocabulary, and the chunk numbers postings use with the
-    chunk ids they stand for (chunk rows are read by number, whether found by keyword or by id)."""
+    """What a snapshot keeps in memory: the vocabulary, the chunk numbers postings use with the
+    chunk ids they stand for (chunk rows are read by number, whether found by keyword or by id),
+    and the chunks' titles with their words (titles count in whole-word matching; they are short,
+    so their postings are derived here rather than stored)."""
 
     words: pa.Array
     """The distinct words of the terms table, sorted."""
+    folded_spellings: dict[str, list[int]]
+    """Folded form → positions in `words` of the non-ASCII words that fold to it (an ASCII word,
+    stored lower-cased, is its own folded form): whole-word matching looks words up folded."""
     word_rows: np.ndarray
     """Row ids of the terms table, grouped by word in `words` order (a word has a row per segment)."""
     rows_per_word: np.ndarray
+    word_row_starts: np.ndarray
+    """Where each word's rows begin in `word_rows`."""
     chunk_ids: pa.Array
     """Chunk id by chunk number."""
     chunk_row_ids: np.ndarray
@@ -140,6 +147,12 @@ class KeywordLookup:
     """Position of each chunk number's id in sorted id order (ties are ranked by chunk id)."""
     numbers_by_id: np.ndarray
     """Chunk numbers in sorted id order (the inverse of chunk_id_rank): ids are found by bisection."""
+    titles: pa.Array
+    """Title by chunk number."""
+    title_words: pa.Array
+    """The folded words of every title, sorted."""
+    title_owners: np.ndarray
+    """Chunk number of each of `title_words`."""
 
     @classmethod
     def load(cls, uri: str, chunks: Any, terms: Any) -> KeywordLookup:
@@ -152,26 +165,64 @@ class KeywordLookup:
             first[1:] = pc.not_equal(sorted_words[1:], sorted_words[:-1]).to_numpy(zero_copy_only=False)
         starts = np.flatnonzero(first)
         with reading(uri, CHUNKS):
-            numbered = chunks.search().select([C.ID]).with_row_id(True).limit(None).to_arrow()
+            numbered = chunks.search().select([C.ID, C.TITLE]).with_row_id(True).limit(None).to_arrow()
         numbered = numbered.sort_by("_rowid")
         chunk_ids = numbered[C.ID].combine_chunks()
         by_id = pc.sort_indices(chunk_ids).to_numpy()
         rank = np.empty(len(chunk_ids), dtype=np.int64)
         rank[by_id] = np.arange(len(chunk_ids))
+        titles = pc.fill_null(numbered[C.TITLE], "").combine_chunks()
+        title_split = pc.split_pattern_regex(pc.utf8_lower(titles), WORD_BREAK)
+        title_words = pc.list_flatten(title_split)
+        kept = pc.not_equal(title_words, "")
+        title_words = folded(title_words.filter(kept))
+        title_owners = pc.list_parent_indices(title_split).filter(kept).to_numpy().astype(np.int64)
+        by_title_word = pc.sort_indices(title_words)
+        words = sorted_words.filter(pa.array(first))
+        other = np.flatnonzero(~pc.string_is_ascii(words).to_numpy(zero_copy_only=False))
+        spellings: dict[str, list[int]] = {}
+        for at, word in zip(other.tolist(), folded(words.take(pa.array(other, pa.int64()))).to_pylist()):
+            spellings.setdefault(word, []).append(at)
         return cls(
-            sorted_words.filter(pa.array(first)),
+            words,
+            spellings,
             rows["_rowid"].to_numpy()[by_word.to_numpy()],
             np.diff(np.append(starts, len(sorted_words))),
+            starts,
             chunk_ids,
             numbered["_rowid"].to_numpy(),
             rank,
             by_id,
+            titles,
+            title_words.take(by_title_word),
+            title_owners[by_title_word.to_numpy()],
         )
 
     def rows_containing(self, piece: str) -> np.ndarray:
         """Terms-table row ids of every word that contains `piece` (lower-cased)."""
         matched = pc.match_substring(self.words, pattern=piece).to_numpy(zero_copy_only=False)
         return self.word_rows[np.repeat(matched, self.rows_per_word)]
+
+    def spellings(self, folded_word: str) -> list[int]:
+        """Positions in `words` of the words whose folded form is `folded_word` (found by bisection)."""
+        found = list(self.folded_spellings.get(folded_word, ()))
+        if folded_word.isascii():
+            at = bisect.bisect_left(self.words, folded_word, key=_text)
+            if at < len(self.words) and self.words[at].as_py() == folded_word:
+                found.append(at)
+        return found
+
+    def rows_of_word(self, folded_word: str) -> np.ndarray:
+        """Terms-table row ids of every word whose folded form is `folded_word`."""
+        starts, lengths = self.word_row_starts, self.rows_per_word
+        spans = [self.word_rows[starts[at] : starts[at] + lengths[at]] for at in self.spellings(folded_word)]
+        return np.concatenate([self.word_rows[:0], *spans])
+
+    def title_counts(self, folded_word: str) -> np.ndarray:
+        """How often each chunk's title holds the word `folded_word` (folded), by chunk number."""
+        first = bisect.bisect_left(self.title_words, folded_word, key=_text)
+        last = bisect.bisect_right(self.title_words, folded_word, lo=first, key=_text)
+        return np.bincount(self.title_owners[first:last], minlength=len(self.chunk_ids)).astype(np.int64)
 
     def numbers_of(self, chunk_ids: Sequence[str]) -> np.ndarray:
         """Chunk numbers of these ids, in the order given; ids not in the index are left out."""
@@ -184,6 +235,10 @@ class KeywordLookup:
 
     def _id_of(self, number: np.integer) -> str:
         return self.chunk_ids[int(number)].as_py()
+
+
+def _text(value: pa.Scalar) -> str:
+    return value.as_py()
 
 
 @dataclass(frozen=True)

@@ -8,20 +8,29 @@ scores from the postings, without reading any chunk text. A keyword with other c
 postings bound its count, and only the texts of chunks whose bound could reach the top are read
 (server/retrieval.py).
 
+Whole-word matching (the default) compares words after `fold`, which removes case, accents and
+width, so a folded vocabulary (derived from the stored words when an index is opened) answers it
+from the same postings; substring matching (the paper's) searches the stored words themselves.
+
 Postings name chunks by number: the rank of the chunk's LanceDB row id in the table version the
 manifest commits, so reader and writer agree without relying on scan order.
 """
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable, Iterator
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import regex
 
 WORD_BREAK = r"[^\pL\pN_]+"
 """RE2 pattern between words (Arrow's regex engine, used for texts and keywords alike)."""
+SHORT_WORD_BREAK = regex.compile(r"[^\p{L}\p{N}_]+")
+"""The same rule compiled once in Python, for short strings (keywords, sentences): Arrow compiles
+its pattern on every call, which costs more than splitting a few sentences."""
 SEGMENT_POSTINGS = 20_000_000
 """Postings inverted at a time when the terms table is written: bounds the writer's memory.
 A word may get one row per segment; readers sum them."""
@@ -42,10 +51,32 @@ def lower(values: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
     return pc.utf8_lower(values)
 
 
+def fold(word: str) -> str:
+    """A word as whole-word matching compares it: compatibility forms unified (NFKC: full-width
+    letters, ligatures), case folded, and nonspacing marks (accents) removed."""
+    if word.isascii():
+        return word.lower()
+    decomposed = unicodedata.normalize("NFD", unicodedata.normalize("NFKC", word).casefold())
+    return unicodedata.normalize("NFC", "".join(c for c in decomposed if unicodedata.category(c) != "Mn"))
+
+
+def folded(words: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """`fold` of each word; ASCII words (most of them) only lower-cased, in Arrow."""
+    if isinstance(words, pa.ChunkedArray):
+        words = words.combine_chunks()
+    result = pc.utf8_lower(words)
+    other = np.flatnonzero(~pc.string_is_ascii(words).to_numpy(zero_copy_only=False))
+    if not len(other):
+        return result
+    mask = np.zeros(len(words), dtype=bool)
+    mask[other] = True
+    replacements = pa.array([fold(word) for word in words.take(pa.array(other)).to_pylist()], pa.string())
+    return pc.replace_with_mask(result, pa.array(mask), replacements)
+
+
 def words_of(lowered: list[str]) -> list[list[str]]:
-    """The words of each lower-cased string, by the same rule as chunk texts (one regex pass)."""
-    split = pc.split_pattern_regex(pa.array(lowered, pa.string()), WORD_BREAK).to_pylist()
-    return [[word for word in words if word] for words in split]
+    """The words of each lower-cased string, by the same rule as chunk texts."""
+    return [[word for word in SHORT_WORD_BREAK.split(text) if word] for text in lowered]
 
 
 def chunk_terms(texts: pa.Array | pa.ChunkedArray) -> tuple[pa.ListArray, pa.ListArray]:

@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from .arguments import coerce_arguments, describe_invalid
 from .conversations import Conversations
 from .errors import tool_error
+from .keywords import KeywordMatch
 from .live_index import LiveIndex
 from .profiles import DEFAULT_PROFILE, PROFILES, Profile
 from .tools import Toolkit
@@ -36,9 +37,12 @@ class AragServer(MCPServer):
 
 
 def create_server(
-    live: LiveIndex, profile: Profile = PROFILES[DEFAULT_PROFILE], conversations: Conversations | None = None
+    live: LiveIndex,
+    profile: Profile = PROFILES[DEFAULT_PROFILE],
+    conversations: Conversations | None = None,
+    keyword_match: KeywordMatch = "word",
 ) -> AragServer:
-    """An MCP server offering `profile`'s tools over `live`."""
+    """An MCP server offering `profile`'s tools over `live`, keywords matched as `keyword_match` says."""
     counts = live.manifest.counts
     server = AragServer(
         "arag-mcp",
@@ -47,13 +51,13 @@ def create_server(
         f"Profile: {profile.name}.",
         version=_version(),
     )
-    toolkit = Toolkit(live, conversations or Conversations(), full_text=profile.full_text)
+    toolkit = Toolkit(live, conversations or Conversations(), profile.full_text, keyword_match)
     for tool in profile.tools:
         server.add_tool(
             tool.function.__get__(toolkit),
             name=tool.name,
             title=tool.title,
-            description=profile.description(tool),
+            description=profile.description(tool, keyword_match),
             annotations=profile.annotations(tool),
         )
 

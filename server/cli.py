@@ -13,6 +13,7 @@ from arag_mcp.indexer.embedding import limit_cpu_threads
 from arag_mcp.indexer.env_options import LOG_LEVELS, add_version, env_option, log_level
 from arag_mcp.indexer.manifest import IndexStoreError
 
+from .keywords import KEYWORD_MATCHES
 from .profiles import DEFAULT_PROFILE, PROFILES, Profile
 
 log = logging.getLogger("arag_mcp.server")
@@ -44,6 +45,15 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help=f"which tools to offer (default: {DEFAULT_PROFILE}); see --list-profiles",
     )
     parser.add_argument("--list-profiles", action="store_true", help="print each profile with its tools and exit")
+    env_option(
+        parser,
+        "--keyword-match",
+        _env("--keyword-match"),
+        choices=KEYWORD_MATCHES,
+        default="word",
+        help="keyword_search matches whole words, ignoring case, accents and width, titles included (word, "
+        "the default), or the A-RAG paper's case-insensitive substrings of the chunk text (substring)",
+    )
     env_option(parser, "--transport", _env("--transport"), choices=("stdio", "sse", "streamable-http"), default="stdio")
     env_option(parser, "--host", _env("--host"), default="127.0.0.1", help="HTTP bind address (default: 127.0.0.1)")
     env_option(parser, "--port", _env("--port"), type=int, default=8000, help="HTTP port (default: 8000)")
@@ -162,7 +172,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"arag-mcp: error: {exc}", file=sys.stderr)
         return 2
     live.start(load_model=call is None)  # a one-shot call loads the model only if it embeds a query
-    server = create_server(live, profile)
+    server = create_server(live, profile, keyword_match=args.keyword_match)
     try:
         if call:
             return call_tool(server, *call)

@@ -114,6 +114,12 @@ class Conversations:
                     size += len(chunk.text)
         return deliveries
 
+    def mark_received(self, conversation: Conversation, chunk_ids: Iterable[str]) -> None:
+        """Record chunks whose whole text reached the conversation some other way (a search result
+        that is the whole chunk), so that chunk_read does not send it again."""
+        with self._lock:
+            conversation.received.update(chunk_ids)
+
     def lines_seen(self, conversation: Conversation, document: DocumentLines) -> set[int]:
         """The lines of `document` this conversation has: sent as lines, or within a chunk it received."""
         with self._lock:

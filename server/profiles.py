@@ -69,10 +69,10 @@ class Profile:
     def prompt_name(self) -> str:
         return "arag" if self.name == "arag" else f"arag-{self.name}"
 
-    def description(self, tool: Tool) -> str:
+    def description(self, tool: Tool, keyword_match: str = "word") -> str:
         names = self.tool_names
         if tool is KEYWORD_SEARCH:
-            return texts.keyword_search_description(names, self.full_text)
+            return texts.keyword_search_description(names, self.full_text, keyword_match)
         if tool is SEMANTIC_SEARCH:
             return texts.semantic_search_description(names, self.full_text)
         if tool is SEMANTIC_SEARCH_QUERIES:

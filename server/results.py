@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, Field
 
 from .conversations import Delivery, DeliveryStatus
+from .keywords import ChunkCount, KeywordFindings
 from .retrieval import SNIPPET_SEPARATOR, Hit
 
 if TYPE_CHECKING:
@@ -18,15 +19,24 @@ if TYPE_CHECKING:
 
 MAX_SNIPPET_CHARS = 1200
 READ_BEFORE = "This chunk has been read before"
+WHOLE_CHUNK_NOTE = "A result marked (whole chunk) shows the complete chunk: no need to read it."
 SESSION_FIELD = Field(description="the conversation's handle: pass it back as `session` in every later call")
+
+
+SOURCE_FIELD = Field(None, description="the chunk's source, where results differ in it (else the output's `source`)")
+WHOLE_CHUNK_FIELD = Field(
+    None, description="true when the snippet is the whole chunk: it counts as read, chunk_read adds nothing"
+)
 
 
 class KeywordResult(BaseModel):
     chunk_id: str
     title: str
-    source: str
+    source: str | None = SOURCE_FIELD
     score: int = Field(description="sum over keywords of occurrences x keyword length")
+    keywords: list[str] = Field(description="the keywords this chunk matched")
     snippet: str = Field(description="the chunk's sentences that contain a keyword, joined with ' ... '")
+    whole_chunk: bool | None = WHOLE_CHUNK_FIELD
     status: DeliveryStatus | None = Field(None, description="whether the chunk's full text is in `text`")
     text: str | None = Field(None, description="the chunk's full text, where the tool returns whole chunks")
 
@@ -34,10 +44,11 @@ class KeywordResult(BaseModel):
 class SemanticResult(BaseModel):
     chunk_id: str
     title: str
-    source: str
+    source: str | None = SOURCE_FIELD
     score: float = Field(description="cosine similarity of the chunk's best sentence (or vector) to the query")
     sentences: list[str] = Field(description="the chunk's matched sentences, in document order")
     queries: list[int] | None = Field(None, description="which queries (from 0) found this chunk")
+    whole_chunk: bool | None = WHOLE_CHUNK_FIELD
     status: DeliveryStatus | None = Field(None, description="whether the chunk's full text is in `text`")
     text: str | None = Field(None, description="the chunk's full text, where the tool returns whole chunks")
 
@@ -57,11 +68,22 @@ class ToolOutput(BaseModel):
     session: str = SESSION_FIELD
 
 
+class KeywordCount(BaseModel):
+    keyword: str
+    chunks: int = Field(description="chunks this keyword matches (at least this many when chunks_up_to is given)")
+    chunks_up_to: int | None = Field(None, description="at most this many: the count was not settled")
+
+
 class KeywordSearchOutput(ToolOutput):
+    matching_chunks: int = Field(description="chunks any keyword matches, in all (at least, with an upper bound)")
+    matching_chunks_up_to: int | None = None
+    keyword_counts: list[KeywordCount]
+    source: str | None = Field(None, description="the source of every result, when they share one")
     results: list[KeywordResult]
 
 
 class SemanticSearchOutput(ToolOutput):
+    source: str | None = Field(None, description="the source of every result, when they share one")
     results: list[SemanticResult]
 
 
@@ -89,60 +111,104 @@ def _delivered(deliveries: list[Delivery] | None, at: int) -> tuple[DeliveryStat
     return delivery.status, delivery.chunk.text if delivery.status == "ok" and delivery.chunk else None
 
 
+def is_whole_chunk(hit: Hit) -> bool:
+    """Whether the matched sentences, as shown, are every sentence of the chunk."""
+    sentences = hit.chunk.sentences
+    return bool(sentences) and bounded_sentences(hit.matched) == sentences
+
+
+def shared_source(hits: list[Hit]) -> str | None:
+    """The source every hit has, said once instead of on every hit."""
+    sources = {hit.chunk.source for hit in hits}
+    return sources.pop() if len(sources) == 1 else None
+
+
+def chunks_phrase(count: ChunkCount) -> str:
+    """'1 chunk', '6 chunks', 'at least 3 (up to 40) chunks'."""
+    if count.exact:
+        return f"{count.at_least} {'chunk' if count.at_least == 1 else 'chunks'}"
+    return f"at least {count.at_least} (up to {count.at_most}) chunks"
+
+
 def keyword_output(
-    hits: list[Hit], keywords: list[str], session: str, notice: str, deliveries: list[Delivery] | None
+    findings: KeywordFindings, session: str, notice: str, deliveries: list[Delivery] | None
 ) -> KeywordSearchOutput:
+    source = shared_source(findings.hits)
     results = []
-    for at, hit in enumerate(hits):
+    for at, hit in enumerate(findings.hits):
         status, text = _delivered(deliveries, at)
+        whole = deliveries is None and is_whole_chunk(hit)
         results.append(
             KeywordResult(
                 chunk_id=hit.chunk.chunk_id,
                 title=hit.chunk.title,
-                source=hit.chunk.source,
+                source=None if source is not None else hit.chunk.source,
                 score=int(hit.score),
-                snippet=SNIPPET_SEPARATOR.join(bounded_sentences(hit.matched)),
+                keywords=list(hit.keywords),
+                snippet=hit.chunk.text if whole else SNIPPET_SEPARATOR.join(bounded_sentences(hit.matched)),
+                whole_chunk=whole or None,
                 status=status,
                 text=text,
             )
         )
+    per_keyword = "; ".join(
+        f"{keyword!r}: {chunks_phrase(count)}" for keyword, count in zip(findings.keywords, findings.per_keyword)
+    )
+    matching = findings.matching
     if results:
-        count = f"{len(results)} {'chunk contains' if len(results) == 1 else 'chunks contain'} {keywords}."
-        message = f"{count} {_next_step(deliveries, 'Snippets are partial: chunk_read the relevant ids.')}"
+        verb = "matches" if matching.exact and matching.at_least == 1 else "match"
+        count = f"{chunks_phrase(matching)} {verb} ({per_keyword}); showing {len(results)}, best first."
+        partial = "Snippets are partial: chunk_read the relevant ids."
+        message = f"{count} {_next_step(deliveries, partial, any(r.whole_chunk for r in results))}"
     else:
-        message = f"No chunk contains any of {keywords}. Try shorter or alternative terms, or another search."
-    return KeywordSearchOutput(message=_with_notice(notice, message), session=session, results=results)
+        message = f"No chunk matches ({per_keyword}). Try shorter or alternative terms, or another search."
+    return KeywordSearchOutput(
+        message=_with_notice(notice, message),
+        session=session,
+        matching_chunks=matching.at_least,
+        matching_chunks_up_to=None if matching.exact else matching.at_most,
+        keyword_counts=[
+            KeywordCount(keyword=k, chunks=c.at_least, chunks_up_to=None if c.exact else c.at_most)
+            for k, c in zip(findings.keywords, findings.per_keyword)
+        ],
+        source=source,
+        results=results,
+    )
 
 
 def semantic_output(
     hits: list[Hit], session: str, notice: str, deliveries: list[Delivery] | None, ranked_by: str
 ) -> SemanticSearchOutput:
+    source = shared_source(hits)
     results = []
     for at, hit in enumerate(hits):
         status, text = _delivered(deliveries, at)
+        whole = deliveries is None and is_whole_chunk(hit)
         results.append(
             SemanticResult(
                 chunk_id=hit.chunk.chunk_id,
                 title=hit.chunk.title,
-                source=hit.chunk.source,
+                source=None if source is not None else hit.chunk.source,
                 score=round(hit.score, 4),
-                sentences=bounded_sentences(hit.matched),
+                sentences=[hit.chunk.text] if whole else bounded_sentences(hit.matched),
+                whole_chunk=whole or None,
                 status=status,
                 text=text,
             )
         )
     if results:
         count = f"{len(results)} {'chunk' if len(results) == 1 else 'chunks'} ranked by {ranked_by}."
-        message = f"{count} {_next_step(deliveries, 'Matched sentences are partial: chunk_read the relevant ids.')}"
+        partial = "Matched sentences are partial: chunk_read the relevant ids."
+        message = f"{count} {_next_step(deliveries, partial, any(r.whole_chunk for r in results))}"
     else:
         message = "The index is empty."
-    return SemanticSearchOutput(message=_with_notice(notice, message), session=session, results=results)
+    return SemanticSearchOutput(message=_with_notice(notice, message), session=session, source=source, results=results)
 
 
-def _next_step(deliveries: list[Delivery] | None, partial: str) -> str:
+def _next_step(deliveries: list[Delivery] | None, partial: str, whole: bool = False) -> str:
     """What the model should do next: read the chunks, or (whole chunks returned) nothing more."""
     if deliveries is None:
-        return partial
+        return f"{partial} {WHOLE_CHUNK_NOTE}" if whole else partial
     held_back = [d.chunk_id for d in deliveries if d.status == "not_sent"]
     note = "Full chunk texts are included; a chunk sent earlier in this conversation is marked read before."
     return f"{note} Not sent (size limit): {held_back}; search again for them." if held_back else note
@@ -176,7 +242,11 @@ def _with_notice(notice: str, message: str) -> str:
 
 
 def keyword_text(output: KeywordSearchOutput) -> str:
-    return _search_text(output, [(r, str(r.score), f"snippet: {r.snippet}") for r in output.results])
+    rows = [
+        (r, f"{r.score} | matched: {', '.join(repr(k) for k in r.keywords)}", f"snippet: {r.snippet}")
+        for r in output.results
+    ]
+    return _search_text(output, rows)
 
 
 def semantic_text(output: SemanticSearchOutput) -> str:
@@ -191,12 +261,16 @@ def semantic_text(output: SemanticSearchOutput) -> str:
     return _search_text(output, rows)
 
 
-def _search_text(output: ToolOutput, rows: list[tuple[KeywordResult | SemanticResult, str, str]]) -> str:
+def _search_text(
+    output: KeywordSearchOutput | SemanticSearchOutput, rows: list[tuple[KeywordResult | SemanticResult, str, str]]
+) -> str:
     lines = [output.message]
+    if output.source is not None:
+        lines.append(f"source (every result): {output.source}")
     for rank, (result, score, body) in enumerate(rows, 1):
-        lines.append(
-            f"[{rank}] chunk_id: {result.chunk_id} | title: {result.title} | source: {result.source} | score: {score}"
-        )
+        source = f" | source: {result.source}" if result.source is not None else ""
+        whole = " (whole chunk)" if result.whole_chunk else ""
+        lines.append(f"[{rank}] chunk_id: {result.chunk_id} | title: {result.title}{source} | score: {score}{whole}")
         if result.status is None or result.status == "not_sent":
             lines.append(f"    {body}")
         if result.status == "ok":

@@ -11,17 +11,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
-from arag_mcp.indexer.terms import lower, words_of
 
 if TYPE_CHECKING:
     from arag_mcp.indexer.reader import Chunk, IndexSnapshot, SentenceMatches
 
 SNIPPET_SEPARATOR = " ... "
 MATCHED_SENTENCES = 3
-PHRASE_READ_BATCH = 64
-"""Chunk texts read at first to settle phrase counts; each further read doubles."""
 
 
 @dataclass(frozen=True)
@@ -31,114 +26,8 @@ class Hit:
     chunk: Chunk
     score: float
     matched: list[str]
-
-
-def normalise_keywords(keywords: Sequence[str]) -> list[str]:
-    """Lower-cased, stripped, de-duplicated keywords in the order given."""
-    stripped = [keyword.strip() for keyword in keywords if keyword.strip()]
-    return list(dict.fromkeys(lower(pa.array(stripped, pa.string())).to_pylist()))
-
-
-def keyword_search(snapshot: IndexSnapshot, keywords: Sequence[str], top_k: int) -> list[Hit]:
-    """Chunks ranked by keyword score (ties: chunk id), with the sentences that contain a keyword.
-
-    Scores are exact (the definition above) but come from the terms table's postings, not from a
-    scan of every chunk (terms.py). A keyword made of one word's characters is counted from the
-    postings alone. A keyword with other characters ("marie curie", "co-op") is bounded from
-    above by its rarest word piece, and counted in the texts of the chunks whose bound could still
-    reach the top k, best bound first, until none can: exact, reading a few texts, not thousands.
-    """
-    terms = normalise_keywords(keywords)
-    if not terms:
-        return []
-    lookup = snapshot.keywords
-    pieces = {term: list(dict.fromkeys(split)) for term, split in zip(terms, words_of(terms))}
-    counts = PieceCounts(snapshot, sorted({piece for split in pieces.values() for piece in split}))
-    known = np.zeros(len(lookup.chunk_ids), dtype=np.int64)
-    bound = np.zeros_like(known)
-    phrases = []
-    for term, split in pieces.items():
-        if split == [term]:
-            known += counts.of(term) * len(term)
-        else:
-            phrases.append(term)
-            bound += _phrase_bound(split, counts, len(known)) * len(term)
-    scores = _resolve_phrases(snapshot, phrases, known, bound, top_k)
-    best = top_chunks(scores, lookup.chunk_id_rank, top_k)
-    chunks = snapshot.chunks_at(best)
-    return [
-        Hit(chunks[number], int(scores[number]), _matching_sentences(chunks[number], terms)) for number in best.tolist()
-    ]
-
-
-class PieceCounts:
-    """count(piece, chunk) for every chunk number, for word-character pieces, from one postings read.
-
-    A piece can only occur inside a word, so its count is Σ_w count(piece, w) · tf(w, chunk) over
-    the vocabulary words w that contain it. Counts are made one piece at a time, on demand: a
-    keyword's memory is a few arrays of one count per chunk, however many pieces it has.
-    """
-
-    def __init__(self, snapshot: IndexSnapshot, pieces: Sequence[str]) -> None:
-        lookup = snapshot.keywords
-        rows = [lookup.rows_containing(piece) for piece in pieces]
-        postings = snapshot.postings(np.unique(np.concatenate([lookup.word_rows[:0], *rows])))
-        self.terms = postings["term"]
-        self.lengths = pc.list_value_length(postings["chunks"]).to_numpy(zero_copy_only=False)
-        self.chunks = pc.list_flatten(postings["chunks"]).to_numpy(zero_copy_only=False)
-        self.occurrences = pc.list_flatten(postings["counts"]).to_numpy(zero_copy_only=False)
-        self.chunk_count = len(lookup.chunk_ids)
-
-    def of(self, piece: str) -> np.ndarray:
-        per_posting = np.repeat(
-            pc.count_substring(self.terms, pattern=piece).to_numpy(zero_copy_only=False), self.lengths
-        )
-        at = np.flatnonzero(per_posting)
-        weights = self.occurrences[at] * per_posting[at]
-        return np.bincount(self.chunks[at], weights=weights, minlength=self.chunk_count).astype(np.int64)
-
-
-def _phrase_bound(pieces: list[str], counts: PieceCounts, chunk_count: int) -> np.ndarray:
-    """An upper bound of a phrase's count per chunk: non-overlapping occurrences of the phrase each
-    hold their own occurrence of every piece, so no more than the rarest piece's count (a running
-    minimum: two arrays whatever the number of pieces). A phrase with no word piece (punctuation
-    only) is unbounded: every chunk is read."""
-    bound = np.full(chunk_count, np.iinfo(np.int32).max, dtype=np.int64)
-    for piece in pieces:
-        np.minimum(bound, counts.of(piece), out=bound)
-    return bound
-
-
-def _resolve_phrases(
-    snapshot: IndexSnapshot, phrases: list[str], known: np.ndarray, bound: np.ndarray, top_k: int
-) -> np.ndarray:
-    """Exact scores where they decide the top k: phrase counts are read from the texts of the
-    chunks whose upper bound (known + bound) could still enter the top k, best bound first."""
-    scores = known.copy()
-    if not phrases:
-        return scores
-    rank = snapshot.keywords.chunk_id_rank
-    pending = np.flatnonzero(bound)
-    upper = known[pending] + bound[pending]
-    pending = pending[np.lexsort((rank[pending], -upper))]
-    settled = bound == 0
-    batch = PHRASE_READ_BATCH
-    while len(pending):
-        best = top_chunks(np.where(settled, scores, 0), rank, top_k)
-        if len(best) == top_k:
-            kth = best[-1]
-            challenger = pending[0]
-            challenge = known[challenger] + bound[challenger]
-            if (challenge, -rank[challenger]) < (scores[kth], -rank[kth]):
-                break
-        reading, pending = pending[:batch], pending[batch:]
-        numbers, texts = snapshot.texts_at(reading)
-        lowered = lower(texts)
-        for phrase in phrases:
-            scores[numbers] += pc.count_substring(lowered, pattern=phrase).to_numpy(zero_copy_only=False) * len(phrase)
-        settled[numbers] = True
-        batch *= 2
-    return np.where(settled, scores, 0)
+    keywords: tuple[str, ...] = ()
+    """The keywords it matched (keyword search)."""
 
 
 def top_chunks(scores: np.ndarray, id_rank: np.ndarray, top_k: int) -> np.ndarray:
@@ -149,15 +38,6 @@ def top_chunks(scores: np.ndarray, id_rank: np.ndarray, top_k: int) -> np.ndarra
         scored = scored[scores[scored] >= threshold]
     order = np.lexsort((id_rank[scored], -scores[scored]))
     return scored[order[:top_k]]
-
-
-def _matching_sentences(chunk: Chunk, terms: Sequence[str]) -> list[str]:
-    sentences = chunk.sentences
-    lowered = lower(pa.array(sentences, pa.string()))
-    matching = np.zeros(len(sentences), dtype=bool)
-    for term in terms:
-        matching |= pc.match_substring(lowered, pattern=term).to_numpy(zero_copy_only=False)
-    return [sentence for sentence, keep in zip(sentences, matching) if keep]
 
 
 def semantic_search(snapshot: IndexSnapshot, query_vector: np.ndarray, top_k: int) -> list[Hit]:

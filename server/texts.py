@@ -13,12 +13,12 @@ SESSION_NOTE = (
     "conversation, so that chunks you already received are not sent again."
 )
 
-KEYWORD_SEARCH = """Search the knowledge base for chunks that contain the given keywords (exact text match).
+KEYWORD_SEARCH = """Search the knowledge base for chunks that contain the given keywords.
 
-Matching is case-insensitive and literal: each keyword is looked up as written, independently.
+{matching}
 A chunk's score is the sum over keywords of (occurrences of the keyword in the chunk) x (keyword
-length), so longer, more specific keywords weigh more. Returns chunk ids with title, source,
-score and {shows}.
+length), so longer, more specific keywords weigh more. {results} Returns chunk ids with title,
+source, score, the keywords each chunk matched, and {shows}.
 
 Use it for: names of people, places and organisations, titles, dates, numbers, technical terms,
 exact phrases.
@@ -38,6 +38,23 @@ Ask about one thing at a time: split a multi-hop question into single-fact sub-q
 
 {after} {session}"""
 
+KEYWORD_MATCHING = {
+    "word": (
+        'A keyword matches whole words, ignoring case, accents and width: "Einstein" finds '
+        '"EINSTEIN\'s", not "Einsteinium"; "Benitez" finds "Benìtez". A chunk\'s title counts as '
+        "part of it, so the page named after a keyword ranks above pages that only mention it."
+    ),
+    "substring": "Matching is case-insensitive and literal: each keyword is looked up as written, independently, "
+    "also inside longer words; titles are not searched.",
+}
+KEYWORD_RESULTS = {
+    "word": (
+        "When top_k is at least the number of keywords, the best chunk of every keyword that matches "
+        "is among the results (a frequent keyword cannot crowd out a rare one); the other places go "
+        "by score. The header says how many chunks each keyword matches (0 proves an absence)."
+    ),
+    "substring": "The header says how many chunks each keyword matches (0 proves an absence).",
+}
 SNIPPET_SHOWS = {
     "keyword_search": "a snippet made of the chunk's sentences that contain a keyword",
     "semantic_search": "the chunk's sentences that matched",
@@ -45,7 +62,8 @@ SNIPPET_SHOWS = {
 FULL_TEXT_SHOWS = "the chunk's complete text (what does not fit in one answer is named; search again for it)"
 SNIPPET_AFTER = (
     "Snippets and matched sentences are fragments: they are not enough to answer. Call chunk_read on "
-    "the promising chunk ids to read the full text before relying on them."
+    "the promising chunk ids to read the full text before relying on them. A result marked "
+    "(whole chunk) already shows the complete chunk: do not read it."
 )
 FULL_TEXT_AFTER = (
     "Whole chunks are returned, so there is nothing more to read; a chunk already sent in this "
@@ -133,8 +151,10 @@ TOOL_GUIDES = {
 }
 
 
-def keyword_search_description(tools: Sequence[str], full_text: bool) -> str:
+def keyword_search_description(tools: Sequence[str], full_text: bool, keyword_match: str = "word") -> str:
     return KEYWORD_SEARCH.format(
+        matching=KEYWORD_MATCHING[keyword_match],
+        results=KEYWORD_RESULTS[keyword_match],
         shows=FULL_TEXT_SHOWS if full_text else SNIPPET_SHOWS["keyword_search"],
         sentence_tool="semantic_search" if "semantic_search" in tools else "several short keywords",
         after=FULL_TEXT_AFTER if full_text else SNIPPET_AFTER,

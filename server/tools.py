@@ -16,6 +16,7 @@ from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel, Field
 
 from . import documents, retrieval
+from . import keywords as keyword_matching
 from .conversations import Conversation, Conversations, Delivery
 from .document_results import (
     DocumentSearchOutput,
@@ -47,6 +48,7 @@ from .results import (
     SemanticSearchOutput,
     chunk_read_output,
     chunk_read_text,
+    is_whole_chunk,
     keyword_output,
     keyword_text,
     semantic_output,
@@ -61,7 +63,7 @@ TopK = Annotated[int, Field(ge=1, le=MAX_TOP_K, description=f"number of chunks t
 Session = Annotated[
     str | None, Field(description="the `session` handle of this conversation's earlier results; omit it at the start")
 ]
-Keywords = Annotated[list[str], Field(description="short specific terms, matched literally and case-insensitively")]
+Keywords = Annotated[list[str], Field(description="short specific terms: names, titles, numbers, exact phrases")]
 Query = Annotated[str, Field(description="a question or description of what to find")]
 ChunkIds = Annotated[list[str], Field(description="chunk ids from the search results")]
 Queries = Annotated[
@@ -78,12 +80,20 @@ Patterns = Annotated[
 
 
 class Toolkit:
-    """The tools over `live`; with `full_text`, searches send whole chunks (the paper's w/o chunk read)."""
+    """The tools over `live`; with `full_text`, searches send whole chunks (the paper's w/o chunk read);
+    `keyword_match` chooses what a keyword match is (keywords.py)."""
 
-    def __init__(self, live: LiveIndex, conversations: Conversations, full_text: bool = False) -> None:
+    def __init__(
+        self,
+        live: LiveIndex,
+        conversations: Conversations,
+        full_text: bool = False,
+        keyword_match: keyword_matching.KeywordMatch = "word",
+    ) -> None:
         self.live = live
         self.conversations = conversations
         self.full_text = full_text
+        self.keyword_match = keyword_match
 
     def keyword_search(
         self, keywords: Keywords, top_k: TopK = 5, session: Session = None
@@ -94,11 +104,17 @@ class Toolkit:
         if len(terms) > MAX_KEYWORDS:
             raise ToolError(f"{len(terms)} keywords given; pass at most {MAX_KEYWORDS}, the most specific first")
         _check_keyword_sizes(terms)
+        if self.keyword_match == "word":
+            wordless = keyword_matching.wordless(terms)
+            if wordless:
+                raise ToolError(
+                    f"keyword {wordless[0]!r} has no letter or digit; keywords match whole words, "
+                    "so give names, terms or numbers"
+                )
         conversation = self.conversations.resume(session)
-        hits = retrieval.keyword_search(self._snapshot(), terms, top_k)
-        output = keyword_output(
-            hits, terms, conversation.handle, conversation.notice, self._deliver(conversation, hits)
-        )
+        findings = keyword_matching.keyword_search(self._snapshot(), terms, top_k, self.keyword_match)
+        deliveries = self._deliver(conversation, findings.hits)
+        output = keyword_output(findings, conversation.handle, conversation.notice, deliveries)
         return _result(output, keyword_text)
 
     def semantic_search(
@@ -131,6 +147,7 @@ class Toolkit:
         snapshot = self._snapshot()
         found = retrieval.merged_semantic_search(snapshot, self._query_vectors(snapshot, checked), top_k)
         hits = [merged.hit for merged in found]
+        self._mark_whole_chunks(conversation, hits)
         ranked_by = f"their best sentence over {len(checked)} {'query' if len(checked) == 1 else 'queries'}"
         output = semantic_output(hits, conversation.handle, conversation.notice, None, ranked_by)
         for result, merged in zip(output.results, found):
@@ -207,12 +224,17 @@ class Toolkit:
     def _deliver(
         self, conversation: Conversation, hits: list[retrieval.Hit], always: bool = False
     ) -> list[Delivery] | None:
-        """Whole chunks for the conversation (read-before and size bound applied), where this tool sends them."""
+        """Whole chunks for the conversation (read-before and size bound applied), where this tool sends
+        them; otherwise None, and the hits whose matched sentences are the whole chunk count as read."""
         if not (self.full_text or always):
+            self._mark_whole_chunks(conversation, hits)
             return None
         return self.conversations.deliver(
             conversation, [hit.chunk.chunk_id for hit in hits], {hit.chunk.chunk_id: hit.chunk for hit in hits}
         )
+
+    def _mark_whole_chunks(self, conversation: Conversation, hits: list[retrieval.Hit]) -> None:
+        self.conversations.mark_received(conversation, [hit.chunk.chunk_id for hit in hits if is_whole_chunk(hit)])
 
     def _snapshot(self) -> IndexSnapshot:
         """The served build; its IndexStoreError reaches the model as one line (errors.py)."""

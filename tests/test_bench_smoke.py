@@ -29,14 +29,15 @@ def test_quality_quick(tmp_path: Path):
     results = run_bench("quality.py", tmp_path / "quality.json")["results"]
     for dataset in ("musique", "2wikimultihopqa"):
         agreement = results[dataset]["brute_force_agreement"]
-        assert agreement == {"semantic_search": 100.0, "keyword_search": 100.0, "naive_embedding_search": 100.0}
+        assert set(agreement.values()) == {100.0} and len(agreement) == 4
         assert 0 < results[dataset]["semantic"]["recall@5"] <= 100
 
 
 def test_speed_quick(tmp_path: Path):
     results = run_bench("speed.py", tmp_path / "speed.json")
     for words in ("1 keywords", "2 keywords", "3 keywords"):
-        assert results["chunks-10k"]["keyword_search"][words]["identical"] == "50/50"
+        for match in ("", " (substring)"):
+            assert results["chunks-10k"]["keyword_search"][words + match]["identical"] == "50/50"
     for name, sentences in (("chunks-1k", 10_000), ("chunks-10k", 100_000)):
         assert results[name]["semantic_search"]["sentences"] == sentences
         assert results[name]["semantic_search"]["exact_in_memory"] is True

@@ -1,6 +1,7 @@
-"""keyword_search through the terms table gives exactly the paper's definition: a Python loop
-that lower-cases every chunk and sums count(k) · len(k), checked on an index that went through
-incremental builds (deleted rows, several fragments) and a multi-segment terms table."""
+"""keyword_search through the terms table gives exactly its definitions (bench/brute_force.py):
+whole folded words with titles (the default), and the paper's lower-cased substrings, checked on
+an index that went through incremental builds (deleted rows, several fragments) and a
+multi-segment terms table."""
 
 from __future__ import annotations
 
@@ -12,13 +13,13 @@ import pytest
 from arag_mcp.indexer import terms
 from arag_mcp.indexer.build import BuildOptions, build_index, sync_index
 from arag_mcp.indexer.reader import open_index
-from arag_mcp.server import retrieval
-from brute_force import keyword_ranking
+from arag_mcp.server import keywords as keyword_matching
+from brute_force import keyword_ranking, word_ranking
 
 WORDS = (
     "the there other cat catalogue concatenate dog house doghouse river riverside born reborn film "
     "university universe Marie Curie curium radium polonium naïve café 東京 東京都 co-op e.g. U.S. 3.14 "
-    "1867 x_y snake_case O'Neil don't mother brother ATHENS athens Athena résumé ÉCOLE école"
+    "1867 x_y snake_case O'Neil don't mother brother ATHENS athens Athena résumé ÉCOLE école Ｔｏｋｙｏ Tokyo ﬁlm Straße"
 ).split()
 
 
@@ -27,7 +28,8 @@ def write_corpus(folder: Path, seed: int, count: int) -> None:
     records = []
     for number in range(count):
         sentences = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(4, 12))) + "." for _ in range(12)]
-        records.append({"id": f"doc-{number}", "title": f"Doc {number}", "text": " ".join(sentences)})
+        title = f"Doc {number} {rng.choice(WORDS)}" if number % 3 else f"{rng.choice(WORDS)} {rng.choice(WORDS)}"
+        records.append({"id": f"doc-{number}", "title": title, "text": " ".join(sentences)})
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "corpus.jsonl").write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in records), "utf-8")
 
@@ -62,25 +64,30 @@ def test_terms_table_has_several_segments(churned_index: Path):
     assert len(snapshot.keywords.chunk_ids) == snapshot.chunk_table.count_rows() == 31
 
 
-@pytest.mark.parametrize("read_batch", [retrieval.PHRASE_READ_BATCH, 1])
-def test_keyword_search_equals_brute_force(churned_index: Path, read_batch: int, monkeypatch):
+@pytest.mark.parametrize("read_batch", [keyword_matching.PHRASE_READ_BATCH, 1])
+@pytest.mark.parametrize("match", ["word", "substring"])
+def test_keyword_search_equals_brute_force(churned_index: Path, read_batch: int, match: str, monkeypatch):
     """Also with phrase texts read one chunk at a time, so the bound stops reading early."""
-    monkeypatch.setattr(retrieval, "PHRASE_READ_BATCH", read_batch)
+    monkeypatch.setattr(keyword_matching, "PHRASE_READ_BATCH", read_batch)
     snapshot = open_index(str(churned_index))
     chunks = snapshot.all_chunks()
-    ids, texts = [c.chunk_id for c in chunks], [c.text for c in chunks]
+    ids, titles, texts = [c.chunk_id for c in chunks], [c.title for c in chunks], [c.text for c in chunks]
     checked = 0
     for keywords in queries(seed=3):
-        for top_k in (1, 5, 50):
-            got = [(hit.chunk.chunk_id, hit.score) for hit in retrieval.keyword_search(snapshot, keywords, top_k)]
-            assert got == keyword_ranking(ids, texts, keywords, top_k), keywords
+        for top_k in (1, 2, 5, 50):
+            found = keyword_matching.keyword_search(snapshot, keywords, top_k, match)
+            got = [(hit.chunk.chunk_id, hit.score) for hit in found.hits]
+            if match == "word":
+                assert got == word_ranking(ids, titles, texts, keywords, top_k), keywords
+            else:
+                assert got == keyword_ranking(ids, texts, keywords, top_k), keywords
             checked += bool(got)
     assert checked > 200
 
 
 def test_snippets_are_the_sentences_holding_a_keyword(churned_index: Path):
     snapshot = open_index(str(churned_index))
-    [hit] = retrieval.keyword_search(snapshot, ["DOGHOUSE of"], top_k=1)
+    [hit] = keyword_matching.keyword_search(snapshot, ["DOGHOUSE of"], top_k=1).hits
     assert hit.matched == ["The doghouse of Marie."]
 
 

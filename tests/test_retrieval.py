@@ -8,6 +8,7 @@ import pytest
 from arag_mcp.indexer.ids import doc_key
 from arag_mcp.indexer.reader import open_index
 from arag_mcp.server import retrieval
+from arag_mcp.server.keywords import keyword_search
 from brute_force import SentenceMatrix, vector_ranking
 
 
@@ -20,8 +21,13 @@ def scoring(scoring_index):
     return open_index(str(scoring_index))
 
 
+def paper_keyword_search(snapshot, keywords: list[str], top_k: int) -> list[retrieval.Hit]:
+    """keyword_search as the paper defines it (--keyword-match substring)."""
+    return keyword_search(snapshot, keywords, top_k, "substring").hits
+
+
 def test_keyword_scores_are_count_times_length(scoring):
-    hits = retrieval.keyword_search(scoring, ["cat", "dog house"], top_k=20)
+    hits = paper_keyword_search(scoring, ["cat", "dog house"], top_k=20)
     scores = {hit.chunk.chunk_id: hit.score for hit in hits}
     # c: "dog house" x2 (9 chars) + "cat" x1; b: "cat" x3 + "conCATenate"; a: "cat" x2; f, g: "cat" x1
     assert scores == {cid("c"): 21, cid("b"): 12, cid("a"): 6, cid("f"): 3, cid("g"): 3}
@@ -30,7 +36,7 @@ def test_keyword_scores_are_count_times_length(scoring):
 
 
 def test_keyword_snippet_is_the_matching_sentences(scoring):
-    [hit] = retrieval.keyword_search(scoring, ["dog house"], top_k=1)
+    [hit] = paper_keyword_search(scoring, ["dog house"], top_k=1)
     assert hit.chunk.chunk_id == cid("c")
     assert hit.chunk.title == "Gamma"
     assert hit.matched == ["The dog house is red.", "Another dog house stands near the cat."]
@@ -38,16 +44,17 @@ def test_keyword_snippet_is_the_matching_sentences(scoring):
 
 def test_keywords_are_literal_and_case_insensitive(scoring):
     for keyword in ["$5.00 (approx.)", "[sic]", "NAÏVE CAFÉ", "東京", '"quoted"']:
-        hits = retrieval.keyword_search(scoring, [keyword], top_k=5)
+        hits = paper_keyword_search(scoring, [keyword], top_k=5)
         assert [hit.chunk.chunk_id for hit in hits] == [cid("e")], keyword
         assert hits[0].score == len(keyword)
-    assert retrieval.keyword_search(scoring, [".*"], top_k=5) == []
+    assert paper_keyword_search(scoring, [".*"], top_k=5) == []
+    assert keyword_search(scoring, ["conCATenate"], top_k=5).hits[0].score == len("conCATenate")
 
 
 def test_top_k_limits_and_duplicates_count_once(scoring):
-    assert len(retrieval.keyword_search(scoring, ["cat"], top_k=2)) == 2
-    once = retrieval.keyword_search(scoring, ["cat"], top_k=5)
-    twice = retrieval.keyword_search(scoring, ["cat", "CAT "], top_k=5)
+    assert len(paper_keyword_search(scoring, ["cat"], top_k=2)) == 2
+    once = paper_keyword_search(scoring, ["cat"], top_k=5)
+    twice = paper_keyword_search(scoring, ["cat", "CAT "], top_k=5)
     assert [(h.chunk.chunk_id, h.score) for h in once] == [(h.chunk.chunk_id, h.score) for h in twice]
 
 

@@ -14,8 +14,8 @@ from arag_mcp.indexer.build import BuildOptions, build_index
 from arag_mcp.indexer.ids import doc_key, parse_chunk_id
 from arag_mcp.indexer.manifest import IndexStoreError
 from arag_mcp.indexer.reader import open_index
-from arag_mcp.server import retrieval
 from arag_mcp.server.app import create_server
+from arag_mcp.server.keywords import keyword_search
 from arag_mcp.server.live_index import LiveIndex
 from mcp import Client
 
@@ -111,9 +111,9 @@ def test_phrase_bound_memory_does_not_grow_with_pieces(many_chunks: Path):
     """A 3,000-piece phrase over 400 chunks: pieces x chunks counts would be 9.6 MB twice over."""
     snapshot = open_index(str(many_chunks))
     phrase = ".".join(f"w{i}" for i in range(3000))
-    retrieval.keyword_search(snapshot, ["w1.w2"], top_k=5)  # warm caches outside the measurement
+    keyword_search(snapshot, ["w1.w2"], top_k=5)  # warm caches outside the measurement
     tracemalloc.start()
-    hits = retrieval.keyword_search(snapshot, [phrase], top_k=5)
+    hits = keyword_search(snapshot, [phrase], top_k=5).hits
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     assert hits == []

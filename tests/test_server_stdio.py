@@ -44,9 +44,11 @@ async def test_the_paper_tools_over_stdio(sample_index: Path, mode: str):
         session = found.structured_content["session"]
         first = await client.call_tool("chunk_read", {"chunk_ids": [RADIUM], "session": session})
         again = await client.call_tool("chunk_read", {"chunk_ids": [RADIUM], "session": session})
-        other = await client.call_tool("chunk_read", {"chunk_ids": [RADIUM]})
-        statuses = [r.structured_content["chunks"][0]["status"] for r in (first, again, other)]
-        assert statuses == ["ok", "read_before", "ok"]
+        other = await client.call_tool("chunk_read", {"chunk_ids": [RADIUM]})  # a second chat, same process
+        other_session = other.structured_content["session"]
+        other_again = await client.call_tool("chunk_read", {"chunk_ids": [RADIUM], "session": other_session})
+        statuses = [r.structured_content["chunks"][0]["status"] for r in (first, again, other, other_again)]
+        assert statuses == ["ok", "read_before", "ok", "read_before"] and other_session != session
 
 
 def test_stdout_carries_only_protocol(sample_index: Path):
