@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from .embedding import BACKENDS, DEFAULT_BACKEND, DEFAULT_MODEL, ModelError, limit_cpu_threads
-from .env_options import LOG_LEVELS, add_version, env_option, log_level
+from .env_options import LOG_LEVELS, add_version, env_name, env_option, log_level
 from .manifest import IndexStoreError
 from .readers import SUPPORTED_SUFFIXES, CorpusError
 
@@ -25,7 +25,7 @@ ENV_PREFIX = "ARAG_INDEX_"
 
 
 def _env(flag: str) -> str:
-    return ENV_PREFIX + flag.removeprefix("--").replace("-", "_").upper()
+    return env_name(ENV_PREFIX, flag)
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:

@@ -11,6 +11,11 @@ TRUE_WORDS = ("1", "true", "yes", "on")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
 
+def env_name(prefix: str, flag: str) -> str:
+    """The variable that sets `flag`: `--write-batch` under ARAG_INDEX_ is ARAG_INDEX_WRITE_BATCH."""
+    return prefix + flag.removeprefix("--").replace("-", "_").upper()
+
+
 def env_option(parser: argparse.ArgumentParser, flag: str, env: str, **kwargs: Any) -> None:
     """Add `flag`; where the variable `env` is set, it gives the default (a repeatable option takes
     a comma-separated list, a switch one of 1/true/yes/on), and `--help` names the variable."""

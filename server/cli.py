@@ -10,7 +10,7 @@ import sys
 from collections.abc import Sequence
 
 from arag_mcp.indexer.embedding import limit_cpu_threads
-from arag_mcp.indexer.env_options import LOG_LEVELS, add_version, env_option, log_level
+from arag_mcp.indexer.env_options import LOG_LEVELS, add_version, env_name, env_option, log_level
 from arag_mcp.indexer.manifest import IndexStoreError
 
 from .keywords import KEYWORD_MATCHES
@@ -23,7 +23,7 @@ ENV_PREFIX = "ARAG_MCP_"
 
 
 def _env(flag: str) -> str:
-    return ENV_PREFIX + flag.removeprefix("--").replace("-", "_").upper()
+    return env_name(ENV_PREFIX, flag)
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -67,3 +70,17 @@ def run_cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+def kill_build_when(arguments: Sequence[str], ready: Callable[[], bool], timeout: float) -> None:
+    """Run `arag-index ARGUMENTS` and kill it (SIGKILL) as soon as `ready()` holds: an interrupted build."""
+    process = subprocess.Popen([sys.executable, "-m", "arag_mcp.indexer", *arguments], stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + timeout
+        while not ready():
+            assert process.poll() is None, "the build finished before it could be killed"
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        process.send_signal(signal.SIGKILL)
+    finally:
+        process.wait()

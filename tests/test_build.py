@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
-import signal
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 import lancedb
@@ -20,7 +17,7 @@ from arag_mcp.indexer.manifest import IndexStoreError, read_manifest, write_mani
 from arag_mcp.indexer.reader import open_index
 from arag_mcp.indexer.schema import CHUNK_VECTORS, DOCUMENTS, SENTENCES, TABLES
 
-from .conftest import BENCH_DATA, SAMPLE, run_cli
+from .conftest import BENCH_DATA, SAMPLE, kill_build_when, run_cli
 
 QUIET = BuildOptions(progress=False)
 
@@ -147,30 +144,11 @@ def test_killed_build_leaves_previous_index_and_next_run_completes(tmp_path: Pat
     _write_corpus(
         corpus, {f"more-{i:03}.txt": f"Document {i} has a sentence. And another one about {i}." for i in range(300)}
     )
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "arag_mcp.indexer",
-            "build",
-            str(corpus),
-            "--index",
-            str(index),
-            "--write-batch",
-            "16",
-            "--quiet",
-        ],
-        stderr=subprocess.DEVNULL,
+    kill_build_when(
+        ["build", str(corpus), "--index", str(index), "--write-batch", "16", "--quiet"],
+        lambda: lancedb.connect(str(index)).open_table(SENTENCES).version > committed[1] + 1,
+        timeout=120,
     )
-    try:
-        deadline = time.monotonic() + 120
-        while lancedb.connect(str(index)).open_table(SENTENCES).version <= committed[1] + 1:
-            assert process.poll() is None, "the build finished before it could be killed"
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
-        process.send_signal(signal.SIGKILL)
-    finally:
-        process.wait()
 
     after_kill = open_index(str(index))
     assert after_kill.version == committed

@@ -9,11 +9,9 @@ import json
 import os
 import random
 import shutil
-import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -21,7 +19,7 @@ from arag_mcp.indexer.build import BuildOptions, build_index, remove_from_index,
 from arag_mcp.indexer.manifest import read_manifest
 from arag_mcp.indexer.reader import list_documents, open_index
 
-from .conftest import run_cli
+from .conftest import kill_build_when, run_cli
 
 QUIET = BuildOptions(progress=False)
 
@@ -158,19 +156,11 @@ def test_a_killed_build_keeps_its_committed_steps_and_the_next_embeds_only_the_r
     for i in range(600):
         _write(corpus / f"doc-{i:03}.txt", f"Document {i} has a sentence. And another one about {i}.")
     index = tmp_path / "idx"
-    command = [sys.executable, "-m", "arag_mcp.indexer", "build", str(corpus), "--index", str(index)]
-    process = subprocess.Popen(
-        [*command, "--write-batch", "16", "--commit-every", "64", "--quiet"], stderr=subprocess.DEVNULL
+    kill_build_when(
+        ["build", str(corpus), "--index", str(index), "--write-batch", "16", "--commit-every", "64", "--quiet"],
+        lambda: bool((read_manifest(str(index)) or {}).get("counts", {}).get("sentences")),
+        timeout=180,
     )
-    try:
-        deadline = time.monotonic() + 180
-        while not (read_manifest(str(index)) or {}).get("counts", {}).get("sentences"):
-            assert process.poll() is None, "the build finished before it could be killed"
-            assert time.monotonic() < deadline
-            time.sleep(0.02)
-        process.send_signal(signal.SIGKILL)
-    finally:
-        process.wait()
 
     kept = open_index(str(index))
     committed = kept.manifest.counts.sentences
