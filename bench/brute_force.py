@@ -6,6 +6,7 @@ by chunk id; the tools must return the same ids and scores.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
@@ -33,43 +34,51 @@ def folded_words(text: str) -> list[str]:
     return [fold(word) for word in regex.split(r"[^\p{L}\p{N}_]+", text.lower()) if word]
 
 
-def word_ranking(
-    chunk_ids: Sequence[str], titles: Sequence[str], texts: Sequence[str], keywords: Sequence[str], top_k: int
-) -> list[tuple[str, int]]:
-    """keyword_search's default definition: Σ count · len(keyword) per chunk, where count is how
-    often the keyword's folded words occur as consecutive words of the chunk's title or of its
-    text (keywords stripped, counted once per word sequence, the first spelling's length). When
-    top_k >= the number of keywords, each matching keyword's best chunk (the highest-scoring chunk
-    it matches; ties: chunk id) is kept, the remaining places going by score; the result is
-    ordered by score."""
-    terms: dict[tuple[str, ...], str] = {}
-    for keyword in keywords:
-        if keyword.strip():
-            terms.setdefault(tuple(folded_words(keyword)), keyword.strip())
-    counts = {words: {} for words in terms}
-    scores = {}
-    for cid, title, text in zip(chunk_ids, titles, texts):
-        fields = [folded_words(title), folded_words(text)]
-        score = 0
-        for words, keyword in terms.items():
-            count = sum(
-                1
-                for field in fields
-                for at in range(len(field) - len(words) + 1)
-                if words and field[at : at + len(words)] == list(words)
-            )
-            if count:
-                counts[words][cid] = count
-            score += count * len(keyword)
-        if score:
-            scores[cid] = score
-    ranked = sorted(scores, key=lambda cid: (-scores[cid], cid))
-    chosen = ranked[:top_k]
-    if top_k >= len(terms):
-        bests = [min(found, key=lambda cid: (-scores[cid], cid)) for found in counts.values() if found]
-        kept = list(dict.fromkeys(bests))
-        chosen = kept + [cid for cid in ranked if cid not in kept][: top_k - len(kept)]
-    return [(cid, scores[cid]) for cid in sorted(chosen, key=lambda cid: (-scores[cid], cid))]
+class WordCorpus:
+    """Every chunk's title and text as folded words, made once, so that many keyword sets can be
+    ranked by keyword_search's default definition without folding the corpus again for each."""
+
+    def __init__(self, chunk_ids: Sequence[str], titles: Sequence[str], texts: Sequence[str]) -> None:
+        self.chunk_ids = list(chunk_ids)
+        self.fields = [(folded_words(title), folded_words(text)) for title, text in zip(titles, texts)]
+        self.words = [Counter(title) + Counter(text) for title, text in self.fields]
+
+    def ranking(self, keywords: Sequence[str], top_k: int) -> list[tuple[str, int]]:
+        """keyword_search's default definition: Σ count · len(keyword) per chunk, where count is how
+        often the keyword's folded words occur as consecutive words of the chunk's title or of its
+        text (keywords stripped, counted once per word sequence, the first spelling's length). When
+        top_k >= the number of keywords, each matching keyword's best chunk (the highest-scoring
+        chunk it matches; ties: chunk id) is kept, the remaining places going by score; the result
+        is ordered by score."""
+        terms: dict[tuple[str, ...], str] = {}
+        for keyword in keywords:
+            if keyword.strip():
+                terms.setdefault(tuple(folded_words(keyword)), keyword.strip())
+        counts: dict[tuple[str, ...], dict[str, int]] = {words: {} for words in terms}
+        scores = {}
+        for cid, fields, present in zip(self.chunk_ids, self.fields, self.words):
+            score = 0
+            for words, keyword in terms.items():
+                if not words or any(word not in present for word in words):
+                    continue
+                count = sum(
+                    1
+                    for field in fields
+                    for at in range(len(field) - len(words) + 1)
+                    if field[at : at + len(words)] == list(words)
+                )
+                if count:
+                    counts[words][cid] = count
+                score += count * len(keyword)
+            if score:
+                scores[cid] = score
+        ranked = sorted(scores, key=lambda cid: (-scores[cid], cid))
+        chosen = ranked[:top_k]
+        if top_k >= len(terms):
+            bests = [min(found, key=lambda cid: (-scores[cid], cid)) for found in counts.values() if found]
+            kept = list(dict.fromkeys(bests))
+            chosen = kept + [cid for cid in ranked if cid not in kept][: top_k - len(kept)]
+        return [(cid, scores[cid]) for cid in sorted(chosen, key=lambda cid: (-scores[cid], cid))]
 
 
 class SentenceMatrix:

@@ -58,7 +58,7 @@ from arag_mcp.indexer.reader import IndexSnapshot, open_index  # noqa: E402
 from arag_mcp.server import results as rendered  # noqa: E402
 from arag_mcp.server import retrieval  # noqa: E402
 from arag_mcp.server.keywords import keyword_search  # noqa: E402
-from brute_force import SentenceMatrix, keyword_ranking, vector_ranking, word_ranking  # noqa: E402
+from brute_force import SentenceMatrix, WordCorpus, keyword_ranking, vector_ranking  # noqa: E402
 from common import BENCH_DATA, RESULTS, log, read_jsonl  # noqa: E402
 
 METHODS = ("semantic", "keyword", "naive", "reference")
@@ -387,6 +387,7 @@ def check_against_brute_force(methods: Methods, questions: list[dict]) -> dict[s
     snapshot, corpus = methods.snapshot, methods.corpus
     sentences = SentenceMatrix(*snapshot.sentence_vectors())
     chunk_ids, chunk_vectors = snapshot.chunk_vectors()
+    words = WordCorpus(corpus.chunk_ids, corpus.titles, corpus.texts)
     sample = questions[:CHECK_SAMPLE]
     agree = {"semantic_search": 0, "keyword_search": 0, "keyword_search substring": 0, "naive_embedding_search": 0}
     for question in sample:
@@ -395,7 +396,7 @@ def check_against_brute_force(methods: Methods, questions: list[dict]) -> dict[s
         agree["semantic_search"] += same_ranking(hits, sentences.best_sentence_ranking(query, 10))
         keywords = extract_keywords(question["question"])
         found = keyword_search(snapshot, keywords, 10)
-        expected = word_ranking(corpus.chunk_ids, corpus.titles, corpus.texts, keywords, 10)
+        expected = words.ranking(keywords, 10)
         agree["keyword_search"] += same_ranking(found.hits, expected)
         found = keyword_search(snapshot, keywords, 10, "substring")
         expected = keyword_ranking(corpus.chunk_ids, corpus.texts, keywords, 10)

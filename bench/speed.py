@@ -57,7 +57,7 @@ from arag_mcp.indexer.store import VECTOR_SEARCH, IndexWriter  # noqa: E402
 from arag_mcp.indexer.vectors import SentenceVectors  # noqa: E402
 from arag_mcp.server import retrieval  # noqa: E402
 from arag_mcp.server.keywords import keyword_search  # noqa: E402
-from brute_force import SentenceMatrix, keyword_ranking, word_ranking  # noqa: E402
+from brute_force import SentenceMatrix, WordCorpus, keyword_ranking  # noqa: E402
 from common import BENCH_DATA, RESULTS, log, read_jsonl  # noqa: E402
 
 QUERIES = 50
@@ -219,8 +219,9 @@ def bench_keyword(snapshot, chunks: list[tuple[str, str]]) -> dict:
     held = snapshot.all_chunks()
     ids, titles, texts = [c.chunk_id for c in held], [c.title for c in held], [c.text for c in held]
     del held
+    word_corpus = WordCorpus(ids, titles, texts)
     references = {
-        "word": lambda q: word_ranking(ids, titles, texts, q, 5),
+        "word": lambda q: word_corpus.ranking(q, 5),
         "substring": lambda q: keyword_ranking(ids, texts, q, 5),
     }
     results = {}

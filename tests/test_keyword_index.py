@@ -14,7 +14,7 @@ from arag_mcp.indexer import terms
 from arag_mcp.indexer.build import BuildOptions, build_index, sync_index
 from arag_mcp.indexer.reader import open_index
 from arag_mcp.server import keywords as keyword_matching
-from brute_force import keyword_ranking, word_ranking
+from brute_force import WordCorpus, keyword_ranking
 
 WORDS = (
     "the there other cat catalogue concatenate dog house doghouse river riverside born reborn film "
@@ -72,13 +72,14 @@ def test_keyword_search_equals_brute_force(churned_index: Path, read_batch: int,
     snapshot = open_index(str(churned_index))
     chunks = snapshot.all_chunks()
     ids, titles, texts = [c.chunk_id for c in chunks], [c.title for c in chunks], [c.text for c in chunks]
+    words = WordCorpus(ids, titles, texts)
     checked = 0
     for keywords in queries(seed=3):
         for top_k in (1, 2, 5, 50):
             found = keyword_matching.keyword_search(snapshot, keywords, top_k, match)
             got = [(hit.chunk.chunk_id, hit.score) for hit in found.hits]
             if match == "word":
-                assert got == word_ranking(ids, titles, texts, keywords, top_k), keywords
+                assert got == words.ranking(keywords, top_k), keywords
             else:
                 assert got == keyword_ranking(ids, texts, keywords, top_k), keywords
             checked += bool(got)
