@@ -217,12 +217,14 @@ class IndexWriter:
     def _cleanup_age(self, table: Any) -> timedelta:
         """Versions older than the one the index named when this build started are cleaned up. That
         one and all later ones are kept: a server may still read them, and those of a killed build
-        are cleaned up by a later build."""
+        are cleaned up by a later build. A clock behind that version's time (another machine's
+        clock, a clock set back) cleans up nothing."""
         named = (self.committed or {}).get("tables", {}).get(table.name)
         stamps = [version["timestamp"] for version in table.list_versions() if version["version"] == named]
         if not stamps:
             return NO_CLEANUP
-        return datetime.now(stamps[0].tzinfo) - stamps[0] + timedelta(seconds=1)
+        age = datetime.now(stamps[0].tzinfo) - stamps[0]
+        return age + timedelta(seconds=1) if age >= timedelta(0) else NO_CLEANUP
 
     def _write_terms(self) -> None:
         """Rebuild the terms table from the chunks' words, numbering chunks by row id rank."""

@@ -238,3 +238,16 @@ def test_a_build_interrupted_before_its_commit_leaves_an_index_older_than_a_week
     assert open_index(str(index)).version == before
     assert build_index([corpus], str(index), QUIET).added == 1
     assert _titles(index) == ["New", "Old"]
+
+
+@pytest.mark.skipif(shutil.which("faketime") is None, reason="faketime is not installed")
+def test_a_build_on_a_clock_behind_the_index_completes(tmp_path: Path):
+    corpus = tmp_path / "docs"
+    _write(corpus / "now.md", "# Now\n\nWritten now.")
+    index = tmp_path / "idx"
+    build_index([corpus], str(index), QUIET)
+    _write(corpus / "later.md", "# Later\n\nWritten by a machine whose clock is a week behind.")
+    command = [sys.executable, "-m", "arag_mcp.indexer", "build", str(corpus), "--index", str(index), "--quiet"]
+    behind = subprocess.run(["faketime", "-f", "-8d", *command], capture_output=True, text=True, timeout=300)
+    assert behind.returncode == 0, behind.stderr
+    assert _titles(index) == ["Later", "Now"]
