@@ -28,7 +28,11 @@ TOOL_CALLS = {
     "semantic_search": {"query": "Which element glows blue?"},
     "chunk_read": {"chunk_ids": [f"{doc_key('radium')}-0"]},
 }
-TABLES_READ = {"keyword_search": ("terms", "chunks"), "semantic_search": ("sentences",), "chunk_read": ("chunks",)}
+TABLES_READ = {
+    "keyword_search": ("terms", "chunks"),
+    "semantic_search": ("sentences", "chunks"),  # its vectors are in memory: the hits' chunk rows are read
+    "chunk_read": ("chunks",),
+}
 
 
 def damage(index: Path, table: str, how: str) -> None:
