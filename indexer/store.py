@@ -98,16 +98,23 @@ def chunk_vector_table(chunk_ids: list[str], doc_keys: list[str], sums: np.ndarr
 
 def chunk_vectors_of(sentence_rows: pa.Table) -> pa.Table:
     """A chunk's vector is the normalised mean of its sentence vectors (bench/README.md: why not its
-    leading text); a batch holds whole chunks, so each chunk's sentences are all here."""
+    leading text); the rows hold whole chunks, so each chunk's sentences are all here."""
+    return chunk_vector_table(*sentence_sums(sentence_rows))
+
+
+def sentence_sums(sentence_rows: pa.Table | pa.RecordBatch) -> tuple[list[str], list[str], np.ndarray]:
+    """(chunk ids, their doc keys, the sum of each chunk's sentence vectors in these rows)."""
     s = SentenceColumn
     chunk_ids = sentence_rows[s.CHUNK_ID].to_pylist()
     order = list(dict.fromkeys(chunk_ids))
     position = {cid: at for at, cid in enumerate(order)}
-    vectors = sentence_rows[s.VECTOR].combine_chunks().flatten().to_numpy().reshape(sentence_rows.num_rows, -1)
+    column = sentence_rows[s.VECTOR]
+    column = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    vectors = column.flatten().to_numpy().reshape(sentence_rows.num_rows, -1)
     sums = np.zeros((len(order), vectors.shape[1]), dtype=np.float32)
     np.add.at(sums, [position[cid] for cid in chunk_ids], vectors)
     keys = dict(zip(chunk_ids, sentence_rows[s.DOC_KEY].to_pylist()))
-    return chunk_vector_table(order, [keys[cid] for cid in order], sums)
+    return order, [keys[cid] for cid in order], sums
 
 
 @dataclass(frozen=True)
@@ -155,10 +162,9 @@ class IndexWriter:
             batches = self.sentences.search().select([s.CHUNK_ID, s.DOC_KEY, s.VECTOR]).limit(None).to_batches()
             sums: dict[str, np.ndarray] = {}
             keys: dict[str, str] = {}
-            for batch in batches:
-                vectors = batch[s.VECTOR].flatten().to_numpy().reshape(batch.num_rows, -1)
-                for cid, key, vector in zip(batch[s.CHUNK_ID].to_pylist(), batch[s.DOC_KEY].to_pylist(), vectors):
-                    sums[cid] = sums[cid] + vector if cid in sums else vector.astype(np.float32)
+            for batch in batches:  # a batch may end inside a chunk: its sums are added up across batches
+                for cid, key, vector in zip(*sentence_sums(batch)):
+                    sums[cid] = sums[cid] + vector if cid in sums else vector
                     keys[cid] = key
             if sums:
                 table.add(chunk_vector_table(list(sums), [keys[cid] for cid in sums], np.stack(list(sums.values()))))
