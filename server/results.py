@@ -104,11 +104,23 @@ def bounded_sentences(sentences: list[str], limit: int = MAX_SNIPPET_CHARS) -> l
     return kept
 
 
-def _delivered(deliveries: list[Delivery] | None, at: int) -> tuple[DeliveryStatus | None, str | None]:
-    if deliveries is None:
-        return None, None
-    delivery = deliveries[at]
-    return delivery.status, delivery.chunk.text if delivery.status == "ok" and delivery.chunk else None
+def _hit_fields(hit: Hit, source: str | None, deliveries: list[Delivery] | None, at: int) -> dict:
+    """What every search result says of its chunk: id, title, source (unless said once for all),
+    whether it is shown whole, and where whole chunks are sent, its delivery and text."""
+    status, text = None, None
+    if deliveries is not None:
+        delivery = deliveries[at]
+        status = delivery.status
+        text = delivery.chunk.text if delivery.status == "ok" and delivery.chunk else None
+    whole = deliveries is None and is_whole_chunk(hit)
+    return {
+        "chunk_id": hit.chunk.chunk_id,
+        "title": hit.chunk.title,
+        "source": None if source is not None else hit.chunk.source,
+        "whole_chunk": whole or None,
+        "status": status,
+        "text": text,
+    }
 
 
 def is_whole_chunk(hit: Hit) -> bool:
@@ -136,21 +148,9 @@ def keyword_output(
     source = shared_source(findings.hits)
     results = []
     for at, hit in enumerate(findings.hits):
-        status, text = _delivered(deliveries, at)
-        whole = deliveries is None and is_whole_chunk(hit)
-        results.append(
-            KeywordResult(
-                chunk_id=hit.chunk.chunk_id,
-                title=hit.chunk.title,
-                source=None if source is not None else hit.chunk.source,
-                score=int(hit.score),
-                keywords=list(hit.keywords),
-                snippet=hit.chunk.text if whole else SNIPPET_SEPARATOR.join(bounded_sentences(hit.matched)),
-                whole_chunk=whole or None,
-                status=status,
-                text=text,
-            )
-        )
+        fields = _hit_fields(hit, source, deliveries, at)
+        snippet = hit.chunk.text if fields["whole_chunk"] else SNIPPET_SEPARATOR.join(bounded_sentences(hit.matched))
+        results.append(KeywordResult(**fields, score=int(hit.score), keywords=list(hit.keywords), snippet=snippet))
     per_keyword = "; ".join(
         f"{keyword!r}: {chunks_phrase(count)}" for keyword, count in zip(findings.keywords, findings.per_keyword)
     )
@@ -182,20 +182,9 @@ def semantic_output(
     source = shared_source(hits)
     results = []
     for at, hit in enumerate(hits):
-        status, text = _delivered(deliveries, at)
-        whole = deliveries is None and is_whole_chunk(hit)
-        results.append(
-            SemanticResult(
-                chunk_id=hit.chunk.chunk_id,
-                title=hit.chunk.title,
-                source=None if source is not None else hit.chunk.source,
-                score=round(hit.score, 4),
-                sentences=[hit.chunk.text] if whole else bounded_sentences(hit.matched),
-                whole_chunk=whole or None,
-                status=status,
-                text=text,
-            )
-        )
+        fields = _hit_fields(hit, source, deliveries, at)
+        sentences = [hit.chunk.text] if fields["whole_chunk"] else bounded_sentences(hit.matched)
+        results.append(SemanticResult(**fields, score=round(hit.score, 4), sentences=sentences))
     if results:
         count = f"{len(results)} {'chunk' if len(results) == 1 else 'chunks'} ranked by {ranked_by}."
         partial = "Matched sentences are partial: chunk_read the relevant ids."
