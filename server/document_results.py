@@ -9,7 +9,7 @@ from arag_mcp.indexer.documents import DocumentLines
 from pydantic import BaseModel, Field
 
 from .documents import PatternMatches, numbered
-from .results import SESSION_FIELD, SNIPPET_SEPARATOR, bounded_sentences, with_session
+from .results import SESSION_FIELD, SNIPPET_SEPARATOR, bounded_sentences, with_notice, with_session
 from .retrieval import MergedHit
 
 MATCH_LINES_LISTED = 20
@@ -107,7 +107,7 @@ def search_output(found: list[MergedHit], queries: list[str], session: str, noti
         if results
         else "The index is empty."
     )
-    return DocumentSearchOutput(message=f"{notice} {message}".strip(), session=session, results=results)
+    return DocumentSearchOutput(message=with_notice(notice, message), session=session, results=results)
 
 
 def find_output(
@@ -143,7 +143,7 @@ def find_output(
     how = "nearest sentences (semantic)" if semantic else "case-insensitive substring"
     message = f"{document.title or document.doc_id}: {len(document.lines)} lines, matched by {how}."
     return FindOutput(
-        message=f"{notice} {message}".strip(),
+        message=with_notice(notice, message),
         session=session,
         ref=ref,
         title=document.title,
@@ -174,7 +174,7 @@ def open_output(
     if lines.stop < len(document.lines):
         message += f" Continue with start_line={lines.stop}."
     return OpenOutput(
-        message=f"{notice} {message}".strip(),
+        message=with_notice(notice, message),
         session=session,
         ref=ref,
         title=document.title,

@@ -163,7 +163,7 @@ def keyword_output(
     else:
         message = f"No chunk matches ({per_keyword}). Try shorter or alternative terms, or another search."
     return KeywordSearchOutput(
-        message=_with_notice(notice, message),
+        message=with_notice(notice, message),
         session=session,
         matching_chunks=matching.at_least,
         matching_chunks_up_to=None if matching.exact else matching.at_most,
@@ -191,7 +191,7 @@ def semantic_output(
         message = f"{count} {_next_step(deliveries, partial, any(r.whole_chunk for r in results))}"
     else:
         message = "The index is empty."
-    return SemanticSearchOutput(message=_with_notice(notice, message), session=session, source=source, results=results)
+    return SemanticSearchOutput(message=with_notice(notice, message), session=session, source=source, results=results)
 
 
 def _next_step(deliveries: list[Delivery] | None, partial: str, whole: bool = False) -> str:
@@ -222,11 +222,11 @@ def chunk_read_output(deliveries: list[Delivery], session: str, notice: str) -> 
     not_sent = [d.chunk_id for d in deliveries if d.status == "not_sent"]
     message = f"Not sent (size limit): {not_sent}; call chunk_read again with them." if not_sent else ""
     return ChunkReadOutput(
-        message=_with_notice(notice, message), session=session, chunks=[chunk_result(d) for d in deliveries]
+        message=with_notice(notice, message), session=session, chunks=[chunk_result(d) for d in deliveries]
     )
 
 
-def _with_notice(notice: str, message: str) -> str:
+def with_notice(notice: str, message: str) -> str:
     return f"{notice} {message}".strip()
 
 
