@@ -50,7 +50,9 @@ from .schema import (
     SENTENCES,
     TABLES,
     TERMS,
+    ChunkColumn,
     ChunkVectorColumn,
+    DocumentColumn,
     SentenceColumn,
     chunk_vectors_schema,
     chunks_schema,
@@ -172,8 +174,9 @@ class IndexWriter:
 
     def existing_documents(self) -> dict[str, StoredDocument]:
         """doc_id → content hash and file of every committed document."""
-        rows = self.documents.search().select(["doc_id", "doc_hash", "path"]).limit(None).to_arrow()
-        columns = (rows[name].to_pylist() for name in ("doc_id", "doc_hash", "path"))
+        d = DocumentColumn
+        rows = self.documents.search().select([d.ID, d.DOC_HASH, d.PATH]).limit(None).to_arrow()
+        columns = (rows[name].to_pylist() for name in (d.ID, d.DOC_HASH, d.PATH))
         return {doc_id: StoredDocument(doc_hash, path) for doc_id, doc_hash, path in zip(*columns)}
 
     def delete_documents(self, doc_ids: Sequence[str]) -> None:
@@ -186,9 +189,10 @@ class IndexWriter:
     def add(self, chunk_rows: pa.Table, sentence_rows: pa.Table, document_rows: pa.Table | None = None) -> None:
         """Append rows (the chunks' words and vectors are filled in here); sentences first, documents last."""
         if len(chunk_rows):
-            terms, counts = chunk_terms(chunk_rows["text"])
-            chunk_rows = chunk_rows.set_column(chunk_rows.schema.get_field_index("terms"), "terms", terms)
-            chunk_rows = chunk_rows.set_column(chunk_rows.schema.get_field_index("term_counts"), "term_counts", counts)
+            c = ChunkColumn
+            terms, counts = chunk_terms(chunk_rows[c.TEXT])
+            chunk_rows = chunk_rows.set_column(chunk_rows.schema.get_field_index(c.TERMS), c.TERMS, terms)
+            chunk_rows = chunk_rows.set_column(chunk_rows.schema.get_field_index(c.TERM_COUNTS), c.TERM_COUNTS, counts)
             self.sentences.add(sentence_rows)
             self.chunk_vectors.add(chunk_vectors_of(sentence_rows))
             self.chunks.add(chunk_rows)
@@ -207,15 +211,15 @@ class IndexWriter:
         or None for exact search."""
         for table in (self.chunks, self.sentences, self.chunk_vectors, self.documents):
             table.optimize(cleanup_older_than=self._cleanup_age(table))
-        self.chunks.create_index("chunk_id", config=BTree(), replace=True)
-        self.chunks.create_index("doc_key", config=BTree(), replace=True)
-        self.sentences.create_index("doc_key", config=BTree(), replace=True)
+        self.chunks.create_index(ChunkColumn.ID, config=BTree(), replace=True)
+        self.chunks.create_index(ChunkColumn.DOC_KEY, config=BTree(), replace=True)
+        self.sentences.create_index(SentenceColumn.DOC_KEY, config=BTree(), replace=True)
         self._write_terms()
         return self._vector_index()
 
     def counts(self) -> dict[str, int]:
         return {
-            "documents": self.chunks.count_rows("ordinal = 0"),
+            "documents": self.chunks.count_rows(f"{ChunkColumn.PART} = 0"),
             "chunks": self.chunks.count_rows(),
             "sentences": self.sentences.count_rows(),
         }
@@ -235,9 +239,10 @@ class IndexWriter:
     def _write_terms(self) -> None:
         """Rebuild the terms table from the chunks' words, numbering chunks by row id rank."""
         row_ids = np.sort(self.chunks.search().select([]).with_row_id(True).limit(None).to_arrow()["_rowid"].to_numpy())
-        batches = self.chunks.search().select(["terms", "term_counts"]).with_row_id(True).limit(None).to_batches()
+        c = ChunkColumn
+        batches = self.chunks.search().select([c.TERMS, c.TERM_COUNTS]).with_row_id(True).limit(None).to_batches()
         numbered = (
-            (np.searchsorted(row_ids, batch["_rowid"].to_numpy()), batch["terms"], batch["term_counts"])
+            (np.searchsorted(row_ids, batch["_rowid"].to_numpy()), batch[c.TERMS], batch[c.TERM_COUNTS])
             for batch in batches
         )
         mode = "overwrite"
