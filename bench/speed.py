@@ -195,7 +195,9 @@ def timed(call: Callable[[], object], repeat: Sequence) -> tuple[list[float], li
     return times, results
 
 
-def timed_in_turn(calls: dict[str, Callable[[object], object]], repeat: Sequence) -> dict[str, tuple[list[float], list]]:
+def timed_in_turn(
+    calls: dict[str, Callable[[object], object]], repeat: Sequence
+) -> dict[str, tuple[list[float], list]]:
     """Each of `calls` on each item in turn (the order rotating from item to item), so that a change
     in the machine's load while the bench runs touches every call alike."""
     times: dict[str, list[float]] = {name: [] for name in calls}
