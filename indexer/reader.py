@@ -12,6 +12,7 @@ from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import lancedb
@@ -53,6 +54,9 @@ CHUNK_FIELDS = [
     C.SENTENCE_STARTS,
     C.SENTENCE_ENDS,
     C.METADATA,
+    C.HEADING_PATH,
+    C.FIRST_PAGE,
+    C.LAST_PAGE,
 ]
 
 
@@ -72,6 +76,10 @@ class Chunk:
     sentence_spans: tuple[tuple[int, int], ...]
     """Character spans of its sentences in `text`."""
     metadata: dict[str, Any]
+    heading_path: tuple[str, ...] = ()
+    """The headings its first character sits under, outermost first."""
+    pages: tuple[int, int] | None = None
+    """(first, last) page, from 1, in a document with pages."""
 
     @property
     def previous_chunk_id(self) -> str | None:
@@ -104,6 +112,8 @@ class Chunk:
             parts=row[C.PARTS],
             sentence_spans=tuple(zip(row[C.SENTENCE_STARTS] or [], row[C.SENTENCE_ENDS] or [])),
             metadata=json.loads(metadata) if metadata else {},
+            heading_path=tuple(row.get(C.HEADING_PATH) or ()),
+            pages=(row[C.FIRST_PAGE], row[C.LAST_PAGE]) if row.get(C.FIRST_PAGE) is not None else None,
         )
 
 
@@ -284,7 +294,13 @@ class IndexSnapshot:
         """Every chunk, in chunk-number order (for reference scorers and benchmarks)."""
         return list(self.chunks_at(np.arange(self.chunk_count)).values())
 
+    @cached_property
+    def _chunk_columns(self) -> frozenset[str]:
+        return frozenset(self.chunk_table.schema.names)
+
     def _rows_at(self, numbers: np.ndarray, columns: Sequence[str]) -> pa.Table:
+        """Rows of these chunk numbers; columns an older index lacks (ChunkColumn.ADDED_LATER) are left out."""
+        columns = [c for c in columns if c in self._chunk_columns or c not in C.ADDED_LATER]
         numbers = np.asarray(numbers, dtype=np.int64)
         if not len(numbers):
             schema = pa.schema([*(self.chunk_table.schema.field(c) for c in columns), pa.field("number", pa.int64())])
