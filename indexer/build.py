@@ -446,7 +446,8 @@ def _add_document(batch: _Batch, document: Document, digest: str, chunks: Sequen
                     "end": span.end - begin,
                 }
             )
-            batch.embed_texts.append(embedding_text(document.title, path, terms, sentence))
+            section = heading_path(document.headings, span.start)
+            batch.embed_texts.append(embedding_text(document.title, section, terms, sentence))
         if ordinal == len(chunks) - 1:
             batch.documents.append(
                 {

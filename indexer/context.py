@@ -2,10 +2,10 @@
 
 A sentence alone often means nothing: "He was born in 1950." does not say whose birth it is, and
 "The good news is it can be cured in most cases." does not say what can be cured. So a sentence is
-embedded after its document's title and the path of headings its chunk starts under ("Guide ›
-Install › Windows", a leading heading that repeats the title left out), and, where the document
-was cut into several chunks (which all share that title), after the words that set its chunk apart from the document's other chunks:
-the chunk's CONTEXT_TERMS highest tf-idf words, document frequency counted over the document's own
+embedded after its document's title and the path of headings it sits under ("Guide › Install ›
+Windows", a leading heading that repeats the title left out), and, where the document was cut
+into several chunks (which all share that title), after the words that set its chunk apart from
+the document's other chunks: the chunk's CONTEXT_TERMS highest tf-idf words, document frequency counted over the document's own
 chunks. Those words depend on the document alone, so an incremental build, which re-embeds whole
 documents, never leaves stale context behind. The stored and returned sentence is the sentence
 alone. What each part buys on the quality benchmark: bench/README.md.

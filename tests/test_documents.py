@@ -7,8 +7,10 @@ from collections import Counter
 from pathlib import Path
 
 import docx
+import numpy as np
 import pytest
 from arag_mcp.indexer.build import BuildOptions, build_index
+from arag_mcp.indexer.context import chunk_context_terms, embedding_text
 from arag_mcp.indexer.outline import heading_path
 from arag_mcp.indexer.pdf_text import join_hyphenated
 from arag_mcp.indexer.reader import open_index
@@ -172,6 +174,22 @@ def test_chunks_carry_their_heading_path_and_pages(documents_index: Path):
         assert chunk.pages is None and chunk.heading_path[0] == "Sprocket Handbook"
     windows = next(chunk for chunk in by_source["docs/guide.html"] if "MSI file" in chunk.text)
     assert windows.heading_path == ("Widget Guide", "Installing", "On Windows")
+
+
+def test_each_sentence_is_embedded_under_its_own_headings(documents_index: Path, embedder):
+    snapshot = open_index(str(documents_index))
+    guide = sorted((c for c in snapshot.all_chunks() if c.source == "docs/guide.md"), key=lambda c: c.part)
+    terms = dict(zip((c.chunk_id for c in guide), chunk_context_terms([c.text for c in guide])))
+    sentences = snapshot.sentence_table.to_pandas()
+    for passage, section in [
+        ("Install the sprocket with", ["Installing"]),
+        ("The ratio is set", ["Configuring"]),
+    ]:
+        row = sentences[sentences["text"].str.startswith(passage)].iloc[0]
+        expected = embedding_text(
+            "Sprocket Handbook", ["Sprocket Handbook", *section], terms[row["chunk_id"]], row["text"]
+        )
+        assert np.allclose(row["vector"], embedder.encode_documents([expected])[0], atol=1e-4)
 
 
 async def test_results_and_chunk_read_show_section_and_pages(documents_index: Path):
