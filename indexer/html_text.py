@@ -34,6 +34,8 @@ ITEM_TAGS = frozenset({"item", "li", "dt", "dd"})
 ROW_TAGS = frozenset({"row", "tr"})
 LINE_BREAKS = frozenset({"lb", "br"})
 _SPACES = regex.compile(r"\s+")
+_XML_DECLARATION = regex.compile(r"\A\s*<\?xml[^>]*\?>")
+"""XHTML's declaration: lxml refuses it in text already decoded."""
 BREAK = "\x00"
 """Stands for a line break element while whitespace is collapsed."""
 
@@ -41,8 +43,8 @@ BREAK = "\x00"
 def html_to_text(html: str) -> tuple[str, BlockText]:
     """(title, main content) of an HTML page: title from <title>, else the first <h1>."""
     try:
-        page = lxml.html.document_fromstring(html)
-    except (etree.ParserError, ValueError):
+        page = lxml.html.document_fromstring(_XML_DECLARATION.sub("", html, count=1))
+    except etree.ParserError:  # nothing but whitespace or comments
         return "", BlockText()
     title = page.findtext(".//title") or ""
     if not title.strip():

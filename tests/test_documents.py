@@ -89,6 +89,15 @@ def test_html_keeps_the_main_content_and_its_structure():
     assert path_at(page, "The configuration file") == ("Widget Guide", "Configuring")
 
 
+def test_xhtml_with_an_xml_declaration_is_read(tmp_path: Path):
+    (tmp_path / "page.xhtml.html").write_text(
+        '<?xml version="1.0" encoding="utf-8"?>\n<html xmlns="http://www.w3.org/1999/xhtml"><head><title>X</title></head>'
+        "<body><p>Declared pages are read too.</p></body></html>"
+    )
+    page = read_one(tmp_path / "page.xhtml.html")
+    assert page.title == "X" and page.text == "Declared pages are read too."
+
+
 def test_markdown_headings_and_front_matter():
     guide = read_one(DOCUMENTS / "guide.md")
     assert guide.title == "Sprocket Handbook"
