@@ -280,7 +280,7 @@ def _search_text(
     for rank, (result, score, body) in enumerate(rows, 1):
         source = f" | source: {result.source}" if result.source is not None else ""
         whole = " (whole chunk)" if result.whole_chunk else ""
-        place = place_text(result)
+        place = place_text(result.section, result.pages)
         lines.append(
             f"[{rank}] chunk_id: {result.chunk_id} | title: {result.title}{source}{place} | score: {score}{whole}"
         )
@@ -299,7 +299,7 @@ def chunk_read_text(output: ChunkReadOutput) -> str:
         if chunk.status == "ok":
             neighbours = f"previous: {chunk.previous_chunk_id or 'none'} | next: {chunk.next_chunk_id or 'none'}"
             lines.append(
-                f"=== chunk_id: {chunk.chunk_id} | title: {chunk.title} | source: {chunk.source}{place_text(chunk)}"
+                f"=== chunk_id: {chunk.chunk_id} | title: {chunk.title} | source: {chunk.source}{place_text(chunk.section, chunk.pages)}"
                 f" | {neighbours}"
             )
             lines.append(chunk.text or "")
@@ -312,10 +312,9 @@ def chunk_read_text(output: ChunkReadOutput) -> str:
     return with_session(lines, output.session)
 
 
-def place_text(result: KeywordResult | SemanticResult | ChunkResult) -> str:
+def place_text(section: str | None, pages: str | None) -> str:
     """ " | section: A › B | pages: 3-4", each part where the result has it."""
-    section = f" | section: {result.section}" if result.section else ""
-    return section + (f" | pages: {result.pages}" if result.pages else "")
+    return (f" | section: {section}" if section else "") + (f" | pages: {pages}" if pages else "")
 
 
 def with_session(lines: list[str], session: str) -> str:

@@ -226,5 +226,10 @@ async def test_results_and_chunk_read_show_section_and_pages(documents_index: Pa
             read = await client.call_tool("chunk_read", {"chunk_ids": [hit["chunk_id"]]})
             [chunk] = read.structured_content["chunks"]
             assert chunk["pages"] == "3" and "| pages: 3 |" in read.content[0].text
+        async with Client(create_server(live, PROFILES["agentic"])) as client:
+            found = await client.call_tool("search", {"queries": ["a ratio of one for small loads"], "top_k": 1})
+            [hit] = found.structured_content["results"]
+            assert hit["file_type"] == "docx" and hit["section"].startswith("Gear Handbook")
+            assert f"| section: {hit['section']} |" in found.content[0].text
     finally:
         live.close()
