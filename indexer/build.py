@@ -27,8 +27,9 @@ from .context import SENTENCE_CONTEXT, chunk_context_terms, embedding_text
 from .embedding import DEFAULT_BACKEND, DEFAULT_MODEL, Embedder
 from .ids import chunk_id, doc_key
 from .manifest import FORMAT_VERSION, IndexStoreError, check_manifest, is_remote, normalise_uri, read_manifest
+from .outline import HeadingMarks, heading_path, page_range
 from .readers import CorpusError, Document, SkippedFile, Source, iter_documents
-from .schema import chunks_schema, documents_schema, sentences_schema
+from .schema import ChunkColumn, chunks_schema, documents_schema, sentences_schema
 from .sentences import SPLITTER_VERSION, split_sentences
 from .store import IndexWriter, StoredDocument, build_lock
 
@@ -82,7 +83,10 @@ class BuildSummary:
 
 
 def content_hash(document: Document) -> str:
-    payload = json.dumps([document.title, document.source, document.text, document.metadata], sort_keys=True)
+    payload = json.dumps(
+        [document.title, document.source, document.text, document.metadata, document.headings, document.pages],
+        sort_keys=True,
+    )
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:32]
 
 
@@ -379,7 +383,8 @@ def _embed(
             summary.added += 1
         spans = sentence_spans(document.text, embedder.count_tokens, embedder.token_offsets, limit)
         progress.total += len(spans) - plan.estimated[document.doc_id]
-        for _ in _add_document(batch, document, digest, pack_chunks(spans, options.chunk_tokens)):
+        chunks = pack_chunks(spans, options.chunk_tokens, major_section_starts(document.headings))
+        for _ in _add_document(batch, document, digest, chunks):
             if len(batch.sentences) >= options.flush_sentences:
                 since_commit += _flush(writer, embedder, batch, options, summary, progress)
                 batch = _Batch()
@@ -393,6 +398,11 @@ def _embed(
     progress.close()
 
 
+def major_section_starts(headings: HeadingMarks) -> frozenset[int]:
+    """Where the sections of the top two heading levels begin: chunks prefer to start there."""
+    return frozenset(offset for offset, path in headings if len(path) <= 2)
+
+
 def _add_document(batch: _Batch, document: Document, digest: str, chunks: Sequence[Sequence[Span]]) -> Iterator[None]:
     """Queue a document's rows chunk by chunk, yielding after each so that a long document is
     written in several batches; its documents row comes with its last chunk."""
@@ -402,6 +412,8 @@ def _add_document(batch: _Batch, document: Document, digest: str, chunks: Sequen
     for ordinal, (spans, text, terms) in enumerate(zip(chunks, texts, chunk_context_terms(texts))):
         begin = spans[0].start
         cid = chunk_id(key, ordinal)
+        path = heading_path(document.headings, begin)
+        pages = page_range(document.pages, begin, spans[-1].end)
         batch.chunks.append(
             {
                 "chunk_id": cid,
@@ -417,6 +429,9 @@ def _add_document(batch: _Batch, document: Document, digest: str, chunks: Sequen
                 "sentence_starts": [span.start - begin for span in spans],
                 "sentence_ends": [span.end - begin for span in spans],
                 "metadata": metadata,
+                ChunkColumn.HEADING_PATH: list(path),
+                ChunkColumn.FIRST_PAGE: pages[0] if pages else None,
+                ChunkColumn.LAST_PAGE: pages[1] if pages else None,
             }
         )
         for number, span in enumerate(spans):
@@ -431,7 +446,8 @@ def _add_document(batch: _Batch, document: Document, digest: str, chunks: Sequen
                     "end": span.end - begin,
                 }
             )
-            batch.embed_texts.append(embedding_text(document.title, terms, sentence))
+            section = heading_path(document.headings, span.start)
+            batch.embed_texts.append(embedding_text(document.title, section, terms, sentence))
         if ordinal == len(chunks) - 1:
             batch.documents.append(
                 {

@@ -17,12 +17,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .ids import chunk_id, parse_chunk_id
-from .schema import ChunkColumn
+from .schema import ChunkColumn, chunks_schema
 
 C = ChunkColumn
-HELD_COLUMNS = (C.ID, C.DOC_ID, C.TITLE, C.SOURCE, C.PART, C.PARTS, C.METADATA)
+HELD_COLUMNS = (C.ID, C.DOC_ID, C.TITLE, C.SOURCE, C.PART, C.PARTS, C.METADATA, *C.ADDED_LATER)
 """Chunk columns held in memory, with each chunk's sentence count (derived from its sentence offsets)."""
 SENTENCE_COUNT = "sentence_count"
+NO_HEADINGS: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,10 @@ class ChunkHeader:
     """How many chunks its document has."""
     sentence_count: int
     metadata: dict[str, Any]
+    heading_path: tuple[str, ...]
+    """The headings its first character sits under, outermost first."""
+    pages: tuple[int, int] | None
+    """(first, last) page, from 1, in a document with pages."""
 
     @property
     def previous_chunk_id(self) -> str | None:
@@ -77,15 +82,21 @@ class ChunkCatalogue:
         """The held columns as Python values: a search's few headers are made without Arrow calls."""
 
     @classmethod
-    def columns(cls) -> list[str]:
-        """The chunk columns `ChunkCatalogue` is made from."""
-        return [*HELD_COLUMNS, C.SENTENCE_STARTS]
+    def columns(cls, available: Sequence[str]) -> list[str]:
+        """The chunk columns `ChunkCatalogue` is made from, of those a chunks table has (one built
+        before the columns ChunkColumn.ADDED_LATER lacks them)."""
+        return [name for name in (*HELD_COLUMNS, C.SENTENCE_STARTS) if name in available]
 
     @classmethod
     def from_rows(cls, rows: pa.Table) -> ChunkCatalogue:
-        """From rows of `columns()` with `_rowid`."""
+        """From rows of `columns(...)` with `_rowid`; a column added later and absent is null."""
         counts = pc.fill_null(pc.list_value_length(rows[C.SENTENCE_STARTS]), 0)
-        return cls(rows.drop_columns([C.SENTENCE_STARTS]).append_column(SENTENCE_COUNT, counts))
+        rows = rows.drop_columns([C.SENTENCE_STARTS]).append_column(SENTENCE_COUNT, counts)
+        schema = chunks_schema()
+        for name in C.ADDED_LATER:
+            if name not in rows.column_names:
+                rows = rows.append_column(schema.field(name), pa.nulls(rows.num_rows, schema.field(name).type))
+        return cls(rows)
 
     def __len__(self) -> int:
         return self.table.num_rows
@@ -105,7 +116,9 @@ class ChunkCatalogue:
 
     def headers_at(self, numbers: Sequence[int] | np.ndarray) -> list[ChunkHeader]:
         """The headers of these chunk numbers, in the order given."""
-        ids, doc_ids, titles, sources, parts, part_counts, metadata, sentence_counts = self._fields
+        ids, doc_ids, titles, sources, parts, part_counts, metadata, headings, first_pages, last_pages, counts = (
+            self._fields
+        )
         return [
             ChunkHeader(
                 chunk_id=ids[number],
@@ -114,8 +127,10 @@ class ChunkCatalogue:
                 source=sources[number] or "",
                 part=parts[number],
                 parts=part_counts[number],
-                sentence_count=sentence_counts[number],
+                sentence_count=counts[number],
                 metadata=json.loads(metadata[number]) if metadata[number] else {},
+                heading_path=tuple(headings[number]) if headings[number] else NO_HEADINGS,
+                pages=None if first_pages[number] is None else (first_pages[number], last_pages[number]),
             )
             for number in np.asarray(numbers, dtype=np.int64).tolist()
         ]

@@ -320,7 +320,8 @@ def open_index(uri: str, previous: IndexSnapshot | None = None) -> IndexSnapshot
             tables[name] = db.open_table(name)
             tables[name].checkout(manifest.tables[name])
     with reading(uri, CHUNKS):
-        rows = tables[CHUNKS].search().select(ChunkCatalogue.columns()).with_row_id(True).limit(None).to_arrow()
+        columns = ChunkCatalogue.columns(tables[CHUNKS].schema.names)
+        rows = tables[CHUNKS].search().select(columns).with_row_id(True).limit(None).to_arrow()
     catalogue = ChunkCatalogue.from_rows(rows)
     keywords = KeywordLookup.load(uri, catalogue, tables[TERMS])
     with reading(uri, SENTENCES):  # every data file is opened: a damaged build is refused here, not mid-search

@@ -42,6 +42,14 @@ class ChunkColumn:
     """The document's metadata as a JSON object, or "" for none."""
     TERMS = "terms"
     TERM_COUNTS = "term_counts"
+    HEADING_PATH = "heading_path"
+    """The headings the chunk's first character sits under, outermost first (empty for none)."""
+    FIRST_PAGE = "first_page"
+    """The page (from 1) of the chunk's first character; null for a document without pages."""
+    LAST_PAGE = "last_page"
+    """The page of its last character."""
+    ADDED_LATER = (HEADING_PATH, FIRST_PAGE, LAST_PAGE)
+    """Absent from the chunks of an index built before they existed: read as no headings, no pages."""
 
 
 class SentenceColumn:
@@ -99,6 +107,9 @@ def chunks_schema() -> pa.Schema:
             pa.field(c.METADATA, pa.string()),
             pa.field(c.TERMS, pa.list_(pa.string())),
             pa.field(c.TERM_COUNTS, pa.list_(pa.int32())),
+            pa.field(c.HEADING_PATH, pa.list_(pa.string())),
+            pa.field(c.FIRST_PAGE, pa.int32()),
+            pa.field(c.LAST_PAGE, pa.int32()),
         ]
     )
 

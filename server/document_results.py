@@ -9,7 +9,17 @@ from arag_mcp.indexer.documents import DocumentLines
 from pydantic import BaseModel, Field
 
 from .documents import PatternMatches, numbered
-from .results import SESSION_FIELD, SNIPPET_SEPARATOR, bounded_sentences, with_notice, with_session
+from .results import (
+    PAGES_FIELD,
+    SECTION_FIELD,
+    SESSION_FIELD,
+    SNIPPET_SEPARATOR,
+    bounded_sentences,
+    place_fields,
+    place_text,
+    with_notice,
+    with_session,
+)
 from .retrieval import MergedHit
 
 MATCH_LINES_LISTED = 20
@@ -22,6 +32,8 @@ class DocumentResult(BaseModel):
     title: str
     file_name: str
     file_type: str
+    section: str | None = SECTION_FIELD
+    pages: str | None = PAGES_FIELD
     metadata: dict[str, Any] = Field(default_factory=dict)
     score: float = Field(description="cosine similarity of the chunk's best sentence to the best matching query")
     queries: list[int] = Field(description="which queries (from 0) found this chunk")
@@ -94,6 +106,7 @@ def search_output(found: list[MergedHit], queries: list[str], session: str, noti
                 title=chunk.title,
                 file_name=file_name,
                 file_type=file_type,
+                **place_fields(chunk),
                 metadata=bounded_metadata(chunk.metadata),
                 score=round(merged.hit.score, 4),
                 queries=merged.queries,
@@ -195,7 +208,7 @@ def search_text(output: DocumentSearchOutput) -> str:
         extra = "".join(f" | {key}: {value}" for key, value in result.metadata.items())
         lines.append(
             f"[{rank}] ref: {result.ref} | title: {result.title} | file: {result.file_name} ({result.file_type})"
-            f" | score: {result.score:.4f} | queries: {result.queries}{extra}"
+            f"{place_text(result.section, result.pages)} | score: {result.score:.4f} | queries: {result.queries}{extra}"
         )
         lines.append(f"    {result.snippet}")
     return with_session(lines, output.session)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
+from arag_mcp.indexer.outline import PATH_SEPARATOR
 from pydantic import BaseModel, Field
 
 from .conversations import Delivery, DeliveryStatus
@@ -24,6 +25,8 @@ SESSION_FIELD = Field(description="the conversation's handle: pass it back as `s
 
 
 SOURCE_FIELD = Field(None, description="the chunk's source, where results differ in it (else the output's `source`)")
+SECTION_FIELD = Field(None, description="the headings the chunk starts under, outermost first, joined with ' › '")
+PAGES_FIELD = Field(None, description="the pages the chunk spans, e.g. '3' or '3-4'")
 WHOLE_CHUNK_FIELD = Field(
     None, description="true when the snippet is the whole chunk: it counts as read, chunk_read adds nothing"
 )
@@ -33,6 +36,8 @@ class KeywordResult(BaseModel):
     chunk_id: str
     title: str
     source: str | None = SOURCE_FIELD
+    section: str | None = SECTION_FIELD
+    pages: str | None = PAGES_FIELD
     score: int = Field(description="sum over keywords of occurrences x keyword length")
     keywords: list[str] = Field(description="the keywords this chunk matched")
     snippet: str = Field(description="the chunk's sentences that contain a keyword, joined with ' ... '")
@@ -45,6 +50,8 @@ class SemanticResult(BaseModel):
     chunk_id: str
     title: str
     source: str | None = SOURCE_FIELD
+    section: str | None = SECTION_FIELD
+    pages: str | None = PAGES_FIELD
     score: float = Field(description="cosine similarity of the chunk's best sentence (or vector) to the query")
     sentences: list[str] = Field(description="the chunk's matched sentences, in document order")
     queries: list[int] | None = Field(None, description="which queries (from 0) found this chunk")
@@ -58,6 +65,8 @@ class ChunkResult(BaseModel):
     status: Literal["ok", "read_before", "not_found", "not_sent"]
     title: str | None = None
     source: str | None = None
+    section: str | None = SECTION_FIELD
+    pages: str | None = PAGES_FIELD
     text: str | None = None
     previous_chunk_id: str | None = None
     next_chunk_id: str | None = None
@@ -104,9 +113,19 @@ def bounded_sentences(sentences: list[str], limit: int = MAX_SNIPPET_CHARS) -> l
     return kept
 
 
+def place_fields(chunk: Chunk) -> dict[str, str | None]:
+    """Where a chunk sits in its document: its heading path and pages, where it has them."""
+    pages = chunk.pages
+    return {
+        "section": PATH_SEPARATOR.join(chunk.heading_path) or None,
+        "pages": None if pages is None else str(pages[0]) if pages[0] == pages[1] else f"{pages[0]}-{pages[1]}",
+    }
+
+
 def _hit_fields(hit: Hit, source: str | None, deliveries: list[Delivery] | None, at: int) -> dict:
     """What every search result says of its chunk: id, title, source (unless said once for all),
-    whether it is shown whole, and where whole chunks are sent, its delivery and text."""
+    section and pages, whether it is shown whole, and where whole chunks are sent, its delivery
+    and text."""
     status, text = None, None
     if deliveries is not None:
         delivery = deliveries[at]
@@ -117,6 +136,7 @@ def _hit_fields(hit: Hit, source: str | None, deliveries: list[Delivery] | None,
         "chunk_id": hit.chunk.chunk_id,
         "title": hit.chunk.title,
         "source": None if source is not None else hit.chunk.source,
+        **place_fields(hit.chunk),
         "whole_chunk": whole or None,
         "status": status,
         "text": text,
@@ -214,6 +234,7 @@ def chunk_result(delivery: Delivery) -> ChunkResult:
         status="ok",
         title=chunk.title,
         source=chunk.source,
+        **place_fields(chunk),
         text=chunk.text,
         previous_chunk_id=chunk.previous_chunk_id,
         next_chunk_id=chunk.next_chunk_id,
@@ -261,7 +282,10 @@ def _search_text(
     for rank, (result, score, body) in enumerate(rows, 1):
         source = f" | source: {result.source}" if result.source is not None else ""
         whole = " (whole chunk)" if result.whole_chunk else ""
-        lines.append(f"[{rank}] chunk_id: {result.chunk_id} | title: {result.title}{source} | score: {score}{whole}")
+        place = place_text(result.section, result.pages)
+        lines.append(
+            f"[{rank}] chunk_id: {result.chunk_id} | title: {result.title}{source}{place} | score: {score}{whole}"
+        )
         if result.status is None or result.status == "not_sent":
             lines.append(f"    {body}")
         if result.status == "ok":
@@ -277,7 +301,8 @@ def chunk_read_text(output: ChunkReadOutput) -> str:
         if chunk.status == "ok":
             neighbours = f"previous: {chunk.previous_chunk_id or 'none'} | next: {chunk.next_chunk_id or 'none'}"
             lines.append(
-                f"=== chunk_id: {chunk.chunk_id} | title: {chunk.title} | source: {chunk.source} | {neighbours}"
+                f"=== chunk_id: {chunk.chunk_id} | title: {chunk.title} | source: {chunk.source}{place_text(chunk.section, chunk.pages)}"
+                f" | {neighbours}"
             )
             lines.append(chunk.text or "")
         elif chunk.status == "read_before":
@@ -287,6 +312,11 @@ def chunk_read_text(output: ChunkReadOutput) -> str:
         else:
             lines.append(f"=== chunk_id: {chunk.chunk_id}: not sent (size limit); call chunk_read again with it")
     return with_session(lines, output.session)
+
+
+def place_text(section: str | None, pages: str | None) -> str:
+    """ " | section: A › B | pages: 3-4", each part where the result has it."""
+    return (f" | section: {section}" if section else "") + (f" | pages: {pages}" if pages else "")
 
 
 def with_session(lines: list[str], session: str) -> str:
