@@ -417,6 +417,7 @@ def _add_document(batch: _Batch, document: Document, digest: str, chunks: Sequen
                 "sentence_starts": [span.start - begin for span in spans],
                 "sentence_ends": [span.end - begin for span in spans],
                 "metadata": metadata,
+                "file_type": document.file_type,
             }
         )
         for number, span in enumerate(spans):

@@ -23,6 +23,7 @@ from . import store
 from .documents import DocumentLines
 from .ids import chunk_id, parse_chunk_id
 from .manifest import REBUILD_HINT, IndexStoreError, Manifest, check_manifest, normalise_uri
+from .readers import file_type
 from .schema import (
     CHUNK_VECTORS,
     CHUNKS,
@@ -53,6 +54,7 @@ CHUNK_FIELDS = [
     C.SENTENCE_STARTS,
     C.SENTENCE_ENDS,
     C.METADATA,
+    C.FILE_TYPE,
 ]
 
 
@@ -72,6 +74,8 @@ class Chunk:
     sentence_spans: tuple[tuple[int, int], ...]
     """Character spans of its sentences in `text`."""
     metadata: dict[str, Any]
+    file_type: str
+    """What its document was read as ("md", "html", "jsonl", ...)."""
 
     @property
     def previous_chunk_id(self) -> str | None:
@@ -104,6 +108,7 @@ class Chunk:
             parts=row[C.PARTS],
             sentence_spans=tuple(zip(row[C.SENTENCE_STARTS] or [], row[C.SENTENCE_ENDS] or [])),
             metadata=json.loads(metadata) if metadata else {},
+            file_type=row.get(C.FILE_TYPE) or file_type(row[C.SOURCE] or ""),
         )
 
 
@@ -285,7 +290,10 @@ class IndexSnapshot:
         return list(self.chunks_at(np.arange(self.chunk_count)).values())
 
     def _rows_at(self, numbers: np.ndarray, columns: Sequence[str]) -> pa.Table:
+        """The rows of these chunk numbers, with those of `columns` the table has (an older build
+        lacks columns added since), and their `number`."""
         numbers = np.asarray(numbers, dtype=np.int64)
+        columns = [column for column in columns if column in self.chunk_table.schema.names]
         if not len(numbers):
             schema = pa.schema([*(self.chunk_table.schema.field(c) for c in columns), pa.field("number", pa.int64())])
             return schema.empty_table()

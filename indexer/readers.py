@@ -16,9 +16,9 @@ import json
 import os
 import stat
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from html.parser import HTMLParser
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import pathspec
 import regex
@@ -26,6 +26,8 @@ import regex
 TEXT_SUFFIXES = frozenset({".txt", ".md", ".markdown", ".rst"})
 HTML_SUFFIXES = frozenset({".html", ".htm"})
 SUPPORTED_SUFFIXES = TEXT_SUFFIXES | HTML_SUFFIXES | {".json", ".jsonl", ".pdf"}
+FILE_TYPES = {".markdown": "md", ".htm": "html"}
+"""Suffixes whose file type is not the suffix itself: a type names the reader, not the spelling."""
 TEXT_FIELDS = ("text", "contents", "content", "body")
 ID_FIELDS = ("id", "_id")
 BINARY_SNIFF_CHARS = 8192
@@ -50,7 +52,7 @@ class Document:
     heading, HTML or PDF title, else the file stem. source: what models are shown, never an absolute
     path: a folder's files as "<folder name>/<path inside it>", a file given alone by its name.
     path: the resolved path of the file read. metadata: the record's other fields (non-scalars
-    JSON-encoded); {} for files.
+    JSON-encoded); {} for files. file_type: what it was read as (`file_type`).
     """
 
     doc_id: str
@@ -59,6 +61,7 @@ class Document:
     text: str
     metadata: Metadata = field(default_factory=dict)
     path: str = ""
+    file_type: str = ""
 
 
 @dataclass(frozen=True)
@@ -159,12 +162,19 @@ def _read_file(path: Path, source: str, skipped: list[SkippedFile]) -> Iterator[
         _check_readable(path)
         for document in _file_documents(path, source, file, skipped):
             count += 1
-            yield document
+            yield replace(document, file_type=file_type(path.name))
     except _Skip as reason:
         skipped.append(SkippedFile(source, str(reason), file))
         return
     if not count and len(skipped) == skips_before:
         skipped.append(SkippedFile(source, "empty", file))
+
+
+def file_type(name: str) -> str:
+    """The file type of a file name (or source), as results show it and scopes select it: "md",
+    "html", "pdf", "jsonl", ...; "text" where the name has no extension."""
+    suffix = PurePosixPath(name).suffix.lower()
+    return FILE_TYPES.get(suffix, suffix.lstrip(".")) or "text"
 
 
 def _check_readable(path: Path) -> None:

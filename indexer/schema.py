@@ -40,6 +40,9 @@ class ChunkColumn:
     SENTENCE_ENDS = "sentence_ends"
     METADATA = "metadata"
     """The document's metadata as a JSON object, or "" for none."""
+    FILE_TYPE = "file_type"
+    """What the document was read as ("md", "html", "jsonl", ...: readers.FILE_TYPES); null in rows
+    written before it was recorded, whose type follows from their source's extension."""
     TERMS = "terms"
     TERM_COUNTS = "term_counts"
 
@@ -99,6 +102,7 @@ def chunks_schema() -> pa.Schema:
             pa.field(c.METADATA, pa.string()),
             pa.field(c.TERMS, pa.list_(pa.string())),
             pa.field(c.TERM_COUNTS, pa.list_(pa.int32())),
+            pa.field(c.FILE_TYPE, pa.string()),
         ]
     )
 

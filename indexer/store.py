@@ -154,6 +154,9 @@ class IndexWriter:
         committed = self.previous["tables"][name]
         if table.version != committed:
             table.restore(committed)
+        missing = [column for column in schema if column.name not in table.schema.names]
+        if missing:  # a column added since the index was built: null in its older rows
+            table.add_columns(missing)
         return table
 
     def _backfill(self, name: str, schema: pa.Schema) -> Any:
