@@ -261,6 +261,7 @@ class IndexSnapshot:
     vectors: SentenceVectors | None
     """Exact search in memory, below the size where the IVF-PQ index answers (None above it)."""
     _documents: OrderedDict[str, DocumentLines] = field(default_factory=OrderedDict, repr=False, compare=False)
+    _labels: list[pa.Table] = field(default_factory=list, repr=False, compare=False)
 
     @property
     def version(self) -> tuple[int, ...]:
@@ -279,6 +280,31 @@ class IndexSnapshot:
         """The chunks with these chunk numbers, keyed by number."""
         table = self._rows_at(numbers, CHUNK_FIELDS)
         return {number: Chunk.from_row(row) for number, row in zip(table["number"].to_pylist(), table.to_pylist())}
+
+    def chunk_labels(self) -> pa.Table:
+        """What scopes select chunks by, one row per chunk number: `source`, `file_type` (derived
+        from the source where the build did not record it), `metadata` (JSON text, "" for none)
+        and `doc_key`. Read on first use, then kept with the snapshot."""
+        if not self._labels:
+            columns = [C.SOURCE, C.METADATA, C.DOC_KEY, C.FILE_TYPE]
+            columns = [column for column in columns if column in self.chunk_table.schema.names]
+            with reading(self.uri, CHUNKS):
+                table = self.chunk_table.search().select(columns).with_row_id(True).limit(None).to_arrow()
+            table = table.sort_by("_rowid")
+            sources = pc.fill_null(table[C.SOURCE], "").combine_chunks()
+            recorded = table[C.FILE_TYPE] if C.FILE_TYPE in table.column_names else pa.nulls(len(table), pa.string())
+            derived = pa.array([file_type(source) for source in sources.to_pylist()], pa.string())
+            self._labels.append(
+                pa.table(
+                    {
+                        "source": sources,
+                        "file_type": pc.coalesce(recorded, derived).combine_chunks(),
+                        "metadata": pc.fill_null(table[C.METADATA], "").combine_chunks(),
+                        "doc_key": table[C.DOC_KEY].combine_chunks(),
+                    }
+                )
+            )
+        return self._labels[0]
 
     def texts_at(self, numbers: np.ndarray) -> tuple[np.ndarray, pa.ChunkedArray]:
         """(chunk numbers, texts) of these chunks, in no particular order: the text column alone."""
@@ -311,15 +337,20 @@ class IndexSnapshot:
         with reading(self.uri, TERMS):
             return self.term_table.take_row_ids(row_ids.tolist()).select(["term", "chunks", "counts"]).to_arrow()
 
-    def nearest_sentences(self, vector: np.ndarray, limit: int) -> SentenceMatches:
+    def nearest_sentences(
+        self, vector: np.ndarray, limit: int, doc_keys: Sequence[str] | None = None
+    ) -> SentenceMatches:
         """The `limit` sentences with the highest cosine similarity to `vector` (a dot product:
         vectors are unit length): exact, in memory, below the IVF-PQ index's size; through the
-        index above it (`_distance`, 1 - dot, is asked for by name, as LanceDB requires)."""
+        index above it (`_distance`, 1 - dot, is asked for by name, as LanceDB requires). With
+        `doc_keys`, among those documents' sentences only (the index search filters first)."""
         if self.vectors is not None:
             with reading(self.uri, SENTENCES):
-                found = self.vectors.nearest(vector, limit, list(HELD_COLUMNS))
+                found = self.vectors.nearest(vector, limit, list(HELD_COLUMNS), doc_keys)
         else:
             search = self.sentence_table.search(vector.astype(np.float32)).distance_type("dot").limit(limit)
+            if doc_keys is not None:
+                search = search.where(f"{S.DOC_KEY} IN ({store.sql_list(doc_keys)})", prefilter=True)
             vector_index = self.manifest.vector_index
             if vector_index:
                 search = search.nprobes(vector_index["nprobes"]).refine_factor(vector_index["refine_factor"])
@@ -365,14 +396,20 @@ class IndexSnapshot:
         vectors = np.asarray(table[S.VECTOR].combine_chunks().flatten().to_numpy(), dtype=np.float32)
         return table[S.CHUNK_ID].to_pylist(), table[S.START].to_pylist(), vectors.reshape(table.num_rows, -1)
 
-    def nearest_chunks(self, vector: np.ndarray, limit: int) -> list[tuple[str, float]]:
-        """(chunk id, cosine similarity) of the `limit` chunks whose vector is nearest `vector`, best first."""
+    def nearest_chunks(
+        self, vector: np.ndarray, limit: int, doc_keys: Sequence[str] | None = None
+    ) -> list[tuple[str, float]]:
+        """(chunk id, cosine similarity) of the `limit` chunks whose vector is nearest `vector`, best
+        first; with `doc_keys`, among those documents' chunks only (filtered before the search,
+        which scans every vector: the table has no vector index)."""
         if self.chunk_vector_table is None:
             raise IndexStoreError(
                 f"{self.uri} has no chunk vectors yet; run `arag-index build` on it once to add them (nothing is re-embedded)"
             )
         v = ChunkVectorColumn
         search = self.chunk_vector_table.search(vector.astype(np.float32), vector_column_name=v.VECTOR)
+        if doc_keys is not None:
+            search = search.where(f"{v.DOC_KEY} IN ({store.sql_list(doc_keys)})", prefilter=True)
         with reading(self.uri, CHUNK_VECTORS):
             found = search.distance_type("dot").limit(limit).select([v.CHUNK_ID, "_distance"]).to_arrow()
         return list(zip(found[v.CHUNK_ID].to_pylist(), (1.0 - found["_distance"].to_numpy()).tolist()))

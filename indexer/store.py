@@ -79,7 +79,8 @@ VECTOR_SEARCH = {"nprobes": 60, "refine_factor": 10}
 """How search uses the vector index; recorded in the manifest with the index's own parameters."""
 
 
-def _sql_list(values: Sequence[str]) -> str:
+def sql_list(values: Sequence[str]) -> str:
+    """Strings as an SQL list for an `IN (...)` filter, quoted."""
     return ", ".join("'" + value.replace("'", "''") + "'" for value in values)
 
 
@@ -185,7 +186,7 @@ class IndexWriter:
     def delete_documents(self, doc_ids: Sequence[str]) -> None:
         keys = [doc_key(doc_id) for doc_id in doc_ids]
         for first in range(0, len(keys), 1000):
-            condition = f"doc_key IN ({_sql_list(keys[first : first + 1000])})"
+            condition = f"doc_key IN ({sql_list(keys[first : first + 1000])})"
             for table in (self.chunks, self.sentences, self.chunk_vectors, self.documents):
                 table.delete(condition)
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from threadpoolctl import ThreadpoolController
 
+from .ids import DOC_KEY_CHARS
 from .manifest import Manifest
 from .schema import ChunkColumn, SentenceColumn
 
@@ -88,17 +90,25 @@ class SentenceVectors:
                 self._previous = None
             return self._matrix
 
-    def nearest(self, vector: np.ndarray, limit: int, columns: list[str]) -> pa.Table:
+    def nearest(
+        self, vector: np.ndarray, limit: int, columns: list[str], doc_keys: Sequence[str] | None = None
+    ) -> pa.Table:
         """The `limit` sentences with the highest dot product, best first, with `columns` (a subset
-        of HELD_COLUMNS) and `_distance` = 1 - dot, as LanceDB's dot distance reports it."""
+        of HELD_COLUMNS) and `_distance` = 1 - dot, as LanceDB's dot distance reports it; with
+        `doc_keys`, among those documents' sentences only (the others score below any sentence)."""
         matrix = self._loaded()
         count = len(matrix.vectors)
-        limit = min(limit, count)
         if count <= SINGLE_THREAD_MAX_ROWS:
             with _blas.limit(limits=1, user_api="blas"):
                 scores = matrix.vectors @ vector.astype(np.float32)
         else:
             scores = matrix.vectors @ vector.astype(np.float32)
+        if doc_keys is not None:
+            owners = pc.utf8_slice_codeunits(matrix.rows[S.CHUNK_ID], 0, DOC_KEY_CHARS)
+            inside = pc.is_in(owners, value_set=pa.array(doc_keys, pa.string())).to_numpy(zero_copy_only=False)
+            scores[~inside] = -np.inf
+            limit = min(limit, int(inside.sum()))
+        limit = min(limit, count)
         best = np.argpartition(scores, count - limit)[count - limit :] if limit < count else np.arange(count)
         best = best[np.argsort(-scores[best], kind="stable")]
         table = matrix.rows.select(columns).take(best)

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 if TYPE_CHECKING:
     from arag_mcp.indexer.reader import Chunk, IndexSnapshot, SentenceMatches
@@ -40,22 +42,31 @@ def top_chunks(scores: np.ndarray, id_rank: np.ndarray, top_k: int) -> np.ndarra
     return scored[order[:top_k]]
 
 
-def semantic_search(snapshot: IndexSnapshot, query_vector: np.ndarray, top_k: int) -> list[Hit]:
-    """Chunks ranked by their best sentence's cosine similarity to the query.
+def semantic_search(
+    snapshot: IndexSnapshot, query_vector: np.ndarray, top_k: int, scope: np.ndarray | None = None
+) -> list[Hit]:
+    """Chunks ranked by their best sentence's cosine similarity to the query; with `scope` (a mask
+    over chunk numbers), among the sentences of its chunks only.
 
     The nearest `candidate_pool(top_k)` sentences are grouped by chunk; a chunk's matched
     sentences are its best `MATCHED_SENTENCES` among them, shown in document order.
     """
     pool = candidate_pool(top_k)
     total = snapshot.manifest.counts.sentences
+    doc_keys = None if scope is None else scope_doc_keys(snapshot, scope)
     while True:
-        grouped = group_by_chunk(snapshot.nearest_sentences(query_vector, pool))
+        grouped = group_by_chunk(snapshot.nearest_sentences(query_vector, pool, doc_keys))
         if len(grouped) >= top_k or pool >= total:
             break
         pool *= 4
     ranked = sorted(grouped.items(), key=lambda item: (-item[1][0], item[0]))[:top_k]
     chunks = snapshot.chunks([cid for cid, _ in ranked])
     return [Hit(chunks[cid], score, best_sentences(sentences)) for cid, (score, sentences) in ranked if cid in chunks]
+
+
+def scope_doc_keys(snapshot: IndexSnapshot, scope: np.ndarray) -> list[str]:
+    """The documents a scope's chunks belong to (a scope selects whole documents)."""
+    return pc.unique(snapshot.chunk_labels()["doc_key"].filter(pa.array(scope))).to_pylist()
 
 
 def candidate_pool(top_k: int) -> int:
@@ -79,9 +90,12 @@ def group_by_chunk(nearest: SentenceMatches) -> dict[str, tuple[float, list[tupl
     return grouped
 
 
-def naive_search(snapshot: IndexSnapshot, query_vector: np.ndarray, top_k: int) -> list[Hit]:
-    """Naive RAG: chunks ranked by their own vector's cosine similarity to the query (ties: chunk id)."""
-    nearest = snapshot.nearest_chunks(query_vector, top_k)
+def naive_search(
+    snapshot: IndexSnapshot, query_vector: np.ndarray, top_k: int, scope: np.ndarray | None = None
+) -> list[Hit]:
+    """Naive RAG: chunks ranked by their own vector's cosine similarity to the query (ties: chunk
+    id); with `scope` (a mask over chunk numbers), among its chunks only."""
+    nearest = snapshot.nearest_chunks(query_vector, top_k, None if scope is None else scope_doc_keys(snapshot, scope))
     chunks = snapshot.chunks([cid for cid, _ in nearest])
     ranked = sorted(nearest, key=lambda item: (-item[1], item[0]))
     return [Hit(chunks[cid], score, []) for cid, score in ranked if cid in chunks]
@@ -95,12 +109,14 @@ class MergedHit:
     queries: list[int]
 
 
-def merged_semantic_search(snapshot: IndexSnapshot, query_vectors: Sequence[np.ndarray], top_k: int) -> list[MergedHit]:
-    """semantic_search for each query (top_k each), merged: a chunk appears once, with its best
-    score and matched sentences; ranked by that score (ties: chunk id)."""
+def merged_semantic_search(
+    snapshot: IndexSnapshot, query_vectors: Sequence[np.ndarray], top_k: int, scope: np.ndarray | None = None
+) -> list[MergedHit]:
+    """semantic_search for each query (top_k each, within `scope`), merged: a chunk appears once,
+    with its best score and matched sentences; ranked by that score (ties: chunk id)."""
     merged: dict[str, MergedHit] = {}
     for number, vector in enumerate(query_vectors):
-        for hit in semantic_search(snapshot, vector, top_k):
+        for hit in semantic_search(snapshot, vector, top_k, scope):
             earlier = merged.get(hit.chunk.chunk_id)
             if earlier is None:
                 merged[hit.chunk.chunk_id] = MergedHit(hit, [number])
