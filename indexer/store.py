@@ -32,6 +32,7 @@ import numpy as np
 import pyarrow as pa
 from lancedb.index import BTree, IvfPq
 
+from .collection import summary
 from .ids import doc_key
 from .manifest import (
     FORMAT,
@@ -221,6 +222,12 @@ class IndexWriter:
         self._write_terms()
         return self._vector_index()
 
+    def _summary(self) -> str:
+        """What the collection holds, derived from its documents' sources (collection.py)."""
+        c = ChunkColumn
+        rows = self.chunks.search().where(f"{c.PART} = 0").select([c.SOURCE]).limit(None).to_arrow()
+        return summary([source or "" for source in rows[c.SOURCE].to_pylist()])
+
     def counts(self) -> dict[str, int]:
         return {
             "documents": self.chunks.count_rows(f"{ChunkColumn.PART} = 0"),
@@ -280,6 +287,7 @@ class IndexWriter:
         """Name the tables' current versions in the manifest, atomically: readers see the build from here on."""
         manifest = {
             **manifest,
+            "summary": self._summary(),
             "counts": self.counts(),
             "format": FORMAT,
             "format_version": FORMAT_VERSION,
