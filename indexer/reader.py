@@ -292,13 +292,13 @@ class IndexSnapshot:
                 table = self.chunk_table.search().select(columns).with_row_id(True).limit(None).to_arrow()
             table = table.sort_by("_rowid")
             sources = pc.fill_null(table[C.SOURCE], "").combine_chunks()
-            recorded = table[C.FILE_TYPE] if C.FILE_TYPE in table.column_names else pa.nulls(len(table), pa.string())
-            derived = pa.array([file_type(source) for source in sources.to_pylist()], pa.string())
+            recorded = table[C.FILE_TYPE].to_pylist() if C.FILE_TYPE in table.column_names else [None] * len(table)
+            kinds = [kind or file_type(source) for kind, source in zip(recorded, sources.to_pylist())]
             self._labels.append(
                 pa.table(
                     {
                         "source": sources,
-                        "file_type": pc.coalesce(recorded, derived).combine_chunks(),
+                        "file_type": pa.array(kinds, pa.string()),
                         "metadata": pc.fill_null(table[C.METADATA], "").combine_chunks(),
                         "doc_key": table[C.DOC_KEY].combine_chunks(),
                     }
