@@ -11,8 +11,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 
 if TYPE_CHECKING:
     from arag_mcp.indexer.reader import Chunk, IndexSnapshot, SentenceMatches
@@ -53,20 +51,14 @@ def semantic_search(
     """
     pool = candidate_pool(top_k)
     total = snapshot.manifest.counts.sentences
-    doc_keys = None if scope is None else scope_doc_keys(snapshot, scope)
     while True:
-        grouped = group_by_chunk(snapshot.nearest_sentences(query_vector, pool, doc_keys))
+        grouped = group_by_chunk(snapshot.nearest_sentences(query_vector, pool, scope))
         if len(grouped) >= top_k or pool >= total:
             break
         pool *= 4
     ranked = sorted(grouped.items(), key=lambda item: (-item[1][0], item[0]))[:top_k]
     chunks = snapshot.chunks([cid for cid, _ in ranked])
     return [Hit(chunks[cid], score, best_sentences(sentences)) for cid, (score, sentences) in ranked if cid in chunks]
-
-
-def scope_doc_keys(snapshot: IndexSnapshot, scope: np.ndarray) -> list[str]:
-    """The documents a scope's chunks belong to (a scope selects whole documents)."""
-    return pc.unique(snapshot.chunk_labels()["doc_key"].filter(pa.array(scope))).to_pylist()
 
 
 def candidate_pool(top_k: int) -> int:
@@ -95,7 +87,7 @@ def naive_search(
 ) -> list[Hit]:
     """Naive RAG: chunks ranked by their own vector's cosine similarity to the query (ties: chunk
     id); with `scope` (a mask over chunk numbers), among its chunks only."""
-    nearest = snapshot.nearest_chunks(query_vector, top_k, None if scope is None else scope_doc_keys(snapshot, scope))
+    nearest = snapshot.nearest_chunks(query_vector, top_k, scope)
     chunks = snapshot.chunks([cid for cid, _ in nearest])
     ranked = sorted(nearest, key=lambda item: (-item[1], item[0]))
     return [Hit(chunks[cid], score, []) for cid, score in ranked if cid in chunks]

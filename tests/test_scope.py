@@ -276,3 +276,28 @@ def test_an_index_built_before_file_types_were_recorded_derives_them_and_takes_n
     extended = open_index(str(index))
     assert sorted(chunk.file_type for chunk in extended.all_chunks()) == ["jsonl", "md", "txt"]
     assert extended.chunk_table.to_arrow()["file_type"].to_pylist().count(None) == 2
+
+
+@pytest.mark.parametrize("path", ["in memory", "scope's own vectors", "filtered table search"])
+def test_every_semantic_search_path_is_exact_within_the_scope(live: LiveIndex, chunks, embedder, monkeypatch, path):
+    """Above the IVF-PQ index's size (no vectors in memory) a small scope is searched from its own
+    vectors and a large one through the table's search, filtered first; both equal brute force."""
+    import dataclasses
+
+    from arag_mcp.indexer import reader
+    from arag_mcp.server import retrieval
+    from arag_mcp.server.scope import in_scope
+
+    snapshot = open_index(live.uri)
+    if path != "in memory":
+        snapshot = dataclasses.replace(snapshot, vectors=None)
+    if path == "filtered table search":
+        monkeypatch.setattr(reader, "EXACT_SCOPE_SENTENCES", 0)
+    sentence_ids, sentence_vectors = snapshot.sentence_vectors()
+    for scope in SCOPES:
+        admitted = scoped(chunks, scope)
+        keep = np.array([cid in admitted for cid in sentence_ids])
+        sentences = SentenceMatrix([cid for cid, k in zip(sentence_ids, keep) if k], sentence_vectors[keep])
+        for vector in embedder.encode_queries(["Which pump empties the dry dock?", "what leaks in winter"]):
+            hits = retrieval.semantic_search(snapshot, vector, 3, in_scope(snapshot, scope))
+            assert_same([(hit.chunk.chunk_id, hit.score) for hit in hits], sentences.best_sentence_ranking(vector, 3))
