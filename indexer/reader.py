@@ -43,10 +43,11 @@ S = SentenceColumn
 DOCUMENTS_KEPT = 8
 EXACT_SCOPE_SENTENCES = 20_000
 """Above the IVF-PQ index's size, a scope of up to this many sentences is searched exactly from its
-own vectors; a larger one through the index, filtered first. bench/scope.py, 1M sentences, 2 busy
-cores, p50 (recall@10 of the filtered index search): 500 sentences 5.7 ms exact against 14.1 ms
-(0.58); 5,000 57 against 71 ms (0.82); 50,000 322 against 126 ms (0.99); 250,000 1,215 against
-300 ms (1.0). The index's few probed partitions miss much of a small scope."""
+own vectors; a larger one through the index, filtered first, whose few probed partitions miss much
+of a small scope. bench/scope.py at 1M sentences on 2 busy cores, p50 ms exact against filtered
+index search (its recall@10): 500 sentences 9 against 21 (0.58); 5,000 46 against 36 (0.82);
+10,000 67 against 30 (0.88); 20,000 101 against 53 (0.93); 50,000 255 against 112 (0.98);
+250,000 852 against 219 (1.0). Up to here a scoped search stays exact at about 100 ms."""
 STORAGE_ERRORS = (OSError, RuntimeError, ValueError)
 """What LanceDB and Arrow raise for unreadable data (lance errors are RuntimeError or OSError)."""
 CHUNK_FIELDS = [
