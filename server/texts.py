@@ -11,13 +11,10 @@ from collections.abc import Sequence
 from .results import METADATA_FIELDS
 
 METADATA_NOTE = (
-    "Each result also gives its document's file type (md, html, pdf, jsonl, ...) and, for records "
-    f"of JSON/JSONL files, their own fields as metadata (up to {METADATA_FIELDS}, long values cut)."
+    "Results also give the file type (md, html, pdf, jsonl, ...) and, for JSON/JSONL records, their "
+    f"own fields as metadata (up to {METADATA_FIELDS})."
 )
-SCOPE_NOTE = (
-    "To search part of the collection, pass scope: a folder or pattern of sources, a file type, "
-    "or metadata field values; the top_k are then the best within it."
-)
+SCOPE_NOTE = "To search part of the collection (a folder, a file type, a metadata value), pass scope."
 SESSION_NOTE = (
     "Every result carries a `session` handle: pass it back as `session` in every later call of this "
     "conversation, so that chunks you already received are not sent again."
@@ -35,7 +32,6 @@ exact phrases.
 Keywords must be short and specific (1-3 words each); pass several alternatives as a list.
   GOOD: ["Marie Curie", "Nobel Prize", "1911"]
   BAD:  ["who won the Nobel Prize in 1911"]   (a sentence: use {sentence_tool} for that)
-{scope}
 
 {after} {session}"""
 
@@ -45,7 +41,7 @@ of the corpus (cosine similarity); chunks are ranked by their best-matching sent
 Returns chunk ids with title, source, best score and {shows}. {metadata}
 Use it for descriptions, paraphrases and questions whose wording may differ from the text{fallback}.
 Ask about one thing at a time: split a multi-hop question into single-fact sub-queries
-("Who directed Inception?", then "Where was Christopher Nolan born?"). {scope}
+("Who directed Inception?", then "Where was Christopher Nolan born?").
 
 {after} {session}"""
 
@@ -95,7 +91,7 @@ The query is embedded and compared with one vector per chunk (cosine similarity)
 similar chunks are returned with their id, title, source, score and complete text. {METADATA_NOTE} A chunk
 already sent in this conversation comes back as "This chunk has been read before" instead of its
 text; chunks that do not fit in one answer are named, and chunk_read fetches them. Ask about one
-thing at a time, and search again with new words taken from what you read. {SCOPE_NOTE} {SESSION_NOTE}"""
+thing at a time, and search again with new words taken from what you read. {SESSION_NOTE}"""
 
 SEMANTIC_SEARCH_QUERIES = """Search the knowledge base by meaning with 1 to 5 queries at once: each query is embedded and
 compared with every sentence of the corpus (cosine similarity); chunks are ranked by their best
@@ -104,7 +100,6 @@ once, with its best score and the queries that found it.
 
 Returns chunk ids with title, source, best score and the chunk's sentences that matched. {metadata}
 Give several phrasings of one need (or its parts) in one call instead of one call each{fallback}.
-{scope}
 
 {after} {session}"""
 
@@ -114,10 +109,9 @@ query's best chunks (top_k per query, up to 10) are merged, and a passage found 
 queries appears once, with the queries that found it.
 
 Each result has a ref (find and open take it), the document's title, file name and file type
-(md, html, pdf, jsonl, ...), its metadata (a JSON/JSONL record's own fields, up to {METADATA_FIELDS}, long values
-cut), a score and a snippet of the sentences that matched. Snippets are partial: when a result
+(md, html, pdf, jsonl, ...), its metadata (a JSON/JSONL record's own fields, up to {METADATA_FIELDS}), a score and a snippet of the sentences that matched. Snippets are partial: when a result
 looks relevant, look inside its document with find (words or phrases) or open (a window of
-numbered lines). {SCOPE_NOTE} {SESSION_NOTE}"""
+numbered lines). {SESSION_NOTE}"""
 
 FIND = f"""Find words or phrases inside one document, given a ref from search results.
 
@@ -173,7 +167,6 @@ def keyword_search_description(tools: Sequence[str], full_text: bool, keyword_ma
         sentence_tool="semantic_search" if "semantic_search" in tools else "several short keywords",
         after=FULL_TEXT_AFTER if full_text else SNIPPET_AFTER,
         metadata=METADATA_NOTE,
-        scope=SCOPE_NOTE,
         session=SESSION_NOTE,
     )
 
@@ -184,7 +177,6 @@ def semantic_search_description(tools: Sequence[str], full_text: bool) -> str:
         fallback=", or when keyword_search finds nothing" if "keyword_search" in tools else "",
         after=FULL_TEXT_AFTER if full_text else SNIPPET_AFTER,
         metadata=METADATA_NOTE,
-        scope=SCOPE_NOTE,
         session=SESSION_NOTE,
     )
 
@@ -194,7 +186,6 @@ def semantic_search_queries_description(tools: Sequence[str]) -> str:
         fallback="; use it when keyword_search finds nothing" if "keyword_search" in tools else "",
         after=SNIPPET_AFTER + DOCUMENT_TOOLS_AFTER if "find" in tools else SNIPPET_AFTER,
         metadata=METADATA_NOTE,
-        scope=SCOPE_NOTE,
         session=SESSION_NOTE,
     )
 

@@ -77,13 +77,12 @@ PerQuery = Annotated[
     int, Field(ge=1, le=MAX_RESULTS_PER_QUERY, description=f"results per query (1-{MAX_RESULTS_PER_QUERY})")
 ]
 ScopeConditions = Annotated[
-    dict[str, str | int | float | bool] | None,
+    dict[str, Any] | None,
     Field(
-        description='search only part of the index, e.g. {"source": "docs/guide"} or {"file_type": "pdf", '
-        '"year": 2024}; every condition must hold. "source": a gitignore-style pattern of sources as results '
-        'show them ("docs/guide" = that folder and everything under it, "*.md", "docs/**/api-*.html"); '
-        '"file_type": md, html, pdf, jsonl, ...; any other key: a metadata field of the document, equal to '
-        "the value. The top_k are the best within the scope. Omit to search everything"
+        description='search only part of the index; all conditions must hold, e.g. {"source": "docs/guide"}, '
+        '{"file_type": "pdf", "year": 2024}. source: gitignore-style pattern of sources as results show them '
+        '(a folder, "*.md"); file_type: md, html, pdf, jsonl, ...; other keys: metadata fields. The top_k are '
+        "the best within it"
     ),
 ]
 Ref = Annotated[str, Field(description="a ref from search results (a chunk id, or the document part before '-')")]

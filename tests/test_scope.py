@@ -228,7 +228,7 @@ BAD_SCOPES = [
     ({"file_type": "docx"}, 'scope "file_type" \'docx\' matches no document; this index holds "md"'),
     ({"category": "boat"}, 'no document has category = "boat"; its values include "valve", "pump", "crane"'),
     ({"file_type": "md", "category": "valve"}, "no document meets every condition of the scope"),
-    ({"category": ["valve"]}, "scope must be an object of conditions"),
+    ({"category": ["valve"]}, "scope 'category' must be a string, number or true/false"),
     ({"source": 3}, 'scope "source" must be a path or pattern'),
 ]
 
