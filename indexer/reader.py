@@ -45,9 +45,9 @@ EXACT_SCOPE_SENTENCES = 20_000
 """Above the IVF-PQ index's size, a scope of up to this many sentences is searched exactly from its
 own vectors; a larger one through the index, filtered first, whose few probed partitions miss much
 of a small scope. bench/scope.py at 1M sentences on 2 busy cores, p50 ms exact against filtered
-index search (its recall@10): 500 sentences 9 against 21 (0.58); 5,000 46 against 36 (0.82);
-10,000 67 against 30 (0.88); 20,000 101 against 53 (0.93); 50,000 255 against 112 (0.98);
-250,000 852 against 219 (1.0). Up to here a scoped search stays exact at about 100 ms."""
+index search (its recall@10): 500 sentences 7 against 15 (0.58); 5,000 30 against 22 (0.82);
+20,000 86 against 35 (0.93); 50,000 182 against 79 (0.98); 250,000 771 against 156 (1.0). Up to
+here a scoped search stays exact, under 100 ms."""
 STORAGE_ERRORS = (OSError, RuntimeError, ValueError)
 """What LanceDB and Arrow raise for unreadable data (lance errors are RuntimeError or OSError)."""
 CHUNK_FIELDS = [
