@@ -268,7 +268,7 @@ async def concurrent(index: Path, total: int, clients: int, seed: int) -> dict:
     """`total` calls split over `clients` concurrent clients per transport, half in each mode."""
     from arag_mcp.indexer.reader import open_index
 
-    ids = open_index(str(index)).keywords.chunk_ids.to_pylist()
+    ids = open_index(str(index)).catalogue.chunk_ids.to_pylist()
     rng = random.Random(seed)
     results = {}
     for transport in ("streamable-http", "sse"):

@@ -67,7 +67,7 @@ def main() -> None:
     snapshot = open_index(str(args.index))
     assert snapshot.vectors is None, "this index is searched exactly in memory; use one with an IVF-PQ index"
     started = time.perf_counter()
-    keys = snapshot.chunk_labels()["doc_key"].to_pylist()
+    keys = snapshot.catalogue.labels["doc_key"].to_pylist()
     labels_ms = 1000 * (time.perf_counter() - started)
     resolving = []
     for _ in range(20):

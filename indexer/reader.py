@@ -7,7 +7,6 @@ returns; column names and manifest fields stay in here (schema.py, manifest.py).
 from __future__ import annotations
 
 import bisect
-import json
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -20,10 +19,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import store
+from .catalogue import ChunkCatalogue, ChunkHeader
 from .documents import DocumentLines
 from .ids import chunk_id, parse_chunk_id
 from .manifest import REBUILD_HINT, IndexStoreError, Manifest, check_manifest, normalise_uri
-from .readers import file_type
 from .schema import (
     CHUNK_VECTORS,
     CHUNKS,
@@ -36,7 +35,7 @@ from .schema import (
     SentenceColumn,
 )
 from .terms import WORD_BREAK, folded, terms_schema
-from .vectors import HELD_COLUMNS, SentenceVectors
+from .vectors import SentenceMatches, SentenceVectors
 
 C = ChunkColumn
 S = SentenceColumn
@@ -50,96 +49,28 @@ index search (its recall@10): 500 sentences 7 against 15 (0.58); 5,000 30 agains
 here a scoped search stays exact, under 100 ms."""
 STORAGE_ERRORS = (OSError, RuntimeError, ValueError)
 """What LanceDB and Arrow raise for unreadable data (lance errors are RuntimeError or OSError)."""
-CHUNK_FIELDS = [
-    C.ID,
-    C.DOC_ID,
-    C.TITLE,
-    C.SOURCE,
-    C.TEXT,
-    C.PART,
-    C.PARTS,
-    C.SENTENCE_STARTS,
-    C.SENTENCE_ENDS,
-    C.METADATA,
-    C.FILE_TYPE,
-]
+TEXT_FIELDS = [C.TEXT, C.SENTENCE_STARTS, C.SENTENCE_ENDS]
+"""What a chunk row adds to its header (held in the catalogue) to make a `Chunk`."""
 
 
 @dataclass(frozen=True)
-class Chunk:
-    """One chunk of a document, with what a reader needs to place it."""
+class Chunk(ChunkHeader):
+    """A chunk with its text, as chunk_read and keyword matching need it."""
 
-    chunk_id: str
-    doc_id: str
-    title: str
-    source: str
     text: str
-    part: int
-    """Its place in its document, from 0."""
-    parts: int
-    """How many chunks its document has."""
     sentence_spans: tuple[tuple[int, int], ...]
     """Character spans of its sentences in `text`."""
-    metadata: dict[str, Any]
-    file_type: str
-    """What its document was read as ("md", "html", "jsonl", ...)."""
-
-    @property
-    def previous_chunk_id(self) -> str | None:
-        return self._neighbour(self.part - 1)
-
-    @property
-    def next_chunk_id(self) -> str | None:
-        return self._neighbour(self.part + 1)
 
     @property
     def sentences(self) -> list[str]:
         return [self.text[start:end] for start, end in self.sentence_spans]
 
-    def _neighbour(self, part: int) -> str | None:
-        parsed = parse_chunk_id(self.chunk_id)
-        if parsed is None or not 0 <= part < self.parts:
-            return None
-        return chunk_id(parsed[0], part)
-
-    @classmethod
-    def from_row(cls, row: dict[str, Any]) -> Chunk:
-        metadata = row[C.METADATA]
-        return cls(
-            chunk_id=row[C.ID],
-            doc_id=row[C.DOC_ID],
-            title=row[C.TITLE] or "",
-            source=row[C.SOURCE] or "",
-            text=row[C.TEXT],
-            part=row[C.PART],
-            parts=row[C.PARTS],
-            sentence_spans=tuple(zip(row[C.SENTENCE_STARTS] or [], row[C.SENTENCE_ENDS] or [])),
-            metadata=json.loads(metadata) if metadata else {},
-            file_type=row.get(C.FILE_TYPE) or file_type(row[C.SOURCE] or ""),
-        )
-
-
-@dataclass(frozen=True)
-class SentenceMatches:
-    """Sentences nearest a query, best first: parallel lists."""
-
-    chunk_ids: list[str]
-    positions: list[int]
-    """Each sentence's place in its chunk."""
-    texts: list[str]
-    similarities: list[float]
-    """Cosine similarity to the query (vectors are unit length)."""
-
-    def __len__(self) -> int:
-        return len(self.chunk_ids)
-
 
 @dataclass(frozen=True)
 class KeywordLookup:
-    """What a snapshot keeps in memory: the vocabulary, the chunk numbers postings use with the
-    chunk ids they stand for (chunk rows are read by number, whether found by keyword or by id),
-    and the chunks' titles with their words (titles count in whole-word matching; they are short,
-    so their postings are derived here rather than stored)."""
+    """What keyword search keeps in memory: the vocabulary, and the words of the chunks' titles
+    (titles count in whole-word matching; they are short, so their postings are derived here
+    rather than stored). Postings name chunks by the catalogue's chunk numbers."""
 
     words: pa.Array
     """The distinct words of the terms table, sorted."""
@@ -151,23 +82,14 @@ class KeywordLookup:
     rows_per_word: np.ndarray
     word_row_starts: np.ndarray
     """Where each word's rows begin in `word_rows`."""
-    chunk_ids: pa.Array
-    """Chunk id by chunk number."""
-    chunk_row_ids: np.ndarray
-    """Ascending LanceDB row id by chunk number."""
-    chunk_id_rank: np.ndarray
-    """Position of each chunk number's id in sorted id order (ties are ranked by chunk id)."""
-    numbers_by_id: np.ndarray
-    """Chunk numbers in sorted id order (the inverse of chunk_id_rank): ids are found by bisection."""
-    titles: pa.Array
-    """Title by chunk number."""
+    chunk_count: int
     title_words: pa.Array
     """The folded words of every title, sorted."""
     title_owners: np.ndarray
     """Chunk number of each of `title_words`."""
 
     @classmethod
-    def load(cls, uri: str, chunks: Any, terms: Any) -> KeywordLookup:
+    def load(cls, uri: str, catalogue: ChunkCatalogue, terms: Any) -> KeywordLookup:
         with reading(uri, TERMS):
             rows = terms.search().select(["term"]).with_row_id(True).limit(None).to_arrow()
         by_word = pc.sort_indices(rows["term"])
@@ -176,15 +98,7 @@ class KeywordLookup:
         if len(sorted_words):
             first[1:] = pc.not_equal(sorted_words[1:], sorted_words[:-1]).to_numpy(zero_copy_only=False)
         starts = np.flatnonzero(first)
-        with reading(uri, CHUNKS):
-            numbered = chunks.search().select([C.ID, C.TITLE]).with_row_id(True).limit(None).to_arrow()
-        numbered = numbered.sort_by("_rowid")
-        chunk_ids = numbered[C.ID].combine_chunks()
-        by_id = pc.sort_indices(chunk_ids).to_numpy()
-        rank = np.empty(len(chunk_ids), dtype=np.int64)
-        rank[by_id] = np.arange(len(chunk_ids))
-        titles = pc.fill_null(numbered[C.TITLE], "").combine_chunks()
-        title_split = pc.split_pattern_regex(pc.utf8_lower(titles), WORD_BREAK)
+        title_split = pc.split_pattern_regex(pc.utf8_lower(catalogue.titles), WORD_BREAK)
         title_words = pc.list_flatten(title_split)
         kept = pc.not_equal(title_words, "")
         title_words = folded(title_words.filter(kept))
@@ -201,11 +115,7 @@ class KeywordLookup:
             rows["_rowid"].to_numpy()[by_word.to_numpy()],
             np.diff(np.append(starts, len(sorted_words))),
             starts,
-            chunk_ids,
-            numbered["_rowid"].to_numpy(),
-            rank,
-            by_id,
-            titles,
+            len(catalogue),
             title_words.take(by_title_word),
             title_owners[by_title_word.to_numpy()],
         )
@@ -234,19 +144,7 @@ class KeywordLookup:
         """How often each chunk's title holds the word `folded_word` (folded), by chunk number."""
         first = bisect.bisect_left(self.title_words, folded_word, key=_text)
         last = bisect.bisect_right(self.title_words, folded_word, lo=first, key=_text)
-        return np.bincount(self.title_owners[first:last], minlength=len(self.chunk_ids)).astype(np.int64)
-
-    def numbers_of(self, chunk_ids: Sequence[str]) -> np.ndarray:
-        """Chunk numbers of these ids, in the order given; ids not in the index are left out."""
-        numbers = []
-        for wanted in chunk_ids:
-            at = bisect.bisect_left(self.numbers_by_id, wanted, key=self._id_of)
-            if at < len(self.numbers_by_id) and self._id_of(self.numbers_by_id[at]) == wanted:
-                numbers.append(self.numbers_by_id[at])
-        return np.array(numbers, dtype=np.int64)
-
-    def _id_of(self, number: np.integer) -> str:
-        return self.chunk_ids[int(number)].as_py()
+        return np.bincount(self.title_owners[first:last], minlength=self.chunk_count).astype(np.int64)
 
 
 def _text(value: pa.Scalar) -> str:
@@ -264,11 +162,11 @@ class IndexSnapshot:
     term_table: Any
     chunk_vector_table: Any | None
     """None in an index built before chunk vectors existed (its next build adds them)."""
+    catalogue: ChunkCatalogue
     keywords: KeywordLookup
     vectors: SentenceVectors | None
     """Exact search in memory, below the size where the IVF-PQ index answers (None above it)."""
     _documents: OrderedDict[str, DocumentLines] = field(default_factory=OrderedDict, repr=False, compare=False)
-    _labels: list[pa.Table] = field(default_factory=list, repr=False, compare=False)
 
     @property
     def version(self) -> tuple[int, ...]:
@@ -276,43 +174,26 @@ class IndexSnapshot:
 
     @property
     def chunk_count(self) -> int:
-        return len(self.keywords.chunk_ids)
+        return len(self.catalogue)
 
     def chunks(self, chunk_ids: Sequence[str]) -> dict[str, Chunk]:
         """The chunks with these ids, keyed by id (unknown or malformed ids are absent)."""
         wanted = [cid for cid in chunk_ids if parse_chunk_id(cid)]
-        return {chunk.chunk_id: chunk for chunk in self.chunks_at(self.keywords.numbers_of(wanted)).values()}
+        return {chunk.chunk_id: chunk for chunk in self.chunks_at(self.catalogue.numbers_of(wanted)).values()}
 
     def chunks_at(self, numbers: np.ndarray) -> dict[int, Chunk]:
-        """The chunks with these chunk numbers, keyed by number."""
-        table = self._rows_at(numbers, CHUNK_FIELDS)
-        return {number: Chunk.from_row(row) for number, row in zip(table["number"].to_pylist(), table.to_pylist())}
-
-    def chunk_labels(self) -> pa.Table:
-        """What scopes select chunks by, one row per chunk number: `source`, `file_type` (derived
-        from the source where the build did not record it), `metadata` (JSON text, "" for none),
-        `doc_key` and its number of `sentences`. Read on first use, then kept with the snapshot."""
-        if not self._labels:
-            columns = [C.SOURCE, C.METADATA, C.DOC_KEY, C.SENTENCE_STARTS, C.FILE_TYPE]
-            columns = [column for column in columns if column in self.chunk_table.schema.names]
-            with reading(self.uri, CHUNKS):
-                table = self.chunk_table.search().select(columns).with_row_id(True).limit(None).to_arrow()
-            table = table.sort_by("_rowid")
-            sources = pc.fill_null(table[C.SOURCE], "").combine_chunks()
-            recorded = table[C.FILE_TYPE].to_pylist() if C.FILE_TYPE in table.column_names else [None] * len(table)
-            kinds = [kind or file_type(source) for kind, source in zip(recorded, sources.to_pylist())]
-            self._labels.append(
-                pa.table(
-                    {
-                        "source": sources,
-                        "file_type": pa.array(kinds, pa.string()),
-                        "metadata": pc.fill_null(table[C.METADATA], "").combine_chunks(),
-                        "doc_key": table[C.DOC_KEY].combine_chunks(),
-                        "sentences": pc.fill_null(pc.list_value_length(table[C.SENTENCE_STARTS]), 0).combine_chunks(),
-                    }
-                )
+        """The chunks with these chunk numbers, keyed by number: their headers from the catalogue,
+        their texts read."""
+        table = self._rows_at(numbers, TEXT_FIELDS)
+        found = table["number"].to_numpy()
+        return {
+            int(number): Chunk(
+                **vars(header),
+                text=row[C.TEXT],
+                sentence_spans=tuple(zip(row[C.SENTENCE_STARTS] or [], row[C.SENTENCE_ENDS] or [])),
             )
-        return self._labels[0]
+            for number, header, row in zip(found, self.catalogue.headers_at(found), table.to_pylist())
+        }
 
     def texts_at(self, numbers: np.ndarray) -> tuple[np.ndarray, pa.ChunkedArray]:
         """(chunk numbers, texts) of these chunks, in no particular order: the text column alone."""
@@ -324,17 +205,14 @@ class IndexSnapshot:
         return list(self.chunks_at(np.arange(self.chunk_count)).values())
 
     def _rows_at(self, numbers: np.ndarray, columns: Sequence[str]) -> pa.Table:
-        """The rows of these chunk numbers, with those of `columns` the table has (an older build
-        lacks columns added since), and their `number`."""
         numbers = np.asarray(numbers, dtype=np.int64)
-        columns = [column for column in columns if column in self.chunk_table.schema.names]
         if not len(numbers):
             schema = pa.schema([*(self.chunk_table.schema.field(c) for c in columns), pa.field("number", pa.int64())])
             return schema.empty_table()
-        row_ids = self.keywords.chunk_row_ids[numbers]
+        row_ids = self.catalogue.row_ids[numbers]
         with reading(self.uri, CHUNKS):
             table = self.chunk_table.take_row_ids(row_ids.tolist()).select(list(columns)).with_row_id().to_arrow()
-        found = np.searchsorted(self.keywords.chunk_row_ids, table["_rowid"].to_numpy())
+        found = np.searchsorted(self.catalogue.row_ids, table["_rowid"].to_numpy())
         table = table.drop_columns(["_rowid"]).append_column("number", pa.array(found, pa.int64()))
         return table.take(pc.sort_indices(table["number"]))
 
@@ -352,37 +230,38 @@ class IndexSnapshot:
         `scope` (a mask over chunk numbers), among its chunks' sentences only: above the index's
         size, a scope of up to EXACT_SCOPE_SENTENCES is searched exactly from its own vectors,
         a larger one through the index, filtered before the search."""
-        doc_keys = None if scope is None else self.scope_documents(scope)
         if self.vectors is not None:
             with reading(self.uri, SENTENCES):
-                found = self.vectors.nearest(vector, limit, list(HELD_COLUMNS), doc_keys)
-        elif doc_keys is not None and self._scope_sentences(scope) <= EXACT_SCOPE_SENTENCES:
-            found = self._nearest_in(vector, limit, doc_keys)
+                return self.vectors.nearest(vector, limit, scope)
+        if scope is not None and self._scope_sentences(scope) <= EXACT_SCOPE_SENTENCES:
+            found = self._nearest_in(vector, limit, self.scope_documents(scope))
         else:
             search = self.sentence_table.search(vector.astype(np.float32)).distance_type("dot").limit(limit)
-            if doc_keys is not None:
-                search = search.where(f"{S.DOC_KEY} IN ({store.sql_list(doc_keys)})", prefilter=True)
+            if scope is not None:
+                search = search.where(f"{S.DOC_KEY} IN ({store.sql_list(self.scope_documents(scope))})", prefilter=True)
             vector_index = self.manifest.vector_index
             if vector_index:
                 search = search.nprobes(vector_index["nprobes"]).refine_factor(vector_index["refine_factor"])
             with reading(self.uri, SENTENCES):
                 found = search.select([S.CHUNK_ID, S.POSITION, S.TEXT, "_distance"]).to_arrow()
+        numbers, known = self.catalogue.locate(found[S.CHUNK_ID].to_numpy(zero_copy_only=False))
         return SentenceMatches(
-            found[S.CHUNK_ID].to_pylist(),
-            found[S.POSITION].to_pylist(),
-            found[S.TEXT].to_pylist(),
-            (1.0 - found["_distance"].to_numpy()).tolist() if found.num_rows else [],
+            numbers[known],
+            found[S.POSITION].to_numpy()[known],
+            [text for text, kept in zip(found[S.TEXT].to_pylist(), known) if kept],
+            (1.0 - found["_distance"].to_numpy().astype(np.float64))[known],
         )
 
     def scope_documents(self, scope: np.ndarray) -> list[str]:
         """The keys of the documents a scope's chunks belong to (scopes select whole documents)."""
-        return pc.unique(self.chunk_labels()["doc_key"].filter(pa.array(scope))).to_pylist()
+        return pc.unique(self.catalogue.labels["doc_key"].filter(pa.array(scope))).to_pylist()
 
     def _scope_sentences(self, scope: np.ndarray) -> int:
-        return int(self.chunk_labels()["sentences"].to_numpy()[scope].sum())
+        return int(self.catalogue.labels["sentences"].to_numpy()[scope].sum())
 
     def _nearest_in(self, vector: np.ndarray, limit: int, doc_keys: Sequence[str]) -> pa.Table:
-        """Exact search over these documents' sentences, read with their vectors (the doc key is indexed)."""
+        """Exact search over these documents' sentences, read with their vectors (the doc key is
+        indexed), as the index search reports it."""
         with reading(self.uri, SENTENCES):
             rows = (
                 self.sentence_table.search()
@@ -396,6 +275,10 @@ class IndexSnapshot:
         best = np.argsort(-scores, kind="stable")[:limit]
         found = rows.select([S.CHUNK_ID, S.POSITION, S.TEXT]).take(best)
         return found.append_column("_distance", pa.array(1.0 - scores[best], pa.float32()))
+
+    def headers_at(self, numbers: Sequence[int] | np.ndarray) -> list[ChunkHeader]:
+        """The headers of these chunk numbers, in the order given (held in memory: nothing is read)."""
+        return self.catalogue.headers_at(numbers)
 
     def document(self, ref: str) -> DocumentLines | None:
         """The document a reference names (its key, or the id of any of its chunks), as numbered
@@ -481,14 +364,26 @@ def open_index(uri: str, previous: IndexSnapshot | None = None) -> IndexSnapshot
         with reading(uri, name):
             tables[name] = db.open_table(name)
             tables[name].checkout(manifest.tables[name])
-    keywords = KeywordLookup.load(uri, tables[CHUNKS], tables[TERMS])
+    with reading(uri, CHUNKS):
+        columns = ChunkCatalogue.columns(tables[CHUNKS].schema.names)
+        rows = tables[CHUNKS].search().select(columns).with_row_id(True).limit(None).to_arrow()
+    catalogue = ChunkCatalogue.from_rows(rows)
+    keywords = KeywordLookup.load(uri, catalogue, tables[TERMS])
     with reading(uri, SENTENCES):  # every data file is opened: a damaged build is refused here, not mid-search
         tables[SENTENCES].search().select([S.POSITION]).limit(None).to_arrow()
     vectors = None
     if not manifest.vector_index or manifest.counts.sentences < store.VECTOR_INDEX_MIN_ROWS:
-        vectors = SentenceVectors(tables[SENTENCES], tables[CHUNKS], manifest, previous and previous.vectors)
+        vectors = SentenceVectors(tables[SENTENCES], tables[CHUNKS], catalogue, manifest, previous and previous.vectors)
     return IndexSnapshot(
-        uri, manifest, tables[CHUNKS], tables[SENTENCES], tables[TERMS], tables[CHUNK_VECTORS], keywords, vectors
+        uri,
+        manifest,
+        tables[CHUNKS],
+        tables[SENTENCES],
+        tables[TERMS],
+        tables[CHUNK_VECTORS],
+        catalogue,
+        keywords,
+        vectors,
     )
 
 

@@ -1,11 +1,11 @@
 """Exact nearest-sentence search over the sentence vectors held in memory.
 
 LanceDB's flat search reads and scores the vector column on every query (hundreds of ms at
-100k sentences); a float32 matrix in memory is one BLAS matrix-vector product instead, a few ms.
-The sentence columns semantic search shows are held beside it, so a query touches no storage.
-Above `store.VECTOR_INDEX_MIN_ROWS` the IVF-PQ index answers instead: the matrix would outgrow
-the server's memory budget (1.5 GB at 1M sentences) and scanning it would outgrow the IVF-PQ
-index's latency.
+100k sentences); in memory, int8 codes of the vectors preselect candidates that provably hold
+the nearest sentences (quantised.py) and one float32 product over those scores them exactly.
+The sentence columns semantic search shows are held beside them, so a query touches no storage.
+Above `store.VECTOR_INDEX_MIN_ROWS` the IVF-PQ index answers instead: the float32 matrix would
+outgrow the server's memory budget (1.5 GB at 1M sentences).
 
 The matrix is read on first use, not when a snapshot is opened, so opening (and the MCP
 handshake) costs nothing; a new build reuses the previous build's vectors of every document
@@ -17,23 +17,22 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from threadpoolctl import ThreadpoolController
 
-from .ids import DOC_KEY_CHARS
+from .catalogue import ChunkCatalogue
 from .manifest import Manifest
+from .quantised import QuantisedScorer
 from .schema import ChunkColumn, SentenceColumn
 
 C = ChunkColumn
 S = SentenceColumn
 HELD_COLUMNS = (S.CHUNK_ID, S.POSITION, S.TEXT)
-"""Sentence columns held in memory: what semantic search returns (a search for others goes to LanceDB)."""
+"""Sentence columns held in memory beside the vectors: what semantic search returns."""
 VECTOR_SETTINGS = (
     "model",
     "embedding_backend",
@@ -46,33 +45,70 @@ VECTOR_SETTINGS = (
 )
 """Manifest fields that, with a document's content, determine its sentences' vectors: a build
 that changes none of them leaves the vectors of unchanged documents as they were."""
-SINGLE_THREAD_MAX_ROWS = 50_000
-"""Up to this many rows the product runs on one BLAS thread: waking the other costs more than it
-saves, and far more when the cores are busy. Measured with NumPy on 2 busy cores, p50 (p95) ms of
-one product, one thread against two: 10k rows 0.5 (0.6) against 0.25-7.4 (8.2); 30k 1.7 (2.5)
-against 6.2 (6.4); 100k 17.7 (21) against 14.0 (17)."""
+QUANTISED_MIN_ROWS = 4_096
+"""From this many rows, int8 codes preselect the candidates the float32 product scores exactly
+(quantised.py); below it the whole product is as fast."""
 TAKE_BATCH = 10_000
 DOC_HASH = "doc_hash"
 """Held beside each sentence: its document's content hash, the key for reuse across builds."""
 
-_blas = ThreadpoolController()
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class SentenceMatches:
+    """Sentences nearest a query, best first: parallel arrays."""
+
+    chunk_numbers: np.ndarray
+    """The chunk number of each sentence's chunk (the catalogue's numbering)."""
+    positions: np.ndarray
+    """Each sentence's place in its chunk."""
+    texts: list[str]
+    similarities: np.ndarray
+    """Cosine similarity to the query (vectors are unit length)."""
+
+    def __len__(self) -> int:
+        return len(self.chunk_numbers)
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, SentenceMatches)
+            and np.array_equal(self.chunk_numbers, other.chunk_numbers)
+            and np.array_equal(self.positions, other.positions)
+            and self.texts == other.texts
+            and np.array_equal(self.similarities, other.similarities)
+        )
 
 
 @dataclass(frozen=True)
 class _Matrix:
     vectors: np.ndarray
-    """(sentences, dimension) float32, C-contiguous: one BLAS product scores every sentence."""
+    """(sentences, dimension) float32, C-contiguous: exact scores, of candidates or of every sentence."""
     rows: pa.Table
-    """HELD_COLUMNS and the document's content hash (`doc_hash`, the key for reuse), aligned with `vectors`."""
+    """Chunk id, position and the document's content hash (`doc_hash`): what identifies each
+    sentence's vector for reuse by the next build; aligned with `vectors`."""
+    chunk_numbers: np.ndarray
+    """The catalogue's number of each sentence's chunk (rows differ in number from build to build)."""
+    positions: np.ndarray
+    texts: list[str]
+    """Each sentence's text (a list: a search takes a few texts without an Arrow call)."""
+    scorer: QuantisedScorer | None
 
 
 class SentenceVectors:
     """The vectors and shown columns of one build's sentence table, read once, on first use."""
 
-    def __init__(self, sentences: Any, chunks: Any, manifest: Manifest, previous: SentenceVectors | None) -> None:
+    def __init__(
+        self,
+        sentences: Any,
+        chunks: Any,
+        catalogue: ChunkCatalogue,
+        manifest: Manifest,
+        previous: SentenceVectors | None,
+    ) -> None:
         self._sentences = sentences
         self._chunks = chunks
+        self._catalogue = catalogue
         self._settings = {field: manifest.raw.get(field) for field in VECTOR_SETTINGS}
         reusable = previous is not None and previous._settings == self._settings
         self._previous = previous._matrix if reusable else None
@@ -86,36 +122,42 @@ class SentenceVectors:
     def _loaded(self) -> _Matrix:
         with self._lock:
             if self._matrix is None:
-                self._matrix = _read(self._sentences, self._chunks, self._previous)
+                self._matrix = _read(self._sentences, self._chunks, self._catalogue, self._previous)
                 self._previous = None
             return self._matrix
 
-    def nearest(
-        self, vector: np.ndarray, limit: int, columns: list[str], doc_keys: Sequence[str] | None = None
-    ) -> pa.Table:
-        """The `limit` sentences with the highest dot product, best first, with `columns` (a subset
-        of HELD_COLUMNS) and `_distance` = 1 - dot, as LanceDB's dot distance reports it; with
-        `doc_keys`, among those documents' sentences only (the others score below any sentence)."""
+    def nearest(self, vector: np.ndarray, limit: int, scope: np.ndarray | None = None) -> SentenceMatches:
+        """The `limit` sentences with the highest dot product with `vector`, best first (ties: the
+        earlier row); with `scope` (a mask over chunk numbers), among its chunks' sentences only,
+        the others left out before candidates are chosen."""
         matrix = self._loaded()
         count = len(matrix.vectors)
-        if count <= SINGLE_THREAD_MAX_ROWS:
-            with _blas.limit(limits=1, user_api="blas"):
-                scores = matrix.vectors @ vector.astype(np.float32)
+        inside = None if scope is None else scope[matrix.chunk_numbers]
+        available = count if inside is None else int(inside.sum())
+        limit = min(limit, available)
+        query = vector.astype(np.float32)
+        if matrix.scorer is not None and limit < available:
+            rows = matrix.scorer.candidates(query, limit, inside)
+            scores = matrix.vectors[rows] @ query
+        elif inside is not None:
+            rows = np.flatnonzero(inside)
+            scores = matrix.vectors[rows] @ query
         else:
-            scores = matrix.vectors @ vector.astype(np.float32)
-        if doc_keys is not None:
-            owners = pc.utf8_slice_codeunits(matrix.rows[S.CHUNK_ID], 0, DOC_KEY_CHARS)
-            inside = pc.is_in(owners, value_set=pa.array(doc_keys, pa.string())).to_numpy(zero_copy_only=False)
-            scores[~inside] = -np.inf
-            limit = min(limit, int(inside.sum()))
-        limit = min(limit, count)
-        best = np.argpartition(scores, count - limit)[count - limit :] if limit < count else np.arange(count)
-        best = best[np.argsort(-scores[best], kind="stable")]
-        table = matrix.rows.select(columns).take(best)
-        return table.append_column("_distance", pa.array(1.0 - scores[best], pa.float32()))
+            rows = np.arange(count)
+            scores = matrix.vectors @ query
+        kept = len(rows) - limit
+        top = np.argpartition(scores, kept)[kept:] if kept > 0 else np.arange(len(rows))
+        top = top[np.lexsort((rows[top], -scores[top]))]
+        best = rows[top]
+        return SentenceMatches(
+            matrix.chunk_numbers[best],
+            matrix.positions[best],
+            [matrix.texts[at] for at in best.tolist()],
+            scores[top].astype(np.float64),
+        )
 
 
-def _read(sentences: Any, chunks: Any, previous: _Matrix | None) -> _Matrix:
+def _read(sentences: Any, chunks: Any, catalogue: ChunkCatalogue, previous: _Matrix | None) -> _Matrix:
     """The sentence table's vectors and shown columns; vectors of unchanged documents come from
     `previous` (same content hash, chunk id and ordinal), the rest from the table. Read in batches
     into the matrix, so memory never holds the vectors twice."""
@@ -147,7 +189,14 @@ def _read(sentences: Any, chunks: Any, previous: _Matrix | None) -> _Matrix:
         rows.num_rows - reused,
         time.perf_counter() - started,
     )
-    return _Matrix(vectors, rows.drop_columns(["_rowid"]))
+    rows = rows.drop_columns(["_rowid"])
+    numbers, found = catalogue.locate(rows[S.CHUNK_ID].to_numpy(zero_copy_only=False))
+    if not found.all():
+        raise ValueError("sentences of chunks missing from the chunks table")
+    positions = rows[S.POSITION].to_numpy()
+    texts = rows[S.TEXT].to_pylist()
+    scorer = QuantisedScorer(vectors) if len(vectors) >= QUANTISED_MIN_ROWS else None
+    return _Matrix(vectors, rows.drop_columns([S.TEXT]), numbers, positions, texts, scorer)
 
 
 def _reuse(sentences: Any, rows: pa.Table, previous: _Matrix) -> tuple[np.ndarray, int]:

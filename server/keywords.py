@@ -115,7 +115,7 @@ class WordMatch:
         self, snapshot: IndexSnapshot, numbers: np.ndarray, keywords: Sequence[Keyword]
     ) -> tuple[np.ndarray, list[np.ndarray]]:
         numbers, texts = snapshot.texts_at(numbers)
-        titles = lower(snapshot.keywords.titles.take(pa.array(numbers))).to_pylist()
+        titles = lower(snapshot.catalogue.titles.take(pa.array(numbers))).to_pylist()
         spellings = [_spelling_pattern(snapshot, keyword.pieces) for keyword in keywords]
         counts = [np.zeros(len(numbers), dtype=np.int64) for _ in keywords]
         for at, (title, text) in enumerate(zip(titles, lower(texts).to_pylist())):
@@ -226,7 +226,7 @@ class PieceCounts:
         self.lengths = pc.list_value_length(postings["chunks"]).to_numpy(zero_copy_only=False)
         self.chunks = pc.list_flatten(postings["chunks"]).to_numpy(zero_copy_only=False)
         self.occurrences = pc.list_flatten(postings["counts"]).to_numpy(zero_copy_only=False)
-        self.chunk_count = len(lookup.chunk_ids)
+        self.chunk_count = lookup.chunk_count
 
     def of(self, piece: str) -> np.ndarray:
         if self.whole_words:
@@ -252,7 +252,7 @@ class _Tally:
     ) -> None:
         """`scope`: the chunk numbers searched (a mask); chunks outside it count nothing."""
         self.snapshot, self.matcher, self.keywords = snapshot, matcher, keywords
-        self.rank = snapshot.keywords.chunk_id_rank
+        self.rank = snapshot.catalogue.id_rank
         chunk_count = len(self.rank)
         pieces = sorted({piece for keyword in keywords for piece in keyword.pieces})
         piece_counts = matcher.piece_counts(snapshot, pieces)

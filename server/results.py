@@ -151,9 +151,10 @@ def _hit_fields(hit: Hit, source: str | None, deliveries: list[Delivery] | None,
 
 
 def is_whole_chunk(hit: Hit) -> bool:
-    """Whether the matched sentences, as shown, are every sentence of the chunk."""
-    sentences = hit.chunk.sentences
-    return bool(sentences) and bounded_sentences(hit.matched) == sentences
+    """Whether the matched sentences, as shown, are every sentence of the chunk (each sentence of
+    a chunk is matched at most once, so matching as many as it has is matching them all)."""
+    count = hit.chunk.sentence_count
+    return count > 0 and len(hit.matched) == count and bounded_sentences(hit.matched) == hit.matched
 
 
 def shared_source(hits: list[Hit]) -> str | None:
@@ -176,7 +177,8 @@ def keyword_output(
     results = []
     for at, hit in enumerate(findings.hits):
         fields = _hit_fields(hit, source, deliveries, at)
-        snippet = hit.chunk.text if fields["whole_chunk"] else SNIPPET_SEPARATOR.join(bounded_sentences(hit.matched))
+        separator = " " if fields["whole_chunk"] else SNIPPET_SEPARATOR
+        snippet = separator.join(bounded_sentences(hit.matched))
         results.append(KeywordResult(**fields, score=int(hit.score), keywords=list(hit.keywords), snippet=snippet))
     per_keyword = "; ".join(
         f"{keyword!r}: {chunks_phrase(count)}" for keyword, count in zip(findings.keywords, findings.per_keyword)
@@ -210,7 +212,7 @@ def semantic_output(
     results = []
     for at, hit in enumerate(hits):
         fields = _hit_fields(hit, source, deliveries, at)
-        sentences = [hit.chunk.text] if fields["whole_chunk"] else bounded_sentences(hit.matched)
+        sentences = bounded_sentences(hit.matched)
         results.append(SemanticResult(**fields, score=round(hit.score, 4), sentences=sentences))
     if results:
         count = f"{len(results)} {'chunk' if len(results) == 1 else 'chunks'} ranked by {ranked_by}."

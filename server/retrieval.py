@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from arag_mcp.indexer.reader import Chunk, IndexSnapshot, SentenceMatches
+    from arag_mcp.indexer.catalogue import ChunkHeader
+    from arag_mcp.indexer.reader import IndexSnapshot
 
 SNIPPET_SEPARATOR = " ... "
 MATCHED_SENTENCES = 3
@@ -21,9 +22,12 @@ MATCHED_SENTENCES = 3
 
 @dataclass(frozen=True)
 class Hit:
-    """A ranked chunk and the sentences that made it match (keywords found, or nearest the query)."""
+    """A ranked chunk and the sentences that made it match (keywords found, or nearest the query).
 
-    chunk: Chunk
+    Semantic search names its chunks by header alone (read from memory); keyword search, which
+    reads the chunks' texts to find its sentences, gives whole chunks."""
+
+    chunk: ChunkHeader
     score: float
     matched: list[str]
     keywords: tuple[str, ...] = ()
@@ -43,8 +47,8 @@ def top_chunks(scores: np.ndarray, id_rank: np.ndarray, top_k: int) -> np.ndarra
 def semantic_search(
     snapshot: IndexSnapshot, query_vector: np.ndarray, top_k: int, scope: np.ndarray | None = None
 ) -> list[Hit]:
-    """Chunks ranked by their best sentence's cosine similarity to the query; with `scope` (a mask
-    over chunk numbers), among the sentences of its chunks only.
+    """Chunks ranked by their best sentence's cosine similarity to the query (ties: chunk id); with
+    `scope` (a mask over chunk numbers), among the sentences of its chunks only.
 
     The nearest `candidate_pool(top_k)` sentences are grouped by chunk; a chunk's matched
     sentences are its best `MATCHED_SENTENCES` among them, shown in document order.
@@ -52,13 +56,26 @@ def semantic_search(
     pool = candidate_pool(top_k)
     total = snapshot.manifest.counts.sentences
     while True:
-        grouped = group_by_chunk(snapshot.nearest_sentences(query_vector, pool, scope))
-        if len(grouped) >= top_k or pool >= total:
+        nearest = snapshot.nearest_sentences(query_vector, pool, scope)
+        chunks, first = np.unique(nearest.chunk_numbers, return_index=True)
+        if len(chunks) >= top_k or pool >= total:
             break
         pool *= 4
-    ranked = sorted(grouped.items(), key=lambda item: (-item[1][0], item[0]))[:top_k]
-    chunks = snapshot.chunks([cid for cid, _ in ranked])
-    return [Hit(chunks[cid], score, best_sentences(sentences)) for cid, (score, sentences) in ranked if cid in chunks]
+    # Sentences come best first, so a chunk's first sentence is its best.
+    best = nearest.similarities[first]
+    chosen = np.lexsort((snapshot.catalogue.id_rank[chunks], -best))[:top_k]
+    numbers = chunks[chosen]
+    headers = snapshot.headers_at(numbers)
+    matched: dict[int, list[tuple[float, int, str]]] = {int(n): [] for n in numbers}
+    for number, position, text, score in zip(
+        nearest.chunk_numbers.tolist(), nearest.positions.tolist(), nearest.texts, nearest.similarities.tolist()
+    ):
+        if number in matched:
+            matched[number].append((score, position, text))
+    return [
+        Hit(header, float(score), best_sentences(matched[int(number)]))
+        for header, number, score in zip(headers, numbers, best[chosen])
+    ]
 
 
 def candidate_pool(top_k: int) -> int:
@@ -70,16 +87,6 @@ def best_sentences(sentences: list[tuple[float, int, str]]) -> list[str]:
     """Texts of the `MATCHED_SENTENCES` most similar sentences, in document order."""
     best = sorted(sentences, key=lambda item: (-item[0], item[1]))[:MATCHED_SENTENCES]
     return [text for _, _, text in sorted(best, key=lambda item: item[1])]
-
-
-def group_by_chunk(nearest: SentenceMatches) -> dict[str, tuple[float, list[tuple[float, int, str]]]]:
-    """chunk id → (best similarity, [(similarity, sentence position, text), ...]) from nearest sentences."""
-    grouped: dict[str, tuple[float, list[tuple[float, int, str]]]] = {}
-    for cid, position, text, score in zip(nearest.chunk_ids, nearest.positions, nearest.texts, nearest.similarities):
-        best, sentences = grouped.get(cid, (score, []))
-        sentences.append((score, position, text))
-        grouped[cid] = (max(best, score), sentences)
-    return grouped
 
 
 def naive_search(

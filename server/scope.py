@@ -43,7 +43,7 @@ def in_scope(snapshot: IndexSnapshot, scope: dict[str, ScopeValue] | None) -> np
     """The chunk numbers a scope admits, as a boolean mask (None: no scope, every chunk)."""
     if not scope:
         return None
-    labels = snapshot.chunk_labels()
+    labels = snapshot.catalogue.labels
     mask = np.ones(labels.num_rows, dtype=bool)
     for key, wanted in scope.items():
         if key == SOURCE:

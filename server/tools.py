@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import numpy as np
+from arag_mcp.indexer.reader import Chunk
 from arag_mcp.indexer.terms import words_of
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent
@@ -127,7 +128,7 @@ class Toolkit:
         mask = _scope_mask(snapshot, scope)
         conversation = self.conversations.resume(session)
         findings = keyword_matching.keyword_search(snapshot, terms, top_k, self.keyword_match, mask)
-        deliveries = self._deliver(conversation, findings.hits)
+        deliveries = self._deliver(snapshot, conversation, findings.hits)
         output = keyword_output(findings, conversation.handle, conversation.notice, deliveries)
         return _result(_with_scope(output, scope, mask), keyword_text)
 
@@ -139,7 +140,7 @@ class Toolkit:
         mask = _scope_mask(snapshot, scope)
         conversation = self.conversations.resume(session)
         hits = retrieval.semantic_search(snapshot, self._query_vector(snapshot, query), top_k, mask)
-        deliveries = self._deliver(conversation, hits)
+        deliveries = self._deliver(snapshot, conversation, hits)
         output = semantic_output(hits, conversation.handle, conversation.notice, deliveries, "their best sentence")
         return _result(_with_scope(output, scope, mask), semantic_text)
 
@@ -151,7 +152,7 @@ class Toolkit:
         mask = _scope_mask(snapshot, scope)
         conversation = self.conversations.resume(session)
         hits = retrieval.naive_search(snapshot, self._query_vector(snapshot, query), top_k, mask)
-        deliveries = self._deliver(conversation, hits, always=True)
+        deliveries = self._deliver(snapshot, conversation, hits, always=True)
         output = semantic_output(hits, conversation.handle, conversation.notice, deliveries, "their chunk vector")
         return _result(_with_scope(output, scope, mask), semantic_text)
 
@@ -241,16 +242,17 @@ class Toolkit:
         return _result(chunk_read_output(deliveries, conversation.handle, conversation.notice), chunk_read_text)
 
     def _deliver(
-        self, conversation: Conversation, hits: list[retrieval.Hit], always: bool = False
+        self, snapshot: IndexSnapshot, conversation: Conversation, hits: list[retrieval.Hit], always: bool = False
     ) -> list[Delivery] | None:
         """Whole chunks for the conversation (read-before and size bound applied), where this tool sends
         them; otherwise None, and the hits whose matched sentences are the whole chunk count as read."""
         if not (self.full_text or always):
             self._mark_whole_chunks(conversation, hits)
             return None
-        return self.conversations.deliver(
-            conversation, [hit.chunk.chunk_id for hit in hits], {hit.chunk.chunk_id: hit.chunk for hit in hits}
-        )
+        wanted = [hit.chunk.chunk_id for hit in hits]
+        found = {hit.chunk.chunk_id: hit.chunk for hit in hits if isinstance(hit.chunk, Chunk)}
+        found.update(snapshot.chunks([cid for cid in wanted if cid not in found]))
+        return self.conversations.deliver(conversation, wanted, found)
 
     def _mark_whole_chunks(self, conversation: Conversation, hits: list[retrieval.Hit]) -> None:
         self.conversations.mark_received(conversation, [hit.chunk.chunk_id for hit in hits if is_whole_chunk(hit)])

@@ -61,7 +61,7 @@ def churned_index(tmp_path_factory) -> Path:
 def test_terms_table_has_several_segments(churned_index: Path):
     snapshot = open_index(str(churned_index))
     assert len(snapshot.keywords.word_rows) > len(snapshot.keywords.words)  # a word split over segments
-    assert len(snapshot.keywords.chunk_ids) == snapshot.chunk_table.count_rows() == 31
+    assert len(snapshot.catalogue) == snapshot.chunk_table.count_rows() == 31
 
 
 @pytest.mark.parametrize("read_batch", [keyword_matching.PHRASE_READ_BATCH, 1])

@@ -35,10 +35,12 @@ def brute_force(snapshot, query: np.ndarray, limit: int) -> tuple[list[tuple[str
     return [keys[i] for i in order], scores[order]
 
 
-def found(nearest: SentenceMatches | pa.Table) -> list[tuple[str, int]]:
+def found(nearest: SentenceMatches | pa.Table, snapshot=None) -> list[tuple[str, int]]:
+    """(chunk id, ordinal) of each sentence found: a LanceDB result, or matches named by chunk number."""
     if isinstance(nearest, pa.Table):
         return list(zip(nearest["chunk_id"].to_pylist(), nearest["ordinal"].to_pylist()))
-    return list(zip(nearest.chunk_ids, nearest.positions))
+    ids = snapshot.catalogue.chunk_ids.take(pa.array(nearest.chunk_numbers)).to_pylist()
+    return list(zip(ids, nearest.positions.tolist()))
 
 
 def write_synthetic(uri: Path, matrix: np.ndarray, per_chunk: int = 10) -> None:
@@ -102,15 +104,15 @@ def test_exact_search_returns_what_brute_force_finds(sample_index, embedder):
         query = embedder.encode_queries([question])[0]
         expected, scores = brute_force(snapshot, query, 20)
         nearest = snapshot.nearest_sentences(query, 20)
-        assert found(nearest) == expected
+        assert found(nearest, snapshot) == expected
         assert nearest.similarities == pytest.approx(scores, abs=1e-6)
         flat = snapshot.sentence_table.search(query).distance_type("dot").limit(20).select(["chunk_id", "ordinal"])
-        assert found(nearest) == found(flat.to_arrow())
+        assert found(nearest, snapshot) == found(flat.to_arrow())
     assert len(snapshot.nearest_sentences(query, total + 50)) == total
 
 
-def test_exact_search_on_many_threads_matches_brute_force(tmp_path: Path):
-    matrix = clustered(vectors.SINGLE_THREAD_MAX_ROWS + 10_000, seed=1)
+def test_exact_search_of_a_larger_index_matches_brute_force(tmp_path: Path):
+    matrix = clustered(60_000, seed=1)
     write_synthetic(tmp_path / "idx", matrix)
     snapshot = open_index(str(tmp_path / "idx"))
     assert snapshot.vectors is not None
@@ -118,12 +120,31 @@ def test_exact_search_on_many_threads_matches_brute_force(tmp_path: Path):
     for query in clustered(5, seed=2):
         expected, scores = brute_force(snapshot, query, 100)
         nearest = snapshot.nearest_sentences(query, 100)
-        assert found(nearest) == expected
+        assert found(nearest, snapshot) == expected
         assert nearest.similarities == pytest.approx(scores, abs=1e-6)
         answers.append(nearest)
     shutil.rmtree(tmp_path / "idx" / "sentences.lance")  # answered from memory: no storage read
     for query, answer in zip(clustered(5, seed=2), answers):
         assert snapshot.nearest_sentences(query, 100) == answer
+
+
+def test_a_scoped_exact_search_is_brute_force_over_the_scope(tmp_path: Path):
+    """Past QUANTISED_MIN_ROWS the int8 candidates are chosen among the scope's sentences only."""
+    matrix = clustered(20_000, seed=3)
+    write_synthetic(tmp_path / "idx", matrix)
+    snapshot = open_index(str(tmp_path / "idx"))
+    scope = np.random.default_rng(4).random(snapshot.chunk_count) < 0.05
+    table = snapshot.sentence_table.to_arrow()
+    numbers = snapshot.catalogue.numbers_of(table["chunk_id"].to_pylist())
+    inside = scope[numbers]
+    keys = list(zip(table["chunk_id"].to_pylist(), table["ordinal"].to_pylist()))
+    vectors = np.stack(table["vector"].to_numpy(zero_copy_only=False))
+    for query in clustered(5, seed=5):
+        scores = np.where(inside, vectors @ query, -np.inf)
+        order = np.argsort(-scores, kind="stable")[:30]
+        nearest = snapshot.nearest_sentences(query, 30, scope)
+        assert found(nearest, snapshot) == [keys[i] for i in order]
+        assert nearest.similarities == pytest.approx(scores[order], abs=1e-6)
 
 
 def test_a_new_build_reuses_the_vectors_of_unchanged_documents(tmp_path: Path, embedder, caplog):
@@ -160,7 +181,7 @@ def test_a_new_build_reuses_the_vectors_of_unchanged_documents(tmp_path: Path, e
         query = embedder.encode_queries([question])[0]
         reused = second.nearest_sentences(query, sentences.num_rows)
         assert reused == reopened.nearest_sentences(query, sentences.num_rows)
-        assert found(reused)[:10] == brute_force(second, query, 10)[0]
+        assert found(reused, second)[:10] == brute_force(second, query, 10)[0]
 
 
 def test_settings_that_change_vectors_prevent_reuse(sample_index, caplog):
@@ -170,7 +191,9 @@ def test_settings_that_change_vectors_prevent_reuse(sample_index, caplog):
     for settings, reused in [({}, total), ({"sentence_context": "another"}, 0)]:
         caplog.clear()
         manifest = dataclasses.replace(first.manifest, raw={**first.manifest.raw, **settings})
-        again = vectors.SentenceVectors(first.sentence_table, first.chunk_table, manifest, first.vectors)
+        again = vectors.SentenceVectors(
+            first.sentence_table, first.chunk_table, first.catalogue, manifest, first.vectors
+        )
         with caplog.at_level(logging.INFO, logger=vectors.__name__):
             again.load()
         assert f"{reused} reused from the previous build, {total - reused} read" in caplog.text
@@ -211,5 +234,5 @@ def test_above_the_threshold_the_vector_index_answers(tmp_path: Path, monkeypatc
         expected, _ = brute_force(snapshot, query, 10)
         nearest = snapshot.nearest_sentences(query, 10)
         assert np.all(np.diff(nearest.similarities) <= 0)
-        recalls.append(len(set(found(nearest)) & set(expected)) / 10)
+        recalls.append(len(set(found(nearest, snapshot)) & set(expected)) / 10)
     assert np.mean(recalls) >= 0.9

@@ -1,0 +1,147 @@
+"""Every chunk's describing fields, held in memory by chunk number.
+
+A search ranks chunks; showing a ranked chunk takes its id, title, source, place and metadata but
+not its text, so these are held here and a search reads no chunk row (chunk_read reads texts).
+Chunk numbers are positions in LanceDB row-id order: the numbering keyword postings use.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .ids import DOC_KEY_CHARS, chunk_id, parse_chunk_id
+from .readers import file_type
+from .schema import ChunkColumn
+
+C = ChunkColumn
+HELD_COLUMNS = (C.ID, C.DOC_ID, C.TITLE, C.SOURCE, C.PART, C.PARTS, C.METADATA, C.FILE_TYPE)
+"""Chunk columns held in memory, with each chunk's sentence count (derived from its sentence offsets)."""
+SENTENCE_COUNT = "sentence_count"
+
+
+@dataclass(frozen=True)
+class ChunkHeader:
+    """A chunk as a search result names it: everything but its text."""
+
+    chunk_id: str
+    doc_id: str
+    title: str
+    source: str
+    part: int
+    """Its place in its document, from 0."""
+    parts: int
+    """How many chunks its document has."""
+    sentence_count: int
+    metadata: dict[str, Any]
+    file_type: str
+    """What its document was read as ("md", "html", "jsonl", ...)."""
+
+    @property
+    def previous_chunk_id(self) -> str | None:
+        return self._neighbour(self.part - 1)
+
+    @property
+    def next_chunk_id(self) -> str | None:
+        return self._neighbour(self.part + 1)
+
+    def _neighbour(self, part: int) -> str | None:
+        parsed = parse_chunk_id(self.chunk_id)
+        if parsed is None or not 0 <= part < self.parts:
+            return None
+        return chunk_id(parsed[0], part)
+
+
+class ChunkCatalogue:
+    """The held columns of every chunk, by chunk number, with lookup of numbers by chunk id."""
+
+    def __init__(self, numbered: pa.Table) -> None:
+        """`numbered`: HELD_COLUMNS, `sentence_count` and `_rowid`, one row per chunk, any order."""
+        numbered = numbered.sort_by("_rowid").combine_chunks()
+        self.table = numbered.drop_columns(["_rowid"])
+        self.row_ids: np.ndarray = numbered["_rowid"].to_numpy()
+        """Ascending LanceDB row id by chunk number."""
+        self.chunk_ids: pa.Array = self.table[C.ID].chunk(0) if self.table.num_rows else pa.array([], pa.string())
+        self.titles: pa.Array = pc.fill_null(self.table[C.TITLE], "").combine_chunks()
+        ids = np.asarray(self.chunk_ids.to_numpy(zero_copy_only=False), dtype=str)
+        self.numbers_by_id: np.ndarray = np.argsort(ids, kind="stable")
+        """Chunk numbers in sorted id order: ids are found by bisection."""
+        self.sorted_ids: np.ndarray = ids[self.numbers_by_id]
+        self.id_rank = np.empty(len(ids), dtype=np.int64)
+        """Position of each chunk number's id in sorted id order (ties are ranked by chunk id)."""
+        self.id_rank[self.numbers_by_id] = np.arange(len(ids))
+        self._fields: list[list[Any]] = [self.table[name].to_pylist() for name in (*HELD_COLUMNS, SENTENCE_COUNT)]
+        """The held columns as Python values: a search's few headers are made without Arrow calls."""
+
+    @classmethod
+    def columns(cls, present: Sequence[str]) -> list[str]:
+        """The chunk columns `ChunkCatalogue` is made from, of those a chunks table has (`present`:
+        one built before file types were recorded lacks that column)."""
+        return [column for column in (*HELD_COLUMNS, C.SENTENCE_STARTS) if column in present]
+
+    @classmethod
+    def from_rows(cls, rows: pa.Table) -> ChunkCatalogue:
+        """From rows of `columns()` with `_rowid`; a file type not recorded follows from the source."""
+        counts = pc.fill_null(pc.list_value_length(rows[C.SENTENCE_STARTS]), 0)
+        rows = rows.drop_columns([C.SENTENCE_STARTS]).append_column(SENTENCE_COUNT, counts)
+        recorded = rows[C.FILE_TYPE].to_pylist() if C.FILE_TYPE in rows.column_names else [None] * rows.num_rows
+        sources = pc.fill_null(rows[C.SOURCE], "").to_pylist()
+        kinds = pa.array([kind or file_type(source) for kind, source in zip(recorded, sources)], pa.string())
+        if C.FILE_TYPE in rows.column_names:
+            rows = rows.drop_columns([C.FILE_TYPE])
+        return cls(rows.append_column(C.FILE_TYPE, kinds))
+
+    def __len__(self) -> int:
+        return self.table.num_rows
+
+    @cached_property
+    def labels(self) -> pa.Table:
+        """What scopes select chunks by, by chunk number: `source`, `file_type`, `metadata` (JSON
+        text, "" for none), `doc_key` and the number of `sentences`."""
+        return pa.table(
+            {
+                "source": pc.fill_null(self.table[C.SOURCE], "").combine_chunks(),
+                "file_type": self.table[C.FILE_TYPE].combine_chunks(),
+                "metadata": pc.fill_null(self.table[C.METADATA], "").combine_chunks(),
+                "doc_key": pc.utf8_slice_codeunits(self.chunk_ids, 0, DOC_KEY_CHARS),
+                "sentences": self.table[SENTENCE_COUNT].combine_chunks(),
+            }
+        )
+
+    def numbers_of(self, chunk_ids: Sequence[str]) -> np.ndarray:
+        """Chunk numbers of these ids, in the order given; ids not in the index are left out."""
+        numbers, found = self.locate(chunk_ids)
+        return numbers[found]
+
+    def locate(self, chunk_ids: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """(chunk number, whether the id is in the index) of each id."""
+        if not len(chunk_ids) or not len(self.sorted_ids):
+            return np.zeros(len(chunk_ids), dtype=np.int64), np.zeros(len(chunk_ids), dtype=bool)
+        wanted = np.asarray(chunk_ids, dtype=str)
+        at = np.minimum(np.searchsorted(self.sorted_ids, wanted), len(self.sorted_ids) - 1)
+        return self.numbers_by_id[at].astype(np.int64), self.sorted_ids[at] == wanted
+
+    def headers_at(self, numbers: Sequence[int] | np.ndarray) -> list[ChunkHeader]:
+        """The headers of these chunk numbers, in the order given."""
+        ids, doc_ids, titles, sources, parts, part_counts, metadata, file_types, sentence_counts = self._fields
+        return [
+            ChunkHeader(
+                chunk_id=ids[number],
+                doc_id=doc_ids[number],
+                title=titles[number] or "",
+                source=sources[number] or "",
+                part=parts[number],
+                parts=part_counts[number],
+                sentence_count=sentence_counts[number],
+                metadata=json.loads(metadata[number]) if metadata[number] else {},
+                file_type=file_types[number],
+            )
+            for number in np.asarray(numbers, dtype=np.int64).tolist()
+        ]

@@ -1,0 +1,83 @@
+"""Candidates for exact nearest-vector search from int8 codes, provably complete.
+
+A float32 matrix-vector product is bound by memory bandwidth: it reads 4 bytes per component.
+Int8 codes read one, and ONNX Runtime (already the embedding runtime) multiplies them with its
+integer kernels, 2-4x faster than NumPy's float32 product over the same rows. The codes only
+preselect: every code carries a bound on its error, so the rows whose approximate score is within
+twice that bound of the k-th best approximate score hold the exact top k, which the caller then
+scores in float32.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnxruntime as ort
+from onnx import TensorProto, helper, numpy_helper
+
+LEVELS = 127
+ZERO_POINT = 128
+"""The query is fed as uint8 with this zero point: its codes span -127..127 like the rows'."""
+IR_VERSION = 8
+"""An ONNX IR version every supported onnxruntime reads (opset 13's)."""
+ROUNDING_SLACK = 1e-5
+"""Added to the error bound for float32 rounding in the scale products (scores are at most 1)."""
+
+
+class QuantisedScorer:
+    """Int8 codes of a matrix's rows (one scale per row) and the ONNX Runtime session that scores them."""
+
+    def __init__(self, vectors: np.ndarray) -> None:
+        rows, dimension = vectors.shape
+        scales = np.abs(vectors).max(axis=1) / LEVELS
+        scales[scales == 0] = 1.0
+        codes = np.rint(vectors / scales[:, None]).astype(np.int8)
+        residual = vectors.astype(np.float64) - codes * scales[:, None].astype(np.float64)
+        self.scales = scales.astype(np.float32)
+        self.max_code_error = float(np.linalg.norm(residual, axis=1).max(initial=0.0))
+        """The largest distance of a row from its decoded codes."""
+        self.max_norm = float(np.linalg.norm(vectors, axis=1).max(initial=0.0))
+        self.rows = rows
+        self._session = _integer_product(np.ascontiguousarray(codes.T), dimension)
+        self._zero_point = np.array(ZERO_POINT, dtype=np.uint8)
+
+    def candidates(self, query: np.ndarray, limit: int, allowed: np.ndarray | None = None) -> np.ndarray:
+        """Row numbers, in no order, among which are the `limit` rows with the highest exact dot
+        product with `query` (every row that ties with the last of them too); with `allowed` (a
+        mask over rows holding at least `limit` rows), the same among the allowed rows only."""
+        query = query.astype(np.float64)
+        scale = float(np.abs(query).max()) / LEVELS or 1.0
+        codes = np.rint(query / scale)
+        query_error = float(np.linalg.norm(query - codes * scale))
+        products = self._session.run(
+            None, {"query": (codes + ZERO_POINT).astype(np.uint8)[None, :], "zero": self._zero_point}
+        )
+        approximate = products[0][0] * (self.scales * np.float32(scale))
+        # |exact - approximate| <= |(q - q')·s| + |q'·(s - s')| <= |q - q'| |s| + |q'| |s - s'|
+        bound = query_error * self.max_norm + float(np.linalg.norm(codes)) * scale * self.max_code_error
+        bound += ROUNDING_SLACK
+        if allowed is not None:
+            approximate = np.where(allowed, approximate, -np.inf)
+        kth = np.partition(approximate, self.rows - limit)[self.rows - limit]
+        # At least `limit` rows score >= kth - bound exactly, so each of the top `limit` does too,
+        # and its approximate score is at least kth - 2 * bound.
+        return np.flatnonzero(approximate >= kth - 2 * bound)
+
+
+def _integer_product(codes: np.ndarray, dimension: int) -> ort.InferenceSession:
+    """A session computing query (1 x dimension, uint8) times `codes` (dimension x rows, int8) in int32."""
+    rows = codes.shape[1]
+    graph = helper.make_graph(
+        [helper.make_node("MatMulInteger", ["query", "codes", "zero"], ["products"])],
+        "quantised_scores",
+        [
+            helper.make_tensor_value_info("query", TensorProto.UINT8, [1, dimension]),
+            helper.make_tensor_value_info("zero", TensorProto.UINT8, []),
+        ],
+        [helper.make_tensor_value_info("products", TensorProto.INT32, [1, rows])],
+        [numpy_helper.from_array(codes, "codes")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = IR_VERSION
+    options = ort.SessionOptions()
+    options.log_severity_level = 3
+    return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
