@@ -36,8 +36,9 @@ from .manifest import (
     read_manifest,
     write_manifest,
 )
+from .outline import HeadingMarks, heading_path, page_range
 from .readers import CorpusError, Document, SkippedFile, Source, iter_documents
-from .schema import chunks_schema, documents_schema, sentences_schema
+from .schema import ChunkColumn, chunks_schema, documents_schema, sentences_schema
 from .sentences import SPLITTER_VERSION, split_sentences
 from .store import IndexWriter, StoredDocument, build_lock
 
@@ -93,7 +94,10 @@ class BuildSummary:
 
 
 def content_hash(document: Document) -> str:
-    payload = json.dumps([document.title, document.source, document.text, document.metadata], sort_keys=True)
+    payload = json.dumps(
+        [document.title, document.source, document.text, document.metadata, document.headings, document.pages],
+        sort_keys=True,
+    )
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:32]
 
 
@@ -401,7 +405,8 @@ def _embed(
             summary.added += 1
         spans = sentence_spans(document.text, embedder.count_tokens, embedder.token_offsets, limit)
         progress.total += len(spans) - plan.estimated[document.doc_id]
-        for _ in _add_document(batch, document, digest, pack_chunks(spans, options.chunk_tokens)):
+        chunks = pack_chunks(spans, options.chunk_tokens, major_section_starts(document.headings))
+        for _ in _add_document(batch, document, digest, chunks):
             if len(batch.sentences) >= options.flush_sentences:
                 since_commit += _flush(writer, embedder, batch, options, summary, progress)
                 batch = _Batch()
@@ -415,6 +420,11 @@ def _embed(
     progress.close()
 
 
+def major_section_starts(headings: HeadingMarks) -> frozenset[int]:
+    """Where the sections of the top two heading levels begin: chunks prefer to start there."""
+    return frozenset(offset for offset, path in headings if len(path) <= 2)
+
+
 def _add_document(batch: _Batch, document: Document, digest: str, chunks: Sequence[Sequence[Span]]) -> Iterator[None]:
     """Queue a document's rows chunk by chunk, yielding after each so that a long document is
     written in several batches; its documents row comes with its last chunk."""
@@ -424,6 +434,8 @@ def _add_document(batch: _Batch, document: Document, digest: str, chunks: Sequen
     for ordinal, (spans, text, terms) in enumerate(zip(chunks, texts, chunk_context_terms(texts))):
         begin = spans[0].start
         cid = chunk_id(key, ordinal)
+        path = heading_path(document.headings, begin)
+        pages = page_range(document.pages, begin, spans[-1].end)
         batch.chunks.append(
             {
                 "chunk_id": cid,
@@ -439,7 +451,10 @@ def _add_document(batch: _Batch, document: Document, digest: str, chunks: Sequen
                 "sentence_starts": [span.start - begin for span in spans],
                 "sentence_ends": [span.end - begin for span in spans],
                 "metadata": metadata,
-                "file_type": document.file_type,
+                ChunkColumn.HEADING_PATH: list(path),
+                ChunkColumn.FIRST_PAGE: pages[0] if pages else None,
+                ChunkColumn.LAST_PAGE: pages[1] if pages else None,
+                ChunkColumn.FILE_TYPE: document.file_type,
             }
         )
         for number, span in enumerate(spans):
@@ -454,7 +469,8 @@ def _add_document(batch: _Batch, document: Document, digest: str, chunks: Sequen
                     "end": span.end - begin,
                 }
             )
-            batch.embed_texts.append(embedding_text(document.title, terms, sentence))
+            section = heading_path(document.headings, span.start)
+            batch.embed_texts.append(embedding_text(document.title, section, terms, sentence))
         if ordinal == len(chunks) - 1:
             batch.documents.append(
                 {

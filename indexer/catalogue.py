@@ -19,12 +19,13 @@ import pyarrow.compute as pc
 
 from .ids import DOC_KEY_CHARS, chunk_id, parse_chunk_id
 from .readers import file_type
-from .schema import ChunkColumn
+from .schema import ChunkColumn, chunks_schema
 
 C = ChunkColumn
-HELD_COLUMNS = (C.ID, C.DOC_ID, C.TITLE, C.SOURCE, C.PART, C.PARTS, C.METADATA, C.FILE_TYPE)
+HELD_COLUMNS = (C.ID, C.DOC_ID, C.TITLE, C.SOURCE, C.PART, C.PARTS, C.METADATA, *C.ADDED_LATER)
 """Chunk columns held in memory, with each chunk's sentence count (derived from its sentence offsets)."""
 SENTENCE_COUNT = "sentence_count"
+NO_HEADINGS: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,10 @@ class ChunkHeader:
     """How many chunks its document has."""
     sentence_count: int
     metadata: dict[str, Any]
+    heading_path: tuple[str, ...]
+    """The headings its first character sits under, outermost first."""
+    pages: tuple[int, int] | None
+    """(first, last) page, from 1, in a document with pages."""
     file_type: str
     """What its document was read as ("md", "html", "jsonl", ...)."""
 
@@ -81,22 +86,25 @@ class ChunkCatalogue:
         """The held columns as Python values: a search's few headers are made without Arrow calls."""
 
     @classmethod
-    def columns(cls, present: Sequence[str]) -> list[str]:
-        """The chunk columns `ChunkCatalogue` is made from, of those a chunks table has (`present`:
-        one built before file types were recorded lacks that column)."""
-        return [column for column in (*HELD_COLUMNS, C.SENTENCE_STARTS) if column in present]
+    def columns(cls, available: Sequence[str]) -> list[str]:
+        """The chunk columns `ChunkCatalogue` is made from, of those a chunks table has (one built
+        before the columns ChunkColumn.ADDED_LATER lacks them)."""
+        return [name for name in (*HELD_COLUMNS, C.SENTENCE_STARTS) if name in available]
 
     @classmethod
     def from_rows(cls, rows: pa.Table) -> ChunkCatalogue:
-        """From rows of `columns()` with `_rowid`; a file type not recorded follows from the source."""
+        """From rows of `columns(...)` with `_rowid`; a column added later and absent is null, and a
+        file type not recorded is the one its source's extension names."""
         counts = pc.fill_null(pc.list_value_length(rows[C.SENTENCE_STARTS]), 0)
         rows = rows.drop_columns([C.SENTENCE_STARTS]).append_column(SENTENCE_COUNT, counts)
-        recorded = rows[C.FILE_TYPE].to_pylist() if C.FILE_TYPE in rows.column_names else [None] * rows.num_rows
+        schema = chunks_schema()
+        for name in C.ADDED_LATER:
+            if name not in rows.column_names:
+                rows = rows.append_column(schema.field(name), pa.nulls(rows.num_rows, schema.field(name).type))
         sources = pc.fill_null(rows[C.SOURCE], "").to_pylist()
-        kinds = pa.array([kind or file_type(source) for kind, source in zip(recorded, sources)], pa.string())
-        if C.FILE_TYPE in rows.column_names:
-            rows = rows.drop_columns([C.FILE_TYPE])
-        return cls(rows.append_column(C.FILE_TYPE, kinds))
+        kinds = [kind or file_type(source) for kind, source in zip(rows[C.FILE_TYPE].to_pylist(), sources)]
+        at = rows.schema.get_field_index(C.FILE_TYPE)
+        return cls(rows.set_column(at, schema.field(C.FILE_TYPE), pa.array(kinds, pa.string())))
 
     def __len__(self) -> int:
         return self.table.num_rows
@@ -130,7 +138,20 @@ class ChunkCatalogue:
 
     def headers_at(self, numbers: Sequence[int] | np.ndarray) -> list[ChunkHeader]:
         """The headers of these chunk numbers, in the order given."""
-        ids, doc_ids, titles, sources, parts, part_counts, metadata, file_types, sentence_counts = self._fields
+        (
+            ids,
+            doc_ids,
+            titles,
+            sources,
+            parts,
+            part_counts,
+            metadata,
+            headings,
+            first_pages,
+            last_pages,
+            kinds,
+            counts,
+        ) = self._fields
         return [
             ChunkHeader(
                 chunk_id=ids[number],
@@ -139,9 +160,11 @@ class ChunkCatalogue:
                 source=sources[number] or "",
                 part=parts[number],
                 parts=part_counts[number],
-                sentence_count=sentence_counts[number],
+                sentence_count=counts[number],
                 metadata=json.loads(metadata[number]) if metadata[number] else {},
-                file_type=file_types[number],
+                heading_path=tuple(headings[number]) if headings[number] else NO_HEADINGS,
+                pages=None if first_pages[number] is None else (first_pages[number], last_pages[number]),
+                file_type=kinds[number],
             )
             for number in np.asarray(numbers, dtype=np.int64).tolist()
         ]

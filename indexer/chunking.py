@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Sequence, Set
 from dataclasses import dataclass
 
 from .sentences import split_sentences
@@ -84,13 +84,18 @@ def _split_hard(text: str, start: int, end: int, token_offsets: TokenOffsets, ma
     return pieces
 
 
-def pack_chunks(sentences: Sequence[Span], chunk_tokens: int) -> list[list[Span]]:
-    """Group consecutive sentences greedily into chunks of at most `chunk_tokens` tokens."""
+def pack_chunks(
+    sentences: Sequence[Span], chunk_tokens: int, section_starts: Set[int] = frozenset()
+) -> list[list[Span]]:
+    """Group consecutive sentences greedily into chunks of at most `chunk_tokens` tokens. A chunk
+    at least half full also ends before a sentence that starts a major section (one of the
+    offsets `section_starts`), so that chunks follow sections without becoming tiny."""
     chunks: list[list[Span]] = []
     current: list[Span] = []
     size = 0
     for sentence in sentences:
-        if current and size + sentence.tokens > chunk_tokens:
+        section_break = sentence.start in section_starts and size * 2 >= chunk_tokens
+        if current and (size + sentence.tokens > chunk_tokens or section_break):
             chunks.append(current)
             current, size = [], 0
         current.append(sentence)

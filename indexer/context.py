@@ -2,9 +2,10 @@
 
 A sentence alone often means nothing: "He was born in 1950." does not say whose birth it is, and
 "The good news is it can be cured in most cases." does not say what can be cured. So a sentence is
-embedded after its document's title, and, where the document was cut into several chunks (which
-all share that title), after the words that set its chunk apart from the document's other chunks:
-the chunk's CONTEXT_TERMS highest tf-idf words, document frequency counted over the document's own
+embedded after its document's title and the path of headings it sits under ("Guide › Install ›
+Windows", a leading heading that repeats the title left out), and, where the document was cut
+into several chunks (which all share that title), after the words that set its chunk apart from
+the document's other chunks: the chunk's CONTEXT_TERMS highest tf-idf words, document frequency counted over the document's own
 chunks. Those words depend on the document alone, so an incremental build, which re-embeds whole
 documents, never leaves stale context behind. The stored and returned sentence is the sentence
 alone. What each part buys on the quality benchmark: bench/README.md.
@@ -18,9 +19,10 @@ from collections.abc import Sequence
 
 import pyarrow as pa
 
+from .outline import PATH_SEPARATOR
 from .terms import chunk_terms
 
-SENTENCE_CONTEXT = "title+chunk-terms-8"
+SENTENCE_CONTEXT = "title+heading-path+chunk-terms-8"
 """Recorded in the manifest: an index is only extended with the context it was embedded with."""
 CONTEXT_TERMS = 8
 STOP_WORDS = frozenset(
@@ -59,8 +61,18 @@ def _is_content_word(word: str) -> bool:
     return len(word) > 1 and not word.isdigit() and word not in STOP_WORDS
 
 
-def embedding_text(title: str, context_terms: Sequence[str], sentence: str) -> str:
-    """The text embedded for `sentence`: "Title (term, term, ...): sentence"."""
+def embedding_text(title: str, heading_path: Sequence[str], context_terms: Sequence[str], sentence: str) -> str:
+    """The text embedded for `sentence`: "Title › Section › Subsection (term, term, ...): sentence"."""
+    path = list(heading_path)
+    if path and _repeats(title, path[0]):
+        path = path[1:]
+    place = PATH_SEPARATOR.join(part for part in (title, *path) if part)
     terms = f"({', '.join(context_terms)})" if context_terms else ""
-    context = f"{title} {terms}" if title and terms else title or terms
+    context = f"{place} {terms}" if place and terms else place or terms
     return f"{context}: {sentence}" if context else sentence
+
+
+def _repeats(title: str, heading: str) -> bool:
+    """Whether the title is the heading, or starts with it ("Path | Node.js Documentation" and "Path")."""
+    title, heading = title.casefold(), heading.casefold()
+    return title == heading or (title.startswith(heading) and not title[len(heading)].isalnum())

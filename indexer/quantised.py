@@ -19,6 +19,8 @@ ZERO_POINT = 128
 """The query is fed as uint8 with this zero point: its codes span -127..127 like the rows'."""
 IR_VERSION = 8
 """An ONNX IR version every supported onnxruntime reads (opset 13's)."""
+BLOCK_ROWS = 8_192
+"""Rows quantised at a time: the float64 working copies stay a few MB whatever the matrix."""
 ROUNDING_SLACK = 1e-5
 """Added to the error bound for float32 rounding in the scale products (scores are at most 1)."""
 
@@ -28,16 +30,24 @@ class QuantisedScorer:
 
     def __init__(self, vectors: np.ndarray) -> None:
         rows, dimension = vectors.shape
-        scales = np.abs(vectors).max(axis=1) / LEVELS
-        scales[scales == 0] = 1.0
-        codes = np.rint(vectors / scales[:, None]).astype(np.int8)
-        residual = vectors.astype(np.float64) - codes * scales[:, None].astype(np.float64)
-        self.scales = scales.astype(np.float32)
-        self.max_code_error = float(np.linalg.norm(residual, axis=1).max(initial=0.0))
+        codes = np.empty((dimension, rows), dtype=np.int8)
+        """Stored transposed: the layout the integer product takes its right operand in."""
+        self.scales = np.empty(rows, dtype=np.float32)
+        self.max_code_error = 0.0
         """The largest distance of a row from its decoded codes."""
-        self.max_norm = float(np.linalg.norm(vectors, axis=1).max(initial=0.0))
+        self.max_norm = 0.0
+        for first in range(0, rows, BLOCK_ROWS):
+            block = vectors[first : first + BLOCK_ROWS].astype(np.float64)
+            scales = np.abs(block).max(axis=1) / LEVELS
+            scales[scales == 0] = 1.0
+            quantised = np.rint(block / scales[:, None])
+            codes[:, first : first + BLOCK_ROWS] = quantised.T
+            self.scales[first : first + BLOCK_ROWS] = scales
+            residual = np.linalg.norm(block - quantised * scales[:, None], axis=1)
+            self.max_code_error = max(self.max_code_error, float(residual.max(initial=0.0)))
+            self.max_norm = max(self.max_norm, float(np.linalg.norm(block, axis=1).max(initial=0.0)))
         self.rows = rows
-        self._session = _integer_product(np.ascontiguousarray(codes.T), dimension)
+        self._session = _integer_product(codes, dimension)
         self._zero_point = np.array(ZERO_POINT, dtype=np.uint8)
 
     def candidates(self, query: np.ndarray, limit: int, allowed: np.ndarray | None = None) -> np.ndarray:

@@ -1,8 +1,10 @@
 """Read sources (files and folders) into documents.
 
-Formats: plain text (`.txt`), Markdown (`.md`, `.markdown`), reStructuredText (`.rst`), HTML
-(`.html`, `.htm`, visible text only), PDF (`.pdf`, text via pypdf), `.json` (a list of records, an
-object holding one list of records, or one record) and `.jsonl` (one record a line, streamed).
+Formats: plain text (`.txt`), Markdown (`.md`, `.markdown`; YAML front matter becomes metadata),
+reStructuredText (`.rst`), HTML (`.html`, `.htm`, main content only: html_text.py), PDF (`.pdf`,
+page by page: pdf_text.py), Word (`.docx`: docx_text.py), `.json` (a list of records, an object
+holding one list of records, or one record) and `.jsonl` (one record a line, streamed). Files
+record where their sections (heading paths) and pages begin.
 
 A record is ``{"text": ..., "title"?: ..., "id"?: ..., ...}``: "contents", "content" or "body"
 stand in for a missing "text" and "_id" for a missing "id"; every other field (and each field of a
@@ -17,15 +19,20 @@ import os
 import stat
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from html.parser import HTMLParser
 from pathlib import Path, PurePosixPath
 
 import pathspec
-import regex
 
-TEXT_SUFFIXES = frozenset({".txt", ".md", ".markdown", ".rst"})
+from .docx_text import docx_text
+from .headings import markdown_headings, rst_headings, split_front_matter
+from .html_text import html_to_text
+from .outline import BlockText, HeadingMarks, NotReadable, PageMarks
+from .pdf_text import pdf_text
+
+MARKDOWN_SUFFIXES = frozenset({".md", ".markdown"})
+TEXT_SUFFIXES = MARKDOWN_SUFFIXES | {".txt", ".rst"}
 HTML_SUFFIXES = frozenset({".html", ".htm"})
-SUPPORTED_SUFFIXES = TEXT_SUFFIXES | HTML_SUFFIXES | {".json", ".jsonl", ".pdf"}
+SUPPORTED_SUFFIXES = TEXT_SUFFIXES | HTML_SUFFIXES | {".json", ".jsonl", ".pdf", ".docx"}
 FILE_TYPES = {".markdown": "md", ".htm": "html"}
 """Suffixes whose file type is not the suffix itself: a type names the reader, not the spelling."""
 TEXT_FIELDS = ("text", "contents", "content", "body")
@@ -49,10 +56,12 @@ class Document:
     doc_id: the record's "id" (else "_id"); for a whole file its resolved path (POSIX separators),
     so that the same file has one id however it was named; for an id-less record "<path>:<line>"
     (JSONL) or "<path>#<index>" (JSON). title: the record's "title" (else ""); for a file its first
-    heading, HTML or PDF title, else the file stem. source: what models are shown, never an absolute
-    path: a folder's files as "<folder name>/<path inside it>", a file given alone by its name.
-    path: the resolved path of the file read. metadata: the record's other fields (non-scalars
-    JSON-encoded); {} for files. file_type: what it was read as (`file_type`).
+    heading (a Markdown front matter's title first), HTML, PDF or DOCX title, else the file stem.
+    source: what models are shown, never an absolute path: a folder's files as "<folder
+    name>/<path inside it>", a file given alone by its name. path: the resolved path of the file
+    read. metadata: the record's other fields, or a Markdown file's front matter (non-scalars
+    JSON-encoded). headings, pages: where the file's sections and pages begin in `text`.
+    file_type: what it was read as (`file_type`).
     """
 
     doc_id: str
@@ -61,6 +70,8 @@ class Document:
     text: str
     metadata: Metadata = field(default_factory=dict)
     path: str = ""
+    headings: HeadingMarks = ()
+    pages: PageMarks = ()
     file_type: str = ""
 
 
@@ -203,14 +214,35 @@ def _file_documents(path: Path, source: str, file: str, skipped: list[SkippedFil
         return _read_jsonl(path, source, file, skipped)
     if suffix == ".json":
         return _read_json(path, source, file, skipped)
-    if suffix == ".pdf":
-        title, text = _read_pdf(path)
-    elif suffix in HTML_SUFFIXES:
-        title, text = html_to_text(_decode(_read_text_bytes(path)))
-    else:
+    if suffix in TEXT_SUFFIXES:
         text = _decode(_read_text_bytes(path))
-        title = "" if suffix == ".txt" else _heading(text)
-    return [Document(file, title or path.stem, source, text, path=file)] if text.strip() else []
+        headings: HeadingMarks = ()
+        front_matter: dict[str, object] = {}
+        if suffix in MARKDOWN_SUFFIXES:
+            text, front_matter = split_front_matter(text)
+            headings = markdown_headings(text)
+        elif suffix == ".rst":
+            headings = rst_headings(text)
+        title = str(front_matter.get("title") or "") or (headings[0][1][-1] if headings else "")
+        metadata = _metadata(front_matter, {"title"})
+        document = Document(file, title or path.stem, source, text, metadata, file, headings)
+    else:
+        title, blocks = _read_structured(path, suffix)
+        document = Document(file, title or path.stem, source, blocks.text, {}, file, blocks.headings, blocks.pages)
+    return [document] if document.text.strip() else []
+
+
+def _read_structured(path: Path, suffix: str) -> tuple[str, BlockText]:
+    """(title, text with its marks) of an HTML, PDF or DOCX file."""
+    if suffix in HTML_SUFFIXES:
+        return html_to_text(_decode(_read_text_bytes(path)))
+    reader = pdf_text if suffix == ".pdf" else docx_text
+    try:
+        return reader(path)
+    except NotReadable as error:
+        raise _Skip(f"unreadable: {error}") from None
+    except Exception as error:  # the libraries raise many exception types on damaged files; one must not stop a build
+        raise _Skip(f"unreadable: {type(error).__name__}: {error}") from None
 
 
 def _read_text_bytes(path: Path) -> bytes:
@@ -236,106 +268,6 @@ def _check_text(start: str) -> None:
     controls = sum(1 for char in start if char < " " and char not in "\t\n\r\f\v" or "\x7f" <= char <= "\x9f")
     if "\x00" in start or controls > CONTROL_SHARE * len(start):
         raise _Skip("binary (not text)")
-
-
-_FRONT_MATTER = regex.compile(r"\A---[ \t]*\n.*?\n(?:---|\.\.\.)[ \t]*$", regex.S | regex.M)
-_MARKDOWN_HEADING = regex.compile(r"^#{1,6}[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$", regex.M)
-_UNDERLINED_HEADING = regex.compile(r"^(\S[^\n]*)\n([=\-~^`'\"*+#:.])\2{2,}[ \t]*$", regex.M)
-
-
-def _heading(text: str) -> str:
-    """The first Markdown (`# Title`) or underlined (reStructuredText, Markdown setext) heading, if any."""
-    body = _FRONT_MATTER.sub("", text, count=1)
-    found = [match for match in (_MARKDOWN_HEADING.search(body), _UNDERLINED_HEADING.search(body)) if match]
-    return min(found, key=lambda match: match.start()).group(1).strip() if found else ""
-
-
-def _read_pdf(path: Path) -> tuple[str, str]:
-    """(title, text) of a PDF, pages separated by blank lines."""
-    from pypdf import PasswordType, PdfReader
-
-    try:
-        reader = PdfReader(path)
-        if reader.is_encrypted and reader.decrypt("") == PasswordType.NOT_DECRYPTED:
-            raise _Skip("unreadable: encrypted PDF needs a password")
-        pages = ((page.extract_text() or "").strip() for page in reader.pages)
-        text = "\n\n".join(page for page in pages if page)
-        title = (reader.metadata.title if reader.metadata else None) or ""
-    except _Skip:
-        raise
-    except Exception as error:  # pypdf raises many exception types on damaged files; one bad PDF must not stop a build
-        raise _Skip(f"unreadable: {type(error).__name__}: {error}") from None
-    return str(title).strip(), text
-
-
-class _HTMLText(HTMLParser):
-    """Visible text of an HTML page, with block elements as paragraph breaks."""
-
-    PARAGRAPHS = frozenset(
-        "p div h1 h2 h3 h4 h5 h6 ul ol dl table section article main aside nav header footer "
-        "blockquote pre figure figcaption form fieldset hr address details summary".split()
-    )
-    LINES = frozenset({"br", "li", "tr", "dt", "dd", "caption"})
-    CELLS = frozenset({"td", "th"})
-    HIDDEN = frozenset({"head", "title", "script", "style", "noscript", "template"})
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.parts: list[str] = []
-        self.headings = {"title": "", "h1": ""}
-        self._capturing: str | None = None
-        self._hidden = 0
-        self._pre = 0
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "body":
-            self._hidden = 0  # an unclosed <head> ends where the body starts
-        elif tag in self.HIDDEN:
-            self._hidden += 1
-        if tag in self.headings and not self.headings[tag]:
-            self._capturing = tag
-        if tag == "pre":
-            self._pre += 1
-        self._break(tag)
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in self.HIDDEN:
-            self._hidden = max(self._hidden - 1, 0)
-        if tag == self._capturing:
-            self._capturing = None
-        if tag == "pre":
-            self._pre = max(self._pre - 1, 0)
-        if tag in self.PARAGRAPHS:
-            self.parts.append("\n\n")
-
-    def handle_data(self, data: str) -> None:
-        if self._capturing:
-            self.headings[self._capturing] += data
-        if not self._hidden:
-            self.parts.append(data if self._pre else regex.sub(r"\s+", " ", data))
-
-    def _break(self, tag: str) -> None:
-        """Paragraph, line or cell separation where an element starts."""
-        if tag in self.PARAGRAPHS:
-            self.parts.append("\n\n")
-        elif tag in self.LINES:
-            self.parts.append("\n")
-        elif tag in self.CELLS:
-            self.parts.append(" ")
-
-
-def html_to_text(html: str) -> tuple[str, str]:
-    """(title, text) of an HTML page: title from `<title>` else the first `<h1>`; visible text only.
-
-    Whitespace is collapsed as a browser does; inside `<pre>` line breaks are kept (indentation is not).
-    """
-    parser = _HTMLText()
-    parser.feed(html)
-    parser.close()
-    text = regex.sub(r"[ \t]*\n[ \t]*", "\n", "".join(parser.parts))
-    text = regex.sub(r"\n{3,}", "\n\n", regex.sub(r"[ \t]{2,}", " ", text)).strip()
-    title = parser.headings["title"] or parser.headings["h1"]
-    return " ".join(title.split()), text
 
 
 def _read_json(path: Path, source: str, file: str, skipped: list[SkippedFile]) -> Iterator[Document]:

@@ -40,11 +40,19 @@ class ChunkColumn:
     SENTENCE_ENDS = "sentence_ends"
     METADATA = "metadata"
     """The document's metadata as a JSON object, or "" for none."""
-    FILE_TYPE = "file_type"
-    """What the document was read as ("md", "html", "jsonl", ...: readers.FILE_TYPES); null in rows
-    written before it was recorded, whose type follows from their source's extension."""
     TERMS = "terms"
     TERM_COUNTS = "term_counts"
+    HEADING_PATH = "heading_path"
+    """The headings the chunk's first character sits under, outermost first (empty for none)."""
+    FIRST_PAGE = "first_page"
+    """The page (from 1) of the chunk's first character; null for a document without pages."""
+    LAST_PAGE = "last_page"
+    """The page of its last character."""
+    FILE_TYPE = "file_type"
+    """What the document was read as ("md", "html", "jsonl", ...: readers.file_type)."""
+    ADDED_LATER = (HEADING_PATH, FIRST_PAGE, LAST_PAGE, FILE_TYPE)
+    """Absent from the chunks of an index built before they existed: read as no headings, no pages,
+    and the file type its source's extension names."""
 
 
 class SentenceColumn:
@@ -102,6 +110,9 @@ def chunks_schema() -> pa.Schema:
             pa.field(c.METADATA, pa.string()),
             pa.field(c.TERMS, pa.list_(pa.string())),
             pa.field(c.TERM_COUNTS, pa.list_(pa.int32())),
+            pa.field(c.HEADING_PATH, pa.list_(pa.string())),
+            pa.field(c.FIRST_PAGE, pa.int32()),
+            pa.field(c.LAST_PAGE, pa.int32()),
             pa.field(c.FILE_TYPE, pa.string()),
         ]
     )

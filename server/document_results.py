@@ -12,11 +12,15 @@ from .documents import PatternMatches, numbered
 from .results import (
     FILE_TYPE_FIELD,
     METADATA_FIELD,
+    PAGES_FIELD,
+    SECTION_FIELD,
     SESSION_FIELD,
     SNIPPET_SEPARATOR,
     bounded_metadata,
     bounded_sentences,
     metadata_text,
+    place_fields,
+    place_text,
     with_notice,
     with_session,
 )
@@ -30,6 +34,8 @@ class DocumentResult(BaseModel):
     title: str
     file_name: str
     file_type: str = FILE_TYPE_FIELD
+    section: str | None = SECTION_FIELD
+    pages: str | None = PAGES_FIELD
     metadata: dict[str, Any] | None = METADATA_FIELD
     score: float = Field(description="cosine similarity of the chunk's best sentence to the best matching query")
     queries: list[int] = Field(description="which queries (from 0) found this chunk")
@@ -86,6 +92,7 @@ def search_output(found: list[MergedHit], queries: list[str], session: str, noti
                 title=chunk.title,
                 file_name=PurePosixPath(chunk.source).name,
                 file_type=chunk.file_type,
+                **place_fields(chunk),
                 metadata=bounded_metadata(chunk.metadata) or None,
                 score=round(merged.hit.score, 4),
                 queries=merged.queries,
@@ -186,7 +193,7 @@ def search_text(output: DocumentSearchOutput) -> str:
     for rank, result in enumerate(output.results, 1):
         lines.append(
             f"[{rank}] ref: {result.ref} | title: {result.title} | file: {result.file_name} ({result.file_type})"
-            f" | score: {result.score:.4f} | queries: {result.queries}"
+            f"{place_text(result.section, result.pages)} | score: {result.score:.4f} | queries: {result.queries}"
         )
         if result.metadata:
             lines.append(f"    metadata: {metadata_text(result.metadata)}")

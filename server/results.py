@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, Literal
 
+from arag_mcp.indexer.outline import PATH_SEPARATOR
 from pydantic import BaseModel, Field
 
 from .conversations import Delivery, DeliveryStatus
@@ -27,6 +28,8 @@ SESSION_FIELD = Field(description="the conversation's handle: pass it back as `s
 
 
 SOURCE_FIELD = Field(None, description="the chunk's source, where results differ in it (else the output's `source`)")
+SECTION_FIELD = Field(None, description="the headings the chunk starts under, outermost first, joined with ' › '")
+PAGES_FIELD = Field(None, description="the pages the chunk spans, e.g. '3' or '3-4'")
 WHOLE_CHUNK_FIELD = Field(
     None, description="true when the snippet is the whole chunk: it counts as read, chunk_read adds nothing"
 )
@@ -42,6 +45,8 @@ class KeywordResult(BaseModel):
     chunk_id: str
     title: str
     source: str | None = SOURCE_FIELD
+    section: str | None = SECTION_FIELD
+    pages: str | None = PAGES_FIELD
     file_type: str = FILE_TYPE_FIELD
     metadata: dict[str, Any] | None = METADATA_FIELD
     score: int = Field(description="sum over keywords of occurrences x keyword length")
@@ -56,6 +61,8 @@ class SemanticResult(BaseModel):
     chunk_id: str
     title: str
     source: str | None = SOURCE_FIELD
+    section: str | None = SECTION_FIELD
+    pages: str | None = PAGES_FIELD
     file_type: str = FILE_TYPE_FIELD
     metadata: dict[str, Any] | None = METADATA_FIELD
     score: float = Field(description="cosine similarity of the chunk's best sentence (or vector) to the query")
@@ -71,6 +78,8 @@ class ChunkResult(BaseModel):
     status: Literal["ok", "read_before", "not_found", "not_sent"]
     title: str | None = None
     source: str | None = None
+    section: str | None = SECTION_FIELD
+    pages: str | None = PAGES_FIELD
     text: str | None = None
     previous_chunk_id: str | None = None
     next_chunk_id: str | None = None
@@ -117,6 +126,15 @@ def bounded_sentences(sentences: list[str], limit: int = MAX_SNIPPET_CHARS) -> l
     return kept
 
 
+def place_fields(chunk: Chunk) -> dict[str, str | None]:
+    """Where a chunk sits in its document: its heading path and pages, where it has them."""
+    pages = chunk.pages
+    return {
+        "section": PATH_SEPARATOR.join(chunk.heading_path) or None,
+        "pages": None if pages is None else str(pages[0]) if pages[0] == pages[1] else f"{pages[0]}-{pages[1]}",
+    }
+
+
 def bounded_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
     """A document's metadata as results show it: its first METADATA_FIELDS non-null fields, long
     values cut (readers store nested values as JSON text, so they are cut as text)."""
@@ -130,7 +148,8 @@ def _cut(value: str) -> str:
 
 def _hit_fields(hit: Hit, source: str | None, deliveries: list[Delivery] | None, at: int) -> dict:
     """What every search result says of its chunk: id, title, source (unless said once for all),
-    file type, metadata, whether it is shown whole, and where whole chunks are sent, its delivery
+    section and pages, file type, metadata, whether it is shown whole, and where whole chunks are
+    sent, its delivery
     and text."""
     status, text = None, None
     if deliveries is not None:
@@ -142,6 +161,7 @@ def _hit_fields(hit: Hit, source: str | None, deliveries: list[Delivery] | None,
         "chunk_id": hit.chunk.chunk_id,
         "title": hit.chunk.title,
         "source": None if source is not None else hit.chunk.source,
+        **place_fields(hit.chunk),
         "file_type": hit.chunk.file_type,
         "metadata": bounded_metadata(hit.chunk.metadata) or None,
         "whole_chunk": whole or None,
@@ -241,6 +261,7 @@ def chunk_result(delivery: Delivery) -> ChunkResult:
         status="ok",
         title=chunk.title,
         source=chunk.source,
+        **place_fields(chunk),
         text=chunk.text,
         previous_chunk_id=chunk.previous_chunk_id,
         next_chunk_id=chunk.next_chunk_id,
@@ -288,8 +309,9 @@ def _search_text(
     for rank, (result, score, body) in enumerate(rows, 1):
         source = f" | source: {result.source}" if result.source is not None else ""
         whole = " (whole chunk)" if result.whole_chunk else ""
+        place = place_text(result.section, result.pages)
         lines.append(
-            f"[{rank}] chunk_id: {result.chunk_id} | title: {result.title}{source} | type: {result.file_type} "
+            f"[{rank}] chunk_id: {result.chunk_id} | title: {result.title}{source}{place} | type: {result.file_type} "
             f"| score: {score}{whole}"
         )
         if result.metadata:
@@ -314,7 +336,8 @@ def chunk_read_text(output: ChunkReadOutput) -> str:
         if chunk.status == "ok":
             neighbours = f"previous: {chunk.previous_chunk_id or 'none'} | next: {chunk.next_chunk_id or 'none'}"
             lines.append(
-                f"=== chunk_id: {chunk.chunk_id} | title: {chunk.title} | source: {chunk.source} | {neighbours}"
+                f"=== chunk_id: {chunk.chunk_id} | title: {chunk.title} | source: {chunk.source}{place_text(chunk.section, chunk.pages)}"
+                f" | {neighbours}"
             )
             lines.append(chunk.text or "")
         elif chunk.status == "read_before":
@@ -324,6 +347,11 @@ def chunk_read_text(output: ChunkReadOutput) -> str:
         else:
             lines.append(f"=== chunk_id: {chunk.chunk_id}: not sent (size limit); call chunk_read again with it")
     return with_session(lines, output.session)
+
+
+def place_text(section: str | None, pages: str | None) -> str:
+    """ " | section: A › B | pages: 3-4", each part where the result has it."""
+    return (f" | section: {section}" if section else "") + (f" | pages: {pages}" if pages else "")
 
 
 def with_session(lines: list[str], session: str) -> str:

@@ -25,7 +25,8 @@ KEYWORD_SEARCH = """Search the knowledge base for chunks that contain the given 
 {matching}
 A chunk's score is the sum over keywords of (occurrences of the keyword in the chunk) x (keyword
 length), so longer, more specific keywords weigh more. {results} Returns chunk ids with title,
-source, score, the keywords each chunk matched, and {shows}. {metadata}
+source, section and pages (where the document has headings or pages), score, the keywords each
+chunk matched, and {shows}. {metadata}
 
 Use it for: names of people, places and organisations, titles, dates, numbers, technical terms,
 exact phrases.
@@ -38,7 +39,8 @@ Keywords must be short and specific (1-3 words each); pass several alternatives 
 SEMANTIC_SEARCH = """Search the knowledge base by meaning: the query is embedded and compared with every sentence
 of the corpus (cosine similarity); chunks are ranked by their best-matching sentence.
 
-Returns chunk ids with title, source, best score and {shows}. {metadata}
+Returns chunk ids with title, source, section and pages (where the document has headings or
+pages), best score and {shows}. {metadata}
 Use it for descriptions, paraphrases and questions whose wording may differ from the text{fallback}.
 Ask about one thing at a time: split a multi-hop question into single-fact sub-queries
 ("Who directed Inception?", then "Where was Christopher Nolan born?").
@@ -79,8 +81,8 @@ FULL_TEXT_AFTER = (
 
 CHUNK_READ = f"""Read the full text of chunks by id (ids come from the search tools).
 
-Each chunk comes with its title, source and the ids of the previous and next chunk of the same
-document: read those when an answer seems cut off at a chunk boundary. A chunk already sent in
+Each chunk comes with its title, source, section and pages (where the document has headings or
+pages) and the ids of the previous and next chunk of the same document: read those when an answer seems cut off at a chunk boundary. A chunk already sent in
 this conversation is not sent again: you get "This chunk has been read before" instead, so keep
 what you read in mind. Read the most promising chunks first, a few per call (at most 20 ids).
 {SESSION_NOTE}"""

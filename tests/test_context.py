@@ -30,10 +30,23 @@ def test_context_terms_are_the_words_that_set_a_chunk_apart():
 
 
 def test_embedding_text_places_the_sentence_after_its_context():
-    assert embedding_text("Medical", ["basal", "skin"], "It can be cured.") == "Medical (basal, skin): It can be cured."
-    assert embedding_text("Radium", [], "It glows.") == "Radium: It glows."
-    assert embedding_text("", ["basal"], "It can be cured.") == "(basal): It can be cured."
-    assert embedding_text("", [], "It glows.") == "It glows."
+    assert (
+        embedding_text("Medical", [], ["basal", "skin"], "It can be cured.")
+        == "Medical (basal, skin): It can be cured."
+    )
+    assert embedding_text("Radium", [], [], "It glows.") == "Radium: It glows."
+    assert embedding_text("", [], ["basal"], "It can be cured.") == "(basal): It can be cured."
+    assert embedding_text("", [], [], "It glows.") == "It glows."
+
+
+def test_the_heading_path_joins_the_title_without_repeating_it():
+    assert embedding_text("Guide", ["Install", "Windows"], [], "Run it.") == "Guide › Install › Windows: Run it."
+    assert embedding_text("Guide", ["Guide", "Install"], ["msi"], "Run it.") == "Guide › Install (msi): Run it."
+    assert (
+        embedding_text("Path | Node.js", ["Path", "path.sep"], [], "It is /.") == "Path | Node.js › path.sep: It is /."
+    )
+    assert embedding_text("Pathology", ["Path"], [], "Cells.") == "Pathology › Path: Cells."
+    assert embedding_text("", ["Install"], [], "Run it.") == "Install: Run it."
 
 
 def test_built_vectors_embed_each_sentence_in_its_context(tmp_path: Path, embedder):
@@ -45,7 +58,7 @@ def test_built_vectors_embed_each_sentence_in_its_context(tmp_path: Path, embedd
     corpus.write_text("".join(json.dumps(record) + "\n" for record in records))
     build_index([corpus], str(tmp_path / "idx"), BuildOptions(chunk_tokens=40, progress=False))
     snapshot = open_index(str(tmp_path / "idx"))
-    assert snapshot.manifest.raw["sentence_context"] == "title+chunk-terms-8"
+    assert snapshot.manifest.raw["sentence_context"] == "title+heading-path+chunk-terms-8"
     chunks = snapshot.chunk_table.to_pandas().sort_values(["doc_id", "ordinal"])
     long_chunks = chunks[chunks["doc_id"] == "long"]
     assert len(long_chunks) > 1
@@ -56,7 +69,7 @@ def test_built_vectors_embed_each_sentence_in_its_context(tmp_path: Path, embedd
     titles = dict(zip(chunks["chunk_id"], chunks["title"]))
     sentences = snapshot.sentence_table.to_pandas()
     expected_texts = [
-        embedding_text(titles[cid], terms[cid], text) for cid, text in zip(sentences["chunk_id"], sentences["text"])
+        embedding_text(titles[cid], [], terms[cid], text) for cid, text in zip(sentences["chunk_id"], sentences["text"])
     ]
     assert any(terms[cid] for cid in sentences["chunk_id"])
     expected = embedder.encode_documents(expected_texts)

@@ -67,7 +67,7 @@ def test_text_files_keep_their_text_and_take_the_first_heading(tmp_path: Path):
         "a.md": "Real Title",
         "b.rst": "RST Title",
         "c.markdown": "Setext Title",
-        "d.md": "After Front Matter",
+        "d.md": "front matter",
         "e.md": "e",
         "f.txt": "f",
         "g.txt": "g",
@@ -103,7 +103,7 @@ def test_ids_do_not_depend_on_how_the_path_is_spelled(tmp_path: Path, monkeypatc
     assert "\\" not in here.doc_id and not os.path.isabs(here.source)
 
 
-def test_html_is_reduced_to_visible_paragraphs(tmp_path: Path):
+def test_html_is_reduced_to_visible_blocks(tmp_path: Path):
     (tmp_path / "page.html").write_text(
         "<html><head><title> The\n Page </title><style>p{color:red}</style><script>alert(1)</script></head>"
         "<body><h1>Head</h1><p>First &amp; <b>only</b>\n   para&#46;</p><p>Line one<br>line two</p>"
@@ -112,9 +112,10 @@ def test_html_is_reduced_to_visible_paragraphs(tmp_path: Path):
     (tmp_path / "no-title.htm").write_text("<h1>Big <i>Heading</i></h1><div>Text</div><h1>Second</h1>")
     page = read_one(tmp_path / "page.html")
     assert page.title == "The Page"
-    assert page.text == "Head\n\nFirst & only para.\n\nLine one\nline two\n\nitem a\nitem b\n\nx y"
+    assert page.text == "First & only para.\n\nLine one\nline two\n\n- item a\n- item b\n\nx | y"
     fallback = read_one(tmp_path / "no-title.htm")
     assert fallback.title == "Big Heading" and fallback.text == "Big Heading\n\nText\n\nSecond"
+    assert fallback.headings == ((0, ("Big Heading",)), (19, ("Second",)))
 
 
 def test_jsonl_ids_titles_and_metadata(tmp_path: Path):
@@ -338,7 +339,7 @@ def test_what_is_not_a_readable_text_file_is_skipped_and_named(tmp_path: Path):
         "corpus/loop-b.txt": "unreadable: symbolic link loop",
         "corpus/noise.txt": "binary (not text)",
         "corpus/pipe.txt": "not a regular file (FIFO)",
-        "corpus/report.docx": "unsupported type .docx",
+        "corpus/report.docx": "unreadable: not a Word document (.docx); convert it or exclude it",
     }
     alone, skipped = read(corpus / "pipe.txt")
     assert alone == [] and skipped[0].reason == "not a regular file (FIFO)"

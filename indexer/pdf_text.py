@@ -1,0 +1,91 @@
+"""The text of a PDF, page by page (pypdf), without what only repeats the page layout.
+
+- Running headers and footers: a line among the first or last RUNNING_ZONE lines of a page that
+  recurs (digits ignored, so "Page 3" and "Page 4" are one line) in that place on more than half
+  of the pages, of a document of at least MIN_RUNNING_PAGES pages; a bare page number ("3",
+  "- 3 -", "Page 3 of 9") there is dropped on any page.
+- Table-of-contents lines: a title, a dot leader and a page number ("Introduction ..... 3").
+- Words hyphenated across a line break are joined ("inter-\\nnational" -> "international"). A
+  hyphen is kept where the word is a compound: where either part holds a hyphen already
+  ("state-of-\\nthe-art") or the document spells the word with a hyphen elsewhere and never
+  without; a break before a capital or a digit is left as it is.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import regex
+
+from .outline import BlockText, NotReadable
+
+RUNNING_ZONE = 2
+MIN_RUNNING_PAGES = 3
+_PAGE_NUMBER = regex.compile(r"(?i)(?:page\s*)?[-–—\s]*\d{1,4}[-–—\s]*(?:(?:of|/)\s*\d{1,4})?")
+_DOT_LEADER = regex.compile(r"\S.*?(?:\s*(?:\.\s?|…|·\s?)){4,}\s*(?:\d{1,4}|[ivxlcdm]{1,6})", regex.I)
+_HYPHENATED = regex.compile(r"(\p{L}[\p{L}\-]*)-\n[ \t]*(\p{Ll}[\p{L}\-]*)")
+_WORD = regex.compile(r"\p{L}[\p{L}\-]*\p{L}|\p{L}")
+
+
+def pdf_text(path: Path) -> tuple[str, BlockText]:
+    """(title from the PDF's metadata, text with page marks). pypdf's errors propagate."""
+    from pypdf import PasswordType, PdfReader
+
+    reader = PdfReader(path)
+    if reader.is_encrypted and reader.decrypt("") == PasswordType.NOT_DECRYPTED:
+        raise NotReadable("encrypted PDF needs a password")
+    pages = [(page.extract_text() or "").split("\n") for page in reader.pages]
+    title = (reader.metadata.title if reader.metadata else None) or ""
+    return str(title).strip(), page_text(pages)
+
+
+def page_text(pages: list[list[str]]) -> BlockText:
+    """The pages' lines, cleaned as the module says, as text with a mark where each page begins."""
+    pages = [[line.rstrip() for line in lines if line.strip()] for lines in pages]
+    running = _running_lines(pages)
+    cleaned = []
+    for lines in pages:
+        zone = set(range(RUNNING_ZONE)) | set(range(len(lines) - RUNNING_ZONE, len(lines)))
+        cleaned.append(
+            "\n".join(
+                line
+                for at, line in enumerate(lines)
+                if not (at in zone and (_shape(line) in running or _PAGE_NUMBER.fullmatch(line.strip())))
+                and not _DOT_LEADER.fullmatch(line.strip())
+            )
+        )
+    words = Counter(word.lower() for page in cleaned for word in _WORD.findall(page))
+    text = BlockText()
+    for number, page in enumerate(cleaned, 1):
+        text.page(number)
+        text.add(join_hyphenated(page, words))
+    return text
+
+
+def _running_lines(pages: list[list[str]]) -> set[str]:
+    """The shapes of the lines that recur at the top or bottom of more than half of the pages."""
+    if len(pages) < MIN_RUNNING_PAGES:
+        return set()
+    seen = Counter()
+    for lines in pages:
+        seen.update({_shape(line) for line in lines[:RUNNING_ZONE] + lines[-RUNNING_ZONE:]})
+    return {shape for shape, count in seen.items() if count > len(pages) / 2}
+
+
+def _shape(line: str) -> str:
+    return " ".join(regex.sub(r"\d+", "#", line).split()).lower()
+
+
+def join_hyphenated(text: str, words: Counter[str]) -> str:
+    """`text` with words hyphenated across line breaks joined; `words` counts the document's words
+    (hyphenated forms included) to tell a compound from a word cut in two."""
+
+    def joined(match: regex.Match) -> str:
+        before, after = match.group(1), match.group(2)
+        whole, compound = f"{before}{after}", f"{before}-{after}"
+        if "-" in before or "-" in after or (words[compound.lower()] and not words[whole.lower()]):
+            return compound
+        return whole
+
+    return _HYPHENATED.sub(joined, text)

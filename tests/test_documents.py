@@ -1,0 +1,259 @@
+"""Real documents: HTML main content, heading paths, PDF pages and DOCX, read and served."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections import Counter
+from pathlib import Path
+
+import docx
+import lancedb
+import numpy as np
+import pytest
+from arag_mcp.indexer.build import BuildOptions, build_index
+from arag_mcp.indexer.context import chunk_context_terms, embedding_text
+from arag_mcp.indexer.outline import heading_path
+from arag_mcp.indexer.pdf_text import join_hyphenated
+from arag_mcp.indexer.reader import open_index
+from arag_mcp.indexer.readers import Document, iter_documents
+from arag_mcp.server.app import create_server
+from arag_mcp.server.live_index import LiveIndex
+from arag_mcp.server.profiles import PROFILES
+from mcp import Client
+from reportlab.lib.pagesizes import A4
+from reportlab.pdfgen import canvas
+
+from .conftest import FIXTURES
+
+pytestmark = pytest.mark.anyio
+DOCUMENTS = FIXTURES / "documents"
+PDF_PAGES = [
+    ["Contents", "Introduction .......... 2", "Gear ratios . . . . . . . . 3", "The manual starts here."],
+    ["Sprockets are an inter-", "national standard. Our state-of-", "the-art sprocket fits every gear."],
+    ["A well-known rule: keep the well-", "known ratio. Ratios above two need a stronger chain."],
+]
+
+
+def read_one(path: Path) -> Document:
+    skipped = []
+    [document] = list(iter_documents([path], skipped))
+    assert skipped == []
+    return document
+
+
+def path_at(document: Document, passage: str) -> tuple[str, ...]:
+    return heading_path(document.headings, document.text.index(passage))
+
+
+def write_pdf(path: Path) -> None:
+    """Three pages under a running header ("ACME Sprocket Manual") and a page-number footer."""
+    page = canvas.Canvas(str(path), pagesize=A4)
+    page.setTitle("Sprocket Manual")
+    for number, lines in enumerate(PDF_PAGES, 1):
+        page.drawString(72, 800, "ACME Sprocket Manual")
+        for at, line in enumerate(lines):
+            page.drawString(72, 740 - 16 * at, line)
+        page.drawString(290, 40, f"Page {number}")
+        page.showPage()
+    page.save()
+
+
+def write_docx(path: Path) -> None:
+    document = docx.Document()
+    document.add_heading("Gear Handbook", level=0)
+    document.add_heading("Choosing gears", level=1)
+    document.add_paragraph("Pick the gear whose ratio matches the load.")
+    document.add_heading("Small loads", level=2)
+    document.add_paragraph("Small loads run on a ratio of one.")
+    table = document.add_table(rows=2, cols=2)
+    for row, cells in zip(table.rows, [("Load", "Ratio"), ("small", "1.0")]):
+        for cell, value in zip(row.cells, cells):
+            cell.text = value
+    document.add_heading("Maintenance", level=1)
+    document.add_paragraph("Oil the gears every month.")
+    document.save(str(path))
+
+
+def test_html_keeps_the_main_content_and_its_structure():
+    page = read_one(DOCUMENTS / "guide.html")
+    assert page.title == "Widget Guide | Example Docs"
+    for navigation in ("Punycode", "Zlib", "Assertion testing", "Example Docs v1.2", "Copyright", "analytics"):
+        assert navigation not in page.text
+    assert "copy" not in page.text.split() and "#" not in page.text
+    assert page.text.count("On Windows") == 2  # the heading and the paragraph, not the table of contents
+    assert page.text.startswith("Widget Guide\n\nWidgets turn sprockets into gears.")
+    assert '    if (!widget.driver) {\n        throw new Error("no sprocket driver");\n    }' in page.text
+    assert "Setting | Default\nratio | 1.5" in page.text
+    assert path_at(page, "Widgets turn") == ("Widget Guide",)
+    assert path_at(page, "On Windows the installer") == ("Widget Guide", "Installing", "On Windows")
+    assert path_at(page, "function install") == ("Widget Guide", "Installing", "On Windows")
+    assert path_at(page, "The configuration file") == ("Widget Guide", "Configuring")
+
+
+def test_xhtml_with_an_xml_declaration_is_read(tmp_path: Path):
+    (tmp_path / "page.xhtml.html").write_text(
+        '<?xml version="1.0" encoding="utf-8"?>\n<html xmlns="http://www.w3.org/1999/xhtml"><head><title>X</title></head>'
+        "<body><p>Declared pages are read too.</p></body></html>"
+    )
+    page = read_one(tmp_path / "page.xhtml.html")
+    assert page.title == "X" and page.text == "Declared pages are read too."
+
+
+def test_markdown_headings_and_front_matter():
+    guide = read_one(DOCUMENTS / "guide.md")
+    assert guide.title == "Sprocket Handbook"
+    assert guide.metadata == {"tags": '["sprockets", "gears"]', "version": 3}
+    assert "tags:" not in guide.text and guide.text.lstrip().startswith("Sprocket Handbook\n=====")
+    assert [path for _, path in guide.headings] == [
+        ("Sprocket Handbook",),
+        ("Sprocket Handbook", "Installing"),
+        ("Sprocket Handbook", "Installing", "On Windows"),
+        ("Sprocket Handbook", "Configuring"),
+    ]
+    assert path_at(guide, "An introduction") == ("Sprocket Handbook",)
+    assert path_at(guide, "sprocket --version") == ("Sprocket Handbook", "Installing", "On Windows")
+    assert path_at(guide, "The ratio is set") == ("Sprocket Handbook", "Configuring")
+
+
+def test_restructuredtext_levels_follow_the_order_of_adornments(tmp_path: Path):
+    (tmp_path / "a.rst").write_text(
+        "=====\nGuide\n=====\n\nIntro.\n\nInstall\n-------\n\nSteps.\n\nWindows\n~~~~~~~\n\nMSI.\n\nUse\n---\n\nRun.\n"
+    )
+    guide = read_one(tmp_path / "a.rst")
+    assert guide.title == "Guide"
+    assert path_at(guide, "MSI.") == ("Guide", "Install", "Windows")
+    assert path_at(guide, "Run.") == ("Guide", "Use")
+
+
+def test_pdf_pages_without_running_headers_or_contents_lines(tmp_path: Path):
+    write_pdf(tmp_path / "manual.pdf")
+    manual = read_one(tmp_path / "manual.pdf")
+    assert manual.title == "Sprocket Manual"
+    assert "ACME" not in manual.text and "Page " not in manual.text
+    assert "Introduction" not in manual.text and "Gear ratios" not in manual.text
+    assert "Contents" in manual.text and "The manual starts here." in manual.text
+    assert "an international standard" in manual.text.replace("\n", " ")
+    assert "state-of-the-art sprocket" in manual.text
+    assert "keep the well-known ratio" in manual.text.replace("\n", " ")
+    starts = dict(manual.pages)
+    assert sorted(starts.values()) == [1, 2, 3]
+    assert manual.text.index("Sprockets are") == next(o for o, page in manual.pages if page == 2)
+
+
+def test_hyphens_join_split_words_and_keep_compounds():
+    words = Counter({"well-known": 1, "international": 0})
+    assert join_hyphenated("inter-\nnational", words) == "international"
+    assert join_hyphenated("state-of-\nthe-art", words) == "state-of-the-art"
+    assert join_hyphenated("the well-\nknown", words) == "the well-known"
+    assert join_hyphenated("COVID-\n19 and Anglo-\nSaxon", words) == "COVID-\n19 and Anglo-\nSaxon"
+
+
+def test_docx_paragraphs_tables_and_headings(tmp_path: Path):
+    write_docx(tmp_path / "gears.docx")
+    gears = read_one(tmp_path / "gears.docx")
+    assert gears.title == "Gear Handbook"
+    assert "Load | Ratio\nsmall | 1.0" in gears.text
+    assert path_at(gears, "Pick the gear") == ("Gear Handbook", "Choosing gears")
+    assert path_at(gears, "small | 1.0") == ("Gear Handbook", "Choosing gears", "Small loads")
+    assert path_at(gears, "Oil the gears") == ("Gear Handbook", "Maintenance")
+
+
+@pytest.fixture(scope="module")
+def documents_index(tmp_path_factory) -> Path:
+    corpus = tmp_path_factory.mktemp("documents") / "docs"
+    corpus.mkdir()
+    shutil.copy(DOCUMENTS / "guide.html", corpus)
+    shutil.copy(DOCUMENTS / "guide.md", corpus)
+    write_pdf(corpus / "manual.pdf")
+    write_docx(corpus / "gears.docx")
+    index = corpus.parent / "idx"
+    build_index([corpus], str(index), BuildOptions(chunk_tokens=24, progress=False))
+    return index
+
+
+def test_chunks_carry_their_heading_path_and_pages(documents_index: Path):
+    chunks = open_index(str(documents_index)).all_chunks()
+    by_source = {}
+    for chunk in chunks:
+        by_source.setdefault(chunk.source, []).append(chunk)
+    manual = sorted(by_source["docs/manual.pdf"], key=lambda chunk: chunk.part)
+    assert len(manual) > 2 and manual[0].pages[0] == 1 and manual[-1].pages[1] == 3
+    assert all(chunk.heading_path == () for chunk in manual)
+    assert any(chunk.pages[0] < chunk.pages[1] for chunk in manual) or len({c.pages for c in manual}) == 3
+    for chunk in by_source["docs/guide.md"]:
+        assert chunk.pages is None and chunk.heading_path[0] == "Sprocket Handbook"
+    windows = next(chunk for chunk in by_source["docs/guide.html"] if "MSI file" in chunk.text)
+    assert windows.heading_path == ("Widget Guide", "Installing", "On Windows")
+
+
+def test_each_sentence_is_embedded_under_its_own_headings(documents_index: Path, embedder):
+    snapshot = open_index(str(documents_index))
+    guide = sorted((c for c in snapshot.all_chunks() if c.source == "docs/guide.md"), key=lambda c: c.part)
+    terms = dict(zip((c.chunk_id for c in guide), chunk_context_terms([c.text for c in guide])))
+    sentences = snapshot.sentence_table.to_pandas()
+    for passage, section in [
+        ("Install the sprocket with", ["Installing"]),
+        ("The ratio is set", ["Configuring"]),
+    ]:
+        row = sentences[sentences["text"].str.startswith(passage)].iloc[0]
+        expected = embedding_text(
+            "Sprocket Handbook", ["Sprocket Handbook", *section], terms[row["chunk_id"]], row["text"]
+        )
+        assert np.allclose(row["vector"], embedder.encode_documents([expected])[0], atol=1e-4)
+
+
+async def test_results_and_chunk_read_show_section_and_pages(documents_index: Path):
+    live = LiveIndex(str(documents_index))
+    live.start()
+    try:
+        async with Client(create_server(live, PROFILES["arag"])) as client:
+            found = await client.call_tool("keyword_search", {"keywords": ["MSI file"], "top_k": 1})
+            [hit] = found.structured_content["results"]
+            assert hit["section"] == "Widget Guide › Installing › On Windows" and hit.get("pages") is None
+            assert "| section: Widget Guide › Installing › On Windows |" in found.content[0].text
+
+            found = await client.call_tool("keyword_search", {"keywords": ["stronger chain"], "top_k": 1})
+            [hit] = found.structured_content["results"]
+            assert hit["pages"] == "3" and hit.get("section") is None
+            assert "| pages: 3 |" in found.content[0].text
+
+            semantic = await client.call_tool("semantic_search", {"query": "Oil the gears every month", "top_k": 1})
+            [best] = semantic.structured_content["results"]
+            assert (
+                best["section"].startswith("Gear Handbook › ")
+                and f"| section: {best['section']} |" in semantic.content[0].text
+            )
+
+            read = await client.call_tool("chunk_read", {"chunk_ids": [hit["chunk_id"]]})
+            [chunk] = read.structured_content["chunks"]
+            assert chunk["pages"] == "3" and "| pages: 3 |" in read.content[0].text
+        async with Client(create_server(live, PROFILES["agentic"])) as client:
+            found = await client.call_tool("search", {"queries": ["a ratio of one for small loads"], "top_k": 1})
+            [hit] = found.structured_content["results"]
+            assert hit["file_type"] == "docx" and hit["section"].startswith("Gear Handbook")
+            assert f"| section: {hit['section']} |" in found.content[0].text
+    finally:
+        live.close()
+
+
+async def test_an_index_without_section_and_page_columns_is_still_served(tmp_path: Path):
+    (tmp_path / "notes.md").write_text("# Notes\n\n## Gears\n\nGears turn sprockets.\n")
+    index = tmp_path / "idx"
+    build_index([tmp_path / "notes.md"], str(index), BuildOptions(progress=False))
+    chunks = lancedb.connect(str(index)).open_table("chunks")
+    chunks.drop_columns(["heading_path", "first_page", "last_page"])
+    manifest = json.loads((index / "manifest.json").read_text())
+    manifest["tables"]["chunks"] = chunks.version
+    (index / "manifest.json").write_text(json.dumps(manifest))
+    live = LiveIndex(str(index))
+    live.start()
+    try:
+        async with Client(create_server(live, PROFILES["arag"])) as client:
+            found = await client.call_tool("keyword_search", {"keywords": ["sprockets"]})
+            [hit] = found.structured_content["results"]
+            assert "section" not in hit and "pages" not in hit and "| section:" not in found.content[0].text
+            read = await client.call_tool("chunk_read", {"chunk_ids": [hit["chunk_id"]]})
+            assert read.structured_content["chunks"][0]["text"].endswith("Gears turn sprockets.")
+    finally:
+        live.close()
