@@ -5,7 +5,7 @@ Uses a synthetic index that bench/speed.py wrote (`chunks-100k`: 1M sentences, o
 A scope is a random set of documents holding the given share of the index; for each, over the
 same queries (sentence vectors of the index with noise), it reports p50/p95 ms of both ways and
 the recall@10 of the prefiltered search against the exact one; and what resolving a scope costs
-(the per-chunk labels read once per build, then each scope).
+(the per-chunk labels made once per build from the chunk catalogue, then each scope).
 
     python bench/scope.py --index bench/results/work/chunks-100k
 """
@@ -75,7 +75,7 @@ def main() -> None:
         in_scope(snapshot, {"source": "*"})
         resolving.append(1000 * (time.perf_counter() - started))
     log(
-        f"labels of {len(keys)} chunks read in {labels_ms:.0f} ms; a scope resolves in {np.median(resolving):.1f} ms p50"
+        f"labels of {len(keys)} chunks made in {labels_ms:.0f} ms; a scope resolves in {np.median(resolving):.1f} ms p50"
     )
     rng = np.random.default_rng(0)
     sample = snapshot.sentence_table.search().select([S.VECTOR]).limit(QUERIES).to_arrow()
