@@ -23,10 +23,19 @@ import pyarrow as pa
 from tqdm import tqdm
 
 from .chunking import Span, pack_chunks, sentence_spans
+from .collection import checked_description
 from .context import SENTENCE_CONTEXT, chunk_context_terms, embedding_text
 from .embedding import DEFAULT_BACKEND, DEFAULT_MODEL, Embedder
 from .ids import chunk_id, doc_key
-from .manifest import FORMAT_VERSION, IndexStoreError, check_manifest, is_remote, normalise_uri, read_manifest
+from .manifest import (
+    FORMAT_VERSION,
+    IndexStoreError,
+    check_manifest,
+    is_remote,
+    normalise_uri,
+    read_manifest,
+    write_manifest,
+)
 from .outline import HeadingMarks, heading_path, page_range
 from .readers import CorpusError, Document, SkippedFile, Source, iter_documents
 from .schema import ChunkColumn, chunks_schema, documents_schema, sentences_schema
@@ -53,6 +62,8 @@ class BuildOptions:
     strict: bool = False
     """Any file or record skipped fails the command before anything is written."""
     progress: bool = True
+    description: str | None = None
+    """What the collection is (collection.py), replacing the index's; None keeps it, "" clears it."""
 
 
 @dataclass
@@ -204,6 +215,16 @@ def remove_from_index(targets: Sequence[str], uri: str) -> BuildSummary:
     return summary
 
 
+def describe_index(uri: str, description: str) -> None:
+    """Set what the collection at `uri` is (collection.py); "" clears it, so the derived summary
+    is shown. Nothing else changes: a running server shows it in `arag://index` within seconds."""
+    uri = normalise_uri(uri)
+    check_manifest(uri)  # before the lock, which would create a missing folder
+    with build_lock(uri):
+        manifest = check_manifest(uri).raw
+        write_manifest(uri, {**manifest, "description": checked_description(description)})
+
+
 def plan_sources(
     recorded: Sequence[dict[str, Any]], paths: Sequence[str | Path], exclude: Sequence[str]
 ) -> tuple[list[dict[str, Any]], list[Source]]:
@@ -294,7 +315,8 @@ def _update(
         raise BuildFailed(f"{len(summary.skipped)} skipped with --strict (listed above); nothing was written")
     if options.rebuild and writer.committed is not None:
         options = replace(options, commit_sentences=sys.maxsize)  # the index in service stays until the end
-    fields = _manifest_fields(embedder, options, roots)
+    described = options.description if options.description is not None else (writer.committed or {}).get("description")
+    fields = {**_manifest_fields(embedder, options, roots), "description": described or ""}
     _embed(writer, embedder, documents([]), plan, existing, options, summary, fields, started)
     unreadable = {item.file for item in summary.skipped if item.reason != "empty"}
     gone = [
@@ -432,6 +454,7 @@ def _add_document(batch: _Batch, document: Document, digest: str, chunks: Sequen
                 ChunkColumn.HEADING_PATH: list(path),
                 ChunkColumn.FIRST_PAGE: pages[0] if pages else None,
                 ChunkColumn.LAST_PAGE: pages[1] if pages else None,
+                ChunkColumn.FILE_TYPE: document.file_type,
             }
         )
         for number, span in enumerate(spans):

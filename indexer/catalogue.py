@@ -10,13 +10,15 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .ids import chunk_id, parse_chunk_id
+from .ids import DOC_KEY_CHARS, chunk_id, parse_chunk_id
+from .readers import file_type
 from .schema import ChunkColumn, chunks_schema
 
 C = ChunkColumn
@@ -44,6 +46,8 @@ class ChunkHeader:
     """The headings its first character sits under, outermost first."""
     pages: tuple[int, int] | None
     """(first, last) page, from 1, in a document with pages."""
+    file_type: str
+    """What its document was read as ("md", "html", "jsonl", ...)."""
 
     @property
     def previous_chunk_id(self) -> str | None:
@@ -89,17 +93,35 @@ class ChunkCatalogue:
 
     @classmethod
     def from_rows(cls, rows: pa.Table) -> ChunkCatalogue:
-        """From rows of `columns(...)` with `_rowid`; a column added later and absent is null."""
+        """From rows of `columns(...)` with `_rowid`; a column added later and absent is null, and a
+        file type not recorded is the one its source's extension names."""
         counts = pc.fill_null(pc.list_value_length(rows[C.SENTENCE_STARTS]), 0)
         rows = rows.drop_columns([C.SENTENCE_STARTS]).append_column(SENTENCE_COUNT, counts)
         schema = chunks_schema()
         for name in C.ADDED_LATER:
             if name not in rows.column_names:
                 rows = rows.append_column(schema.field(name), pa.nulls(rows.num_rows, schema.field(name).type))
-        return cls(rows)
+        sources = pc.fill_null(rows[C.SOURCE], "").to_pylist()
+        kinds = [kind or file_type(source) for kind, source in zip(rows[C.FILE_TYPE].to_pylist(), sources)]
+        at = rows.schema.get_field_index(C.FILE_TYPE)
+        return cls(rows.set_column(at, schema.field(C.FILE_TYPE), pa.array(kinds, pa.string())))
 
     def __len__(self) -> int:
         return self.table.num_rows
+
+    @cached_property
+    def labels(self) -> pa.Table:
+        """What scopes select chunks by, by chunk number: `source`, `file_type`, `metadata` (JSON
+        text, "" for none), `doc_key` and the number of `sentences`."""
+        return pa.table(
+            {
+                "source": pc.fill_null(self.table[C.SOURCE], "").combine_chunks(),
+                "file_type": self.table[C.FILE_TYPE].combine_chunks(),
+                "metadata": pc.fill_null(self.table[C.METADATA], "").combine_chunks(),
+                "doc_key": pc.utf8_slice_codeunits(self.chunk_ids, 0, DOC_KEY_CHARS),
+                "sentences": self.table[SENTENCE_COUNT].combine_chunks(),
+            }
+        )
 
     def numbers_of(self, chunk_ids: Sequence[str]) -> np.ndarray:
         """Chunk numbers of these ids, in the order given; ids not in the index are left out."""
@@ -116,9 +138,20 @@ class ChunkCatalogue:
 
     def headers_at(self, numbers: Sequence[int] | np.ndarray) -> list[ChunkHeader]:
         """The headers of these chunk numbers, in the order given."""
-        ids, doc_ids, titles, sources, parts, part_counts, metadata, headings, first_pages, last_pages, counts = (
-            self._fields
-        )
+        (
+            ids,
+            doc_ids,
+            titles,
+            sources,
+            parts,
+            part_counts,
+            metadata,
+            headings,
+            first_pages,
+            last_pages,
+            kinds,
+            counts,
+        ) = self._fields
         return [
             ChunkHeader(
                 chunk_id=ids[number],
@@ -131,6 +164,7 @@ class ChunkCatalogue:
                 metadata=json.loads(metadata[number]) if metadata[number] else {},
                 heading_path=tuple(headings[number]) if headings[number] else NO_HEADINGS,
                 pages=None if first_pages[number] is None else (first_pages[number], last_pages[number]),
+                file_type=kinds[number],
             )
             for number in np.asarray(numbers, dtype=np.int64).tolist()
         ]

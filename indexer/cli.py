@@ -103,6 +103,16 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="fail, writing nothing, if any file or record would be skipped",
     )
     env_option(embedding, "--quiet", _env("--quiet"), action="store_true", help="no progress bar")
+    env_option(
+        embedding,
+        "--description",
+        _env("--description"),
+        type=_description,
+        default=None,
+        metavar="TEXT",
+        help="what the collection is, e.g. 'the Node.js 20 API reference': servers name it in their "
+        "instructions and search tools (kept until changed; '' clears it; default: a summary of the documents)",
+    )
     adding = argparse.ArgumentParser(add_help=False)
     adding.add_argument(
         "sources", nargs="+", metavar="SOURCE", help=f"files or folders ({' '.join(sorted(SUPPORTED_SUFFIXES))})"
@@ -170,6 +180,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--json", action="store_true", help="print a JSON list (doc_id, title, source, chunks, sentences, indexed_at)"
     )
     commands.add_parser("info", parents=[common], help="print an index's manifest and counts")
+    describe = commands.add_parser(
+        "describe", parents=[common], help="print or set what the collection is (without TEXT: print it)"
+    )
+    describe.add_argument(
+        "text", nargs="?", type=_description, metavar="TEXT", help="the new description ('' clears it)"
+    )
     return parser.parse_args(argv)
 
 
@@ -181,6 +197,15 @@ def _positive_int(value: str) -> int:
     if number < 1:
         raise argparse.ArgumentTypeError(f"expected a positive whole number, got {value!r}")
     return number
+
+
+def _description(value: str) -> str:
+    from .collection import checked_description
+
+    try:
+        return checked_description(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _options(args: argparse.Namespace):  # noqa: ANN202 - BuildOptions, imported lazily
@@ -209,6 +234,7 @@ def _options(args: argparse.Namespace):  # noqa: ANN202 - BuildOptions, imported
         strict=args.strict,
         rebuild=rebuild,
         progress=not args.quiet,
+        description=args.description,
     )
 
 
@@ -259,6 +285,18 @@ def run_info(args: argparse.Namespace) -> None:
     print(json.dumps({"index": snapshot.uri, **snapshot.manifest.raw}, indent=2, sort_keys=True))
 
 
+def run_describe(args: argparse.Namespace) -> None:
+    from .build import describe_index
+    from .manifest import check_manifest, normalise_uri
+
+    if args.text is not None:
+        describe_index(args.index, args.text)
+    manifest = check_manifest(normalise_uri(args.index))
+    given = "described" if manifest.raw.get("description") else "derived; set one with `arag-index describe`"
+    print(manifest.description)
+    print(f"({given})", file=sys.stderr)
+
+
 COMMANDS = {
     "add": run_update,
     "build": run_update,
@@ -266,6 +304,7 @@ COMMANDS = {
     "remove": run_remove,
     "list": run_list,
     "info": run_info,
+    "describe": run_describe,
 }
 
 

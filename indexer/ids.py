@@ -5,11 +5,14 @@ from __future__ import annotations
 import base64
 import hashlib
 
+DOC_KEY_CHARS = 10
+"""A chunk id starts with its document's key, this long."""
+
 
 def doc_key(doc_id: str) -> str:
     """A short stable key for a document id: 10 base32 characters (50 bits) of its SHA-1."""
     digest = hashlib.sha1(doc_id.encode("utf-8")).digest()
-    return base64.b32encode(digest).decode("ascii")[:10].lower()
+    return base64.b32encode(digest).decode("ascii")[:DOC_KEY_CHARS].lower()
 
 
 def chunk_id(key: str, ordinal: int) -> str:
@@ -25,7 +28,7 @@ digits raises)."""
 def parse_chunk_id(value: str) -> tuple[str, int] | None:
     """(doc key, ordinal) of a well-formed chunk id, else None."""
     key, sep, ordinal = value.strip().rpartition("-")
-    if not sep or len(key) != 10 or not (ordinal.isascii() and ordinal.isdigit()):
+    if not sep or len(key) != DOC_KEY_CHARS or not (ordinal.isascii() and ordinal.isdigit()):
         return None
     if len(ordinal) > MAX_ORDINAL_DIGITS:
         return None

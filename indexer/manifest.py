@@ -54,6 +54,12 @@ class Manifest:
     raw: dict[str, Any] = field(repr=False)
     """The manifest as stored, for display (`arag-index info`, the `arag://index` resource)."""
 
+    @property
+    def description(self) -> str:
+        """What the collection is: the description given to arag-index, else the summary the last
+        build derived (collection.py), else its document count (an index built before either)."""
+        return str(self.raw.get("description") or self.raw.get("summary") or f"{self.counts.documents} documents")
+
     @classmethod
     def from_dict(cls, uri: str, data: dict[str, Any]) -> Manifest:
         """The manifest of `uri`; IndexStoreError names the first missing or mistyped field."""

@@ -50,9 +50,10 @@ class QuantisedScorer:
         self._session = _integer_product(codes, dimension)
         self._zero_point = np.array(ZERO_POINT, dtype=np.uint8)
 
-    def candidates(self, query: np.ndarray, limit: int) -> np.ndarray:
+    def candidates(self, query: np.ndarray, limit: int, allowed: np.ndarray | None = None) -> np.ndarray:
         """Row numbers, in no order, among which are the `limit` rows with the highest exact dot
-        product with `query` (every row that ties with the last of them too)."""
+        product with `query` (every row that ties with the last of them too); with `allowed` (a
+        mask over rows holding at least `limit` rows), the same among the allowed rows only."""
         query = query.astype(np.float64)
         scale = float(np.abs(query).max()) / LEVELS or 1.0
         codes = np.rint(query / scale)
@@ -64,6 +65,8 @@ class QuantisedScorer:
         # |exact - approximate| <= |(q - q')·s| + |q'·(s - s')| <= |q - q'| |s| + |q'| |s - s'|
         bound = query_error * self.max_norm + float(np.linalg.norm(codes)) * scale * self.max_code_error
         bound += ROUNDING_SLACK
+        if allowed is not None:
+            approximate = np.where(allowed, approximate, -np.inf)
         kth = np.partition(approximate, self.rows - limit)[self.rows - limit]
         # At least `limit` rows score >= kth - bound exactly, so each of the top `limit` does too,
         # and its approximate score is at least kth - 2 * bound.

@@ -18,8 +18,8 @@ import json
 import os
 import stat
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass, field, replace
+from pathlib import Path, PurePosixPath
 
 import pathspec
 
@@ -33,6 +33,8 @@ MARKDOWN_SUFFIXES = frozenset({".md", ".markdown"})
 TEXT_SUFFIXES = MARKDOWN_SUFFIXES | {".txt", ".rst"}
 HTML_SUFFIXES = frozenset({".html", ".htm"})
 SUPPORTED_SUFFIXES = TEXT_SUFFIXES | HTML_SUFFIXES | {".json", ".jsonl", ".pdf", ".docx"}
+FILE_TYPES = {".markdown": "md", ".htm": "html"}
+"""Suffixes whose file type is not the suffix itself: a type names the reader, not the spelling."""
 TEXT_FIELDS = ("text", "contents", "content", "body")
 ID_FIELDS = ("id", "_id")
 BINARY_SNIFF_CHARS = 8192
@@ -59,6 +61,7 @@ class Document:
     name>/<path inside it>", a file given alone by its name. path: the resolved path of the file
     read. metadata: the record's other fields, or a Markdown file's front matter (non-scalars
     JSON-encoded). headings, pages: where the file's sections and pages begin in `text`.
+    file_type: what it was read as (`file_type`).
     """
 
     doc_id: str
@@ -69,6 +72,7 @@ class Document:
     path: str = ""
     headings: HeadingMarks = ()
     pages: PageMarks = ()
+    file_type: str = ""
 
 
 @dataclass(frozen=True)
@@ -169,12 +173,19 @@ def _read_file(path: Path, source: str, skipped: list[SkippedFile]) -> Iterator[
         _check_readable(path)
         for document in _file_documents(path, source, file, skipped):
             count += 1
-            yield document
+            yield replace(document, file_type=file_type(path.name))
     except _Skip as reason:
         skipped.append(SkippedFile(source, str(reason), file))
         return
     if not count and len(skipped) == skips_before:
         skipped.append(SkippedFile(source, "empty", file))
+
+
+def file_type(name: str) -> str:
+    """The file type of a file name (or source), as results show it and scopes select it: "md",
+    "html", "pdf", "jsonl", ...; "text" where the name has no extension."""
+    suffix = PurePosixPath(name).suffix.lower()
+    return FILE_TYPES.get(suffix, suffix.lstrip(".")) or "text"
 
 
 def _check_readable(path: Path) -> None:

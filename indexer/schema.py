@@ -48,8 +48,11 @@ class ChunkColumn:
     """The page (from 1) of the chunk's first character; null for a document without pages."""
     LAST_PAGE = "last_page"
     """The page of its last character."""
-    ADDED_LATER = (HEADING_PATH, FIRST_PAGE, LAST_PAGE)
-    """Absent from the chunks of an index built before they existed: read as no headings, no pages."""
+    FILE_TYPE = "file_type"
+    """What the document was read as ("md", "html", "jsonl", ...: readers.file_type)."""
+    ADDED_LATER = (HEADING_PATH, FIRST_PAGE, LAST_PAGE, FILE_TYPE)
+    """Absent from the chunks of an index built before they existed: read as no headings, no pages,
+    and the file type its source's extension names."""
 
 
 class SentenceColumn:
@@ -110,6 +113,7 @@ def chunks_schema() -> pa.Schema:
             pa.field(c.HEADING_PATH, pa.list_(pa.string())),
             pa.field(c.FIRST_PAGE, pa.int32()),
             pa.field(c.LAST_PAGE, pa.int32()),
+            pa.field(c.FILE_TYPE, pa.string()),
         ]
     )
 

@@ -32,6 +32,7 @@ import numpy as np
 import pyarrow as pa
 from lancedb.index import BTree, IvfPq
 
+from .collection import summary
 from .ids import doc_key
 from .manifest import (
     FORMAT,
@@ -79,7 +80,8 @@ VECTOR_SEARCH = {"nprobes": 60, "refine_factor": 10}
 """How search uses the vector index; recorded in the manifest with the index's own parameters."""
 
 
-def _sql_list(values: Sequence[str]) -> str:
+def sql_list(values: Sequence[str]) -> str:
+    """Strings as an SQL list for an `IN (...)` filter, quoted."""
     return ", ".join("'" + value.replace("'", "''") + "'" for value in values)
 
 
@@ -154,6 +156,9 @@ class IndexWriter:
         committed = self.previous["tables"][name]
         if table.version != committed:
             table.restore(committed)
+        missing = [column for column in schema if column.name not in table.schema.names]
+        if missing:  # a column added since the index was built: null in its older rows
+            table.add_columns(missing)
         return table
 
     def _backfill(self, name: str, schema: pa.Schema) -> Any:
@@ -182,7 +187,7 @@ class IndexWriter:
     def delete_documents(self, doc_ids: Sequence[str]) -> None:
         keys = [doc_key(doc_id) for doc_id in doc_ids]
         for first in range(0, len(keys), 1000):
-            condition = f"doc_key IN ({_sql_list(keys[first : first + 1000])})"
+            condition = f"doc_key IN ({sql_list(keys[first : first + 1000])})"
             for table in (self.chunks, self.sentences, self.chunk_vectors, self.documents):
                 table.delete(condition)
 
@@ -216,6 +221,12 @@ class IndexWriter:
         self.sentences.create_index(SentenceColumn.DOC_KEY, config=BTree(), replace=True)
         self._write_terms()
         return self._vector_index()
+
+    def _summary(self) -> str:
+        """What the collection holds, derived from its documents' sources (collection.py)."""
+        c = ChunkColumn
+        rows = self.chunks.search().where(f"{c.PART} = 0").select([c.SOURCE]).limit(None).to_arrow()
+        return summary([source or "" for source in rows[c.SOURCE].to_pylist()])
 
     def counts(self) -> dict[str, int]:
         return {
@@ -276,6 +287,7 @@ class IndexWriter:
         """Name the tables' current versions in the manifest, atomically: readers see the build from here on."""
         manifest = {
             **manifest,
+            "summary": self._summary(),
             "counts": self.counts(),
             "format": FORMAT,
             "format_version": FORMAT_VERSION,

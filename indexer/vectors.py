@@ -126,15 +126,21 @@ class SentenceVectors:
                 self._previous = None
             return self._matrix
 
-    def nearest(self, vector: np.ndarray, limit: int) -> SentenceMatches:
+    def nearest(self, vector: np.ndarray, limit: int, scope: np.ndarray | None = None) -> SentenceMatches:
         """The `limit` sentences with the highest dot product with `vector`, best first (ties: the
-        earlier row)."""
+        earlier row); with `scope` (a mask over chunk numbers), among its chunks' sentences only,
+        the others left out before candidates are chosen."""
         matrix = self._loaded()
         count = len(matrix.vectors)
-        limit = min(limit, count)
+        inside = None if scope is None else scope[matrix.chunk_numbers]
+        available = count if inside is None else int(inside.sum())
+        limit = min(limit, available)
         query = vector.astype(np.float32)
-        if matrix.scorer is not None and limit < count:
-            rows = matrix.scorer.candidates(query, limit)
+        if matrix.scorer is not None and limit < available:
+            rows = matrix.scorer.candidates(query, limit, inside)
+            scores = matrix.vectors[rows] @ query
+        elif inside is not None:
+            rows = np.flatnonzero(inside)
             scores = matrix.vectors[rows] @ query
         else:
             rows = np.arange(count)

@@ -44,11 +44,12 @@ def create_server(
 ) -> AragServer:
     """An MCP server offering `profile`'s tools over `live`, keywords matched as `keyword_match` says."""
     counts = live.manifest.counts
+    collection = live.manifest.description
     server = AragServer(
         "arag-mcp",
         title="A-RAG retrieval",
-        instructions=f"{profile.instructions}\n\nIndex: {counts.documents} documents, {counts.chunks} chunks. "
-        f"Profile: {profile.name}.",
+        instructions=f"{profile.instructions(collection)}\n\nIndex: {counts.documents} documents, "
+        f"{counts.chunks} chunks. Profile: {profile.name}.",
         version=_version(),
     )
     toolkit = Toolkit(live, conversations or Conversations(), profile.full_text, keyword_match)
@@ -57,7 +58,7 @@ def create_server(
             tool.function.__get__(toolkit),
             name=tool.name,
             title=tool.title,
-            description=profile.description(tool, keyword_match),
+            description=profile.description(tool, keyword_match, collection),
             annotations=profile.annotations(tool),
         )
 
@@ -77,7 +78,13 @@ def create_server(
             raise ToolError(str(exc)) from None
         shown = {key: value for key, value in snapshot.manifest.raw.items() if key not in PRIVATE_MANIFEST_KEYS}
         return json.dumps(
-            {"index": snapshot.uri, "profile": profile.name, "tools": profile.tool_names, **shown},
+            {
+                "index": snapshot.uri,
+                "collection": snapshot.manifest.description,
+                "profile": profile.name,
+                "tools": profile.tool_names,
+                **shown,
+            },
             indent=2,
             sort_keys=True,
         )

@@ -19,6 +19,8 @@ ARGUMENT_HINTS = {
     "ref": "ref must be a ref (chunk id) from the search results",
     "start_line": "start_line must be a line number from 0",
     "session": "session must be the handle string a previous result gave",
+    "scope": 'scope must be an object of conditions, e.g. {"source": "docs/guide", "file_type": "md"}, '
+    "each value a string, number or true/false",
 }
 LIST_ARGUMENTS = {"keywords", "chunk_ids", "queries", "patterns"}
 ARGUMENT_ALIASES = {
@@ -37,8 +39,8 @@ ARGUMENT_ALIASES = {
 
 
 def coerce_arguments(arguments: dict[str, Any], accepted: set[str]) -> dict[str, Any]:
-    """Accept common aliases of the tool's own arguments (`accepted`), and a single string where a
-    list is expected."""
+    """Accept common aliases of the tool's own arguments (`accepted`), a single string where a
+    list is expected, and a scope sent as JSON text or as a bare source pattern."""
     coerced = {}
     for key, value in arguments.items():
         if key not in accepted:
@@ -47,7 +49,19 @@ def coerce_arguments(arguments: dict[str, Any], accepted: set[str]) -> dict[str,
     for key in LIST_ARGUMENTS & accepted:
         if isinstance(coerced.get(key), str):
             coerced[key] = [coerced[key]]
+    if "scope" in accepted and isinstance(coerced.get("scope"), str):
+        coerced["scope"] = _scope_from_text(coerced["scope"])
     return coerced
+
+
+def _scope_from_text(text: str) -> Any:
+    """A scope given as text: JSON for an object, otherwise the source pattern itself ("" is no scope)."""
+    if not text.strip():
+        return None
+    try:
+        return json.loads(text) if text.lstrip().startswith("{") else {"source": text}
+    except json.JSONDecodeError:
+        return text
 
 
 def describe_invalid(error: ValidationError) -> str:

@@ -10,11 +10,15 @@ from pydantic import BaseModel, Field
 
 from .documents import PatternMatches, numbered
 from .results import (
+    FILE_TYPE_FIELD,
+    METADATA_FIELD,
     PAGES_FIELD,
     SECTION_FIELD,
     SESSION_FIELD,
     SNIPPET_SEPARATOR,
+    bounded_metadata,
     bounded_sentences,
+    metadata_text,
     place_fields,
     place_text,
     with_notice,
@@ -23,18 +27,16 @@ from .results import (
 from .retrieval import MergedHit
 
 MATCH_LINES_LISTED = 20
-METADATA_FIELDS = 10
-METADATA_VALUE_CHARS = 200
 
 
 class DocumentResult(BaseModel):
     ref: str = Field(description="the chunk's id; find and open take it (or the document part before '-')")
     title: str
     file_name: str
-    file_type: str
+    file_type: str = FILE_TYPE_FIELD
     section: str | None = SECTION_FIELD
     pages: str | None = PAGES_FIELD
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: dict[str, Any] | None = METADATA_FIELD
     score: float = Field(description="cosine similarity of the chunk's best sentence to the best matching query")
     queries: list[int] = Field(description="which queries (from 0) found this chunk")
     snippet: str
@@ -80,34 +82,18 @@ class OpenOutput(BaseModel):
     text: str = Field(description="the lines, each after its number; runs this conversation already has are marked")
 
 
-def describe_file(source: str) -> tuple[str, str]:
-    """(file name, file type) of a document's source."""
-    path = PurePosixPath(source)
-    return path.name, path.suffix.lstrip(".").lower() or "text"
-
-
-def bounded_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
-    kept = list(metadata.items())[:METADATA_FIELDS]
-    return {
-        key: value[:METADATA_VALUE_CHARS] if isinstance(value, str) else value
-        for key, value in kept
-        if value is not None
-    }
-
-
 def search_output(found: list[MergedHit], queries: list[str], session: str, notice: str) -> DocumentSearchOutput:
     results = []
     for merged in found:
         chunk = merged.hit.chunk
-        file_name, file_type = describe_file(chunk.source)
         results.append(
             DocumentResult(
                 ref=chunk.chunk_id,
                 title=chunk.title,
-                file_name=file_name,
-                file_type=file_type,
+                file_name=PurePosixPath(chunk.source).name,
+                file_type=chunk.file_type,
                 **place_fields(chunk),
-                metadata=bounded_metadata(chunk.metadata),
+                metadata=bounded_metadata(chunk.metadata) or None,
                 score=round(merged.hit.score, 4),
                 queries=merged.queries,
                 snippet=SNIPPET_SEPARATOR.join(bounded_sentences(merged.hit.matched)),
@@ -205,11 +191,12 @@ def _shown_before(run: list[int]) -> str:
 def search_text(output: DocumentSearchOutput) -> str:
     lines = [output.message]
     for rank, result in enumerate(output.results, 1):
-        extra = "".join(f" | {key}: {value}" for key, value in result.metadata.items())
         lines.append(
             f"[{rank}] ref: {result.ref} | title: {result.title} | file: {result.file_name} ({result.file_type})"
-            f"{place_text(result.section, result.pages)} | score: {result.score:.4f} | queries: {result.queries}{extra}"
+            f"{place_text(result.section, result.pages)} | score: {result.score:.4f} | queries: {result.queries}"
         )
+        if result.metadata:
+            lines.append(f"    metadata: {metadata_text(result.metadata)}")
         lines.append(f"    {result.snippet}")
     return with_session(lines, output.session)
 

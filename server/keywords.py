@@ -247,7 +247,10 @@ class _Tally:
     """Per-keyword counts by chunk number: exact from the postings for single keywords, and for the
     others exact in the chunks read so far (`settled`), bounded elsewhere."""
 
-    def __init__(self, snapshot: IndexSnapshot, matcher: Matcher, keywords: list[Keyword]) -> None:
+    def __init__(
+        self, snapshot: IndexSnapshot, matcher: Matcher, keywords: list[Keyword], scope: np.ndarray | None
+    ) -> None:
+        """`scope`: the chunk numbers searched (a mask); chunks outside it count nothing."""
         self.snapshot, self.matcher, self.keywords = snapshot, matcher, keywords
         self.rank = snapshot.catalogue.id_rank
         chunk_count = len(self.rank)
@@ -257,13 +260,19 @@ class _Tally:
         self.bounds: list[np.ndarray | None] = []
         self.known = np.zeros(chunk_count, dtype=np.int64)
         self.bound = np.zeros(chunk_count, dtype=np.int64)
+
+        def within(counts: np.ndarray) -> np.ndarray:
+            return counts if scope is None else np.where(scope, counts, 0)
+
         for keyword in keywords:
             if keyword.single:
-                self.counts.append(piece_counts.of(keyword.pieces[0]))
+                self.counts.append(within(piece_counts.of(keyword.pieces[0])))
                 self.bounds.append(None)
                 self.known += self.counts[-1] * len(keyword.text)
             else:
-                bound = _phrase_bound(keyword.pieces, piece_counts, chunk_count, matcher.reads_all_without_words)
+                bound = within(
+                    _phrase_bound(keyword.pieces, piece_counts, chunk_count, matcher.reads_all_without_words)
+                )
                 self.counts.append(np.zeros(chunk_count, dtype=np.int64))
                 self.bounds.append(bound)
                 self.bound += bound * len(keyword.text)
@@ -365,15 +374,20 @@ def wordless(given: Sequence[str]) -> list[str]:
 
 
 def keyword_search(
-    snapshot: IndexSnapshot, given: Sequence[str], top_k: int, match: KeywordMatch = "word"
+    snapshot: IndexSnapshot,
+    given: Sequence[str],
+    top_k: int,
+    match: KeywordMatch = "word",
+    scope: np.ndarray | None = None,
 ) -> KeywordFindings:
     """Chunks ranked by keyword score (ties: chunk id), with the keywords and sentences that matched
-    (see the module's docstring for what counts as a match)."""
+    (see the module's docstring for what counts as a match); with `scope` (a mask over chunk
+    numbers), only the chunks in it, and the counts are counts within it."""
     matcher = MATCHERS[match]
     keywords = matcher.keywords(given)
     if not keywords:
         return KeywordFindings([], [], [], ChunkCount(0, 0))
-    tally = _Tally(snapshot, matcher, keywords)
+    tally = _Tally(snapshot, matcher, keywords, scope)
     tally.settle_top(top_k)
     chosen = top_chunks(tally.settled_scores(), tally.rank, top_k)
     if match == "word" and top_k >= len(keywords):

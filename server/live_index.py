@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -113,6 +114,9 @@ class LiveIndex:
                 self.manifest = self._snapshot.manifest
                 log.info("serving the build of %s committed at %s", self.uri, self.manifest.built_at)
                 threading.Thread(target=_load_vectors, args=(self._snapshot,), name="arag-vectors", daemon=True).start()
+            elif manifest and manifest != self._snapshot.manifest.raw:  # the same build, described anew
+                self.manifest = Manifest.from_dict(self.uri, manifest)
+                self._snapshot = replace(self._snapshot, manifest=self.manifest)
         except Exception as exc:  # noqa: BLE001 - keep serving the build we have
             log.warning("could not open the new build of %s, still serving the previous one: %s", self.uri, exc)
 

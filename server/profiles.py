@@ -44,6 +44,7 @@ SEMANTIC_SEARCH_QUERIES = Tool(Toolkit.semantic_search_queries, "Semantic search
 SEARCH = Tool(Toolkit.search, "Search")
 FIND = Tool(Toolkit.find, "Find in a document")
 OPEN = Tool(Toolkit.open, "Open document lines")
+SEARCHES = (KEYWORD_SEARCH, SEMANTIC_SEARCH, NAIVE_EMBEDDING_SEARCH, SEMANTIC_SEARCH_QUERIES, SEARCH)
 DESCRIPTIONS = {
     SEARCH: texts.SEARCH,
     FIND: texts.FIND,
@@ -69,23 +70,26 @@ class Profile:
     def prompt_name(self) -> str:
         return "arag" if self.name == "arag" else f"arag-{self.name}"
 
-    def description(self, tool: Tool, keyword_match: str = "word") -> str:
+    def description(self, tool: Tool, keyword_match: str = "word", collection: str = "") -> str:
+        """The tool's description; a search tool's starts with what it searches (`collection`), so
+        that a host running several servers can tell their tools apart."""
         names = self.tool_names
         if tool is KEYWORD_SEARCH:
-            return texts.keyword_search_description(names, self.full_text, keyword_match)
-        if tool is SEMANTIC_SEARCH:
-            return texts.semantic_search_description(names, self.full_text)
-        if tool is SEMANTIC_SEARCH_QUERIES:
-            return texts.semantic_search_queries_description(names)
-        return DESCRIPTIONS[tool]
+            text = texts.keyword_search_description(names, self.full_text, keyword_match)
+        elif tool is SEMANTIC_SEARCH:
+            text = texts.semantic_search_description(names, self.full_text)
+        elif tool is SEMANTIC_SEARCH_QUERIES:
+            text = texts.semantic_search_queries_description(names)
+        else:
+            text = DESCRIPTIONS[tool]
+        return f"{texts.searches(collection)}\n\n{text}" if collection and tool in SEARCHES else text
 
     def annotations(self, tool: Tool) -> ToolAnnotations:
         sends_text = tool in (CHUNK_READ, NAIVE_EMBEDDING_SEARCH, FIND, OPEN) or self.full_text
         return READ if sends_text else SEARCH_ONLY
 
-    @property
-    def instructions(self) -> str:
-        return texts.instructions(self.tool_names, self.full_text)
+    def instructions(self, collection: str = "") -> str:
+        return texts.instructions(self.tool_names, self.full_text, collection)
 
     @property
     def system_prompt(self) -> str:

@@ -6,7 +6,8 @@ text), so both carry everything: ids, titles, sources, snippets, chunk text and 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+import json
+from typing import TYPE_CHECKING, Any, Literal
 
 from arag_mcp.indexer.outline import PATH_SEPARATOR
 from pydantic import BaseModel, Field
@@ -19,6 +20,8 @@ if TYPE_CHECKING:
     from arag_mcp.indexer.reader import Chunk
 
 MAX_SNIPPET_CHARS = 1200
+METADATA_FIELDS = 10
+METADATA_VALUE_CHARS = 200
 READ_BEFORE = "This chunk has been read before"
 WHOLE_CHUNK_NOTE = "A result marked (whole chunk) shows the complete chunk: no need to read it."
 SESSION_FIELD = Field(description="the conversation's handle: pass it back as `session` in every later call")
@@ -30,6 +33,12 @@ PAGES_FIELD = Field(None, description="the pages the chunk spans, e.g. '3' or '3
 WHOLE_CHUNK_FIELD = Field(
     None, description="true when the snippet is the whole chunk: it counts as read, chunk_read adds nothing"
 )
+FILE_TYPE_FIELD = Field(description='what the document was read as: "md", "html", "pdf", "jsonl", "txt", ...')
+METADATA_FIELD = Field(
+    None,
+    description=f"the record's own fields (JSON/JSONL records): at most {METADATA_FIELDS}, "
+    f"each value cut to {METADATA_VALUE_CHARS} characters, nested values as JSON",
+)
 
 
 class KeywordResult(BaseModel):
@@ -38,6 +47,8 @@ class KeywordResult(BaseModel):
     source: str | None = SOURCE_FIELD
     section: str | None = SECTION_FIELD
     pages: str | None = PAGES_FIELD
+    file_type: str = FILE_TYPE_FIELD
+    metadata: dict[str, Any] | None = METADATA_FIELD
     score: int = Field(description="sum over keywords of occurrences x keyword length")
     keywords: list[str] = Field(description="the keywords this chunk matched")
     snippet: str = Field(description="the chunk's sentences that contain a keyword, joined with ' ... '")
@@ -52,6 +63,8 @@ class SemanticResult(BaseModel):
     source: str | None = SOURCE_FIELD
     section: str | None = SECTION_FIELD
     pages: str | None = PAGES_FIELD
+    file_type: str = FILE_TYPE_FIELD
+    metadata: dict[str, Any] | None = METADATA_FIELD
     score: float = Field(description="cosine similarity of the chunk's best sentence (or vector) to the query")
     sentences: list[str] = Field(description="the chunk's matched sentences, in document order")
     queries: list[int] | None = Field(None, description="which queries (from 0) found this chunk")
@@ -122,9 +135,21 @@ def place_fields(chunk: Chunk) -> dict[str, str | None]:
     }
 
 
+def bounded_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
+    """A document's metadata as results show it: its first METADATA_FIELDS non-null fields, long
+    values cut (readers store nested values as JSON text, so they are cut as text)."""
+    kept = [(key, value) for key, value in metadata.items() if value is not None][:METADATA_FIELDS]
+    return {key: _cut(value) if isinstance(value, str) else value for key, value in kept}
+
+
+def _cut(value: str) -> str:
+    return value if len(value) <= METADATA_VALUE_CHARS else value[:METADATA_VALUE_CHARS] + "…"
+
+
 def _hit_fields(hit: Hit, source: str | None, deliveries: list[Delivery] | None, at: int) -> dict:
     """What every search result says of its chunk: id, title, source (unless said once for all),
-    section and pages, whether it is shown whole, and where whole chunks are sent, its delivery
+    section and pages, file type, metadata, whether it is shown whole, and where whole chunks are
+    sent, its delivery
     and text."""
     status, text = None, None
     if deliveries is not None:
@@ -137,6 +162,8 @@ def _hit_fields(hit: Hit, source: str | None, deliveries: list[Delivery] | None,
         "title": hit.chunk.title,
         "source": None if source is not None else hit.chunk.source,
         **place_fields(hit.chunk),
+        "file_type": hit.chunk.file_type,
+        "metadata": bounded_metadata(hit.chunk.metadata) or None,
         "whole_chunk": whole or None,
         "status": status,
         "text": text,
@@ -284,8 +311,11 @@ def _search_text(
         whole = " (whole chunk)" if result.whole_chunk else ""
         place = place_text(result.section, result.pages)
         lines.append(
-            f"[{rank}] chunk_id: {result.chunk_id} | title: {result.title}{source}{place} | score: {score}{whole}"
+            f"[{rank}] chunk_id: {result.chunk_id} | title: {result.title}{source}{place} | type: {result.file_type} "
+            f"| score: {score}{whole}"
         )
+        if result.metadata:
+            lines.append(f"    metadata: {metadata_text(result.metadata)}")
         if result.status is None or result.status == "not_sent":
             lines.append(f"    {body}")
         if result.status == "ok":
@@ -293,6 +323,11 @@ def _search_text(
         elif result.status == "read_before":
             lines.append(f"    {READ_BEFORE}")
     return with_session(lines, output.session)
+
+
+def metadata_text(metadata: dict[str, Any]) -> str:
+    """Metadata on one line, as JSON (unambiguous for values holding commas or quotes)."""
+    return json.dumps(metadata, ensure_ascii=False)
 
 
 def chunk_read_text(output: ChunkReadOutput) -> str:

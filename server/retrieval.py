@@ -44,8 +44,11 @@ def top_chunks(scores: np.ndarray, id_rank: np.ndarray, top_k: int) -> np.ndarra
     return scored[order[:top_k]]
 
 
-def semantic_search(snapshot: IndexSnapshot, query_vector: np.ndarray, top_k: int) -> list[Hit]:
-    """Chunks ranked by their best sentence's cosine similarity to the query (ties: chunk id).
+def semantic_search(
+    snapshot: IndexSnapshot, query_vector: np.ndarray, top_k: int, scope: np.ndarray | None = None
+) -> list[Hit]:
+    """Chunks ranked by their best sentence's cosine similarity to the query (ties: chunk id); with
+    `scope` (a mask over chunk numbers), among the sentences of its chunks only.
 
     The nearest `candidate_pool(top_k)` sentences are grouped by chunk; a chunk's matched
     sentences are its best `MATCHED_SENTENCES` among them, shown in document order.
@@ -53,7 +56,7 @@ def semantic_search(snapshot: IndexSnapshot, query_vector: np.ndarray, top_k: in
     pool = candidate_pool(top_k)
     total = snapshot.manifest.counts.sentences
     while True:
-        nearest = snapshot.nearest_sentences(query_vector, pool)
+        nearest = snapshot.nearest_sentences(query_vector, pool, scope)
         chunks, first = np.unique(nearest.chunk_numbers, return_index=True)
         if len(chunks) >= top_k or pool >= total:
             break
@@ -86,9 +89,12 @@ def best_sentences(sentences: list[tuple[float, int, str]]) -> list[str]:
     return [text for _, _, text in sorted(best, key=lambda item: item[1])]
 
 
-def naive_search(snapshot: IndexSnapshot, query_vector: np.ndarray, top_k: int) -> list[Hit]:
-    """Naive RAG: chunks ranked by their own vector's cosine similarity to the query (ties: chunk id)."""
-    nearest = snapshot.nearest_chunks(query_vector, top_k)
+def naive_search(
+    snapshot: IndexSnapshot, query_vector: np.ndarray, top_k: int, scope: np.ndarray | None = None
+) -> list[Hit]:
+    """Naive RAG: chunks ranked by their own vector's cosine similarity to the query (ties: chunk
+    id); with `scope` (a mask over chunk numbers), among its chunks only."""
+    nearest = snapshot.nearest_chunks(query_vector, top_k, scope)
     chunks = snapshot.chunks([cid for cid, _ in nearest])
     ranked = sorted(nearest, key=lambda item: (-item[1], item[0]))
     return [Hit(chunks[cid], score, []) for cid, score in ranked if cid in chunks]
@@ -102,12 +108,14 @@ class MergedHit:
     queries: list[int]
 
 
-def merged_semantic_search(snapshot: IndexSnapshot, query_vectors: Sequence[np.ndarray], top_k: int) -> list[MergedHit]:
-    """semantic_search for each query (top_k each), merged: a chunk appears once, with its best
-    score and matched sentences; ranked by that score (ties: chunk id)."""
+def merged_semantic_search(
+    snapshot: IndexSnapshot, query_vectors: Sequence[np.ndarray], top_k: int, scope: np.ndarray | None = None
+) -> list[MergedHit]:
+    """semantic_search for each query (top_k each, within `scope`), merged: a chunk appears once,
+    with its best score and matched sentences; ranked by that score (ties: chunk id)."""
     merged: dict[str, MergedHit] = {}
     for number, vector in enumerate(query_vectors):
-        for hit in semantic_search(snapshot, vector, top_k):
+        for hit in semantic_search(snapshot, vector, top_k, scope):
             earlier = merged.get(hit.chunk.chunk_id)
             if earlier is None:
                 merged[hit.chunk.chunk_id] = MergedHit(hit, [number])

@@ -8,6 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .results import METADATA_FIELDS
+
+METADATA_NOTE = (
+    "Results also give the file type (md, html, pdf, jsonl, ...) and, for JSON/JSONL records, their "
+    f"own fields as metadata (up to {METADATA_FIELDS})."
+)
+SCOPE_NOTE = "To search part of the collection (a folder, a file type, a metadata value), pass scope."
 SESSION_NOTE = (
     "Every result carries a `session` handle: pass it back as `session` in every later call of this "
     "conversation, so that chunks you already received are not sent again."
@@ -19,7 +26,7 @@ KEYWORD_SEARCH = """Search the knowledge base for chunks that contain the given 
 A chunk's score is the sum over keywords of (occurrences of the keyword in the chunk) x (keyword
 length), so longer, more specific keywords weigh more. {results} Returns chunk ids with title,
 source, section and pages (where the document has headings or pages), score, the keywords each
-chunk matched, and {shows}.
+chunk matched, and {shows}. {metadata}
 
 Use it for: names of people, places and organisations, titles, dates, numbers, technical terms,
 exact phrases.
@@ -33,7 +40,7 @@ SEMANTIC_SEARCH = """Search the knowledge base by meaning: the query is embedded
 of the corpus (cosine similarity); chunks are ranked by their best-matching sentence.
 
 Returns chunk ids with title, source, section and pages (where the document has headings or
-pages), best score and {shows}.
+pages), best score and {shows}. {metadata}
 Use it for descriptions, paraphrases and questions whose wording may differ from the text{fallback}.
 Ask about one thing at a time: split a multi-hop question into single-fact sub-queries
 ("Who directed Inception?", then "Where was Christopher Nolan born?").
@@ -83,7 +90,7 @@ what you read in mind. Read the most promising chunks first, a few per call (at 
 NAIVE_EMBEDDING_SEARCH = f"""Search the knowledge base by meaning and get whole chunks back.
 
 The query is embedded and compared with one vector per chunk (cosine similarity); the top_k most
-similar chunks are returned with their id, title, source, score and complete text. A chunk
+similar chunks are returned with their id, title, source, score and complete text. {METADATA_NOTE} A chunk
 already sent in this conversation comes back as "This chunk has been read before" instead of its
 text; chunks that do not fit in one answer are named, and chunk_read fetches them. Ask about one
 thing at a time, and search again with new words taken from what you read. {SESSION_NOTE}"""
@@ -93,7 +100,7 @@ compared with every sentence of the corpus (cosine similarity); chunks are ranke
 sentence, each query's top_k results are merged, and a chunk found by several queries appears
 once, with its best score and the queries that found it.
 
-Returns chunk ids with title, source, best score and the chunk's sentences that matched.
+Returns chunk ids with title, source, best score and the chunk's sentences that matched. {metadata}
 Give several phrasings of one need (or its parts) in one call instead of one call each{fallback}.
 
 {after} {session}"""
@@ -103,9 +110,9 @@ of one information need). Each query is compared with every sentence of the coll
 query's best chunks (top_k per query, up to 10) are merged, and a passage found by several
 queries appears once, with the queries that found it.
 
-Each result has a ref (find and open take it), the document's title, file name and file type,
-its metadata, a score and a snippet of the sentences that matched. Snippets are partial: when a
-result looks relevant, look inside its document with find (words or phrases) or open (a window of
+Each result has a ref (find and open take it), the document's title, file name and file type
+(md, html, pdf, jsonl, ...), its metadata (a JSON/JSONL record's own fields, up to {METADATA_FIELDS}), a score and a snippet of the sentences that matched. Snippets are partial: when a result
+looks relevant, look inside its document with find (words or phrases) or open (a window of
 numbered lines). {SESSION_NOTE}"""
 
 FIND = f"""Find words or phrases inside one document, given a ref from search results.
@@ -127,6 +134,7 @@ has are marked instead of sent again. {SESSION_NOTE}"""
 AGENTIC_INSTRUCTIONS = f"""This server searches one document collection and lets you read inside its documents.
 
 1. Search before you answer: give search several reformulations of what you need (up to 5).
+   {SCOPE_NOTE}
 2. Judge the snippets. When they are not enough, explore progressively: find the words you need
    inside a promising document, then open the lines around what you found.
 3. Reuse what earlier results gave you (refs, line numbers, names) before searching again.
@@ -160,6 +168,7 @@ def keyword_search_description(tools: Sequence[str], full_text: bool, keyword_ma
         shows=FULL_TEXT_SHOWS if full_text else SNIPPET_SHOWS["keyword_search"],
         sentence_tool="semantic_search" if "semantic_search" in tools else "several short keywords",
         after=FULL_TEXT_AFTER if full_text else SNIPPET_AFTER,
+        metadata=METADATA_NOTE,
         session=SESSION_NOTE,
     )
 
@@ -169,6 +178,7 @@ def semantic_search_description(tools: Sequence[str], full_text: bool) -> str:
         shows=FULL_TEXT_SHOWS if full_text else SNIPPET_SHOWS["semantic_search"],
         fallback=", or when keyword_search finds nothing" if "keyword_search" in tools else "",
         after=FULL_TEXT_AFTER if full_text else SNIPPET_AFTER,
+        metadata=METADATA_NOTE,
         session=SESSION_NOTE,
     )
 
@@ -177,6 +187,7 @@ def semantic_search_queries_description(tools: Sequence[str]) -> str:
     return SEMANTIC_SEARCH_QUERIES.format(
         fallback="; use it when keyword_search finds nothing" if "keyword_search" in tools else "",
         after=SNIPPET_AFTER + DOCUMENT_TOOLS_AFTER if "find" in tools else SNIPPET_AFTER,
+        metadata=METADATA_NOTE,
         session=SESSION_NOTE,
     )
 
@@ -184,8 +195,19 @@ def semantic_search_queries_description(tools: Sequence[str]) -> str:
 DOCUMENT_TOOLS_AFTER = " To read around a match in a long document, use find and open with its chunk id."
 
 
-def instructions(tools: Sequence[str], full_text: bool) -> str:
-    """The server instructions for a tool set: the A-RAG loop, naming only the tools offered."""
+def searches(collection: str) -> str:
+    """The phrase that heads every search tool's description: what this server's index holds."""
+    return f"Searches {collection.rstrip('. ')}."
+
+
+def instructions(tools: Sequence[str], full_text: bool, collection: str = "") -> str:
+    """The server instructions for a tool set, after what the collection is: the A-RAG loop, naming
+    only the tools offered."""
+    loop = _loop(tools, full_text)
+    return f"This server searches {collection.rstrip('. ')}.\n\n{loop}" if collection else loop
+
+
+def _loop(tools: Sequence[str], full_text: bool) -> str:
     if "search" in tools:
         return AGENTIC_INSTRUCTIONS
     searches = "; ".join(TOOL_GUIDES[name] for name in tools if name in TOOL_GUIDES)
@@ -203,6 +225,7 @@ You are the retrieval agent: decide what to search, what to read, and when you k
 
 1. Decompose: split a multi-hop question into single-fact sub-questions and answer them in order.
 2. Search: {searches}.
+   {SCOPE_NOTE}
 {read}
 4. Evaluate: does what you read answer the sub-question? If not, search again with new terms
    taken from what you read (names, dates, places).

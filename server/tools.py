@@ -7,9 +7,11 @@ which description, and whether searches return whole chunks.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
+import numpy as np
 from arag_mcp.indexer.reader import Chunk
 from arag_mcp.indexer.terms import words_of
 from mcp.server.mcpserver.exceptions import ToolError
@@ -55,6 +57,7 @@ from .results import (
     semantic_output,
     semantic_text,
 )
+from .scope import ScopeError, in_scope
 
 if TYPE_CHECKING:
     from arag_mcp.indexer.documents import DocumentLines
@@ -73,6 +76,15 @@ Queries = Annotated[
 ]
 PerQuery = Annotated[
     int, Field(ge=1, le=MAX_RESULTS_PER_QUERY, description=f"results per query (1-{MAX_RESULTS_PER_QUERY})")
+]
+ScopeConditions = Annotated[
+    dict[str, Any] | None,
+    Field(
+        description='search only part of the index; all conditions must hold, e.g. {"source": "docs/guide"}, '
+        '{"file_type": "pdf", "year": 2024}. source: gitignore-style pattern of sources as results show them '
+        '(a folder, "*.md"); file_type: md, html, pdf, jsonl, ...; other keys: metadata fields. The top_k are '
+        "the best within it"
+    ),
 ]
 Ref = Annotated[str, Field(description="a ref from search results (a chunk id, or the document part before '-')")]
 Patterns = Annotated[
@@ -97,7 +109,7 @@ class Toolkit:
         self.keyword_match = keyword_match
 
     def keyword_search(
-        self, keywords: Keywords, top_k: TopK = 5, session: Session = None
+        self, keywords: Keywords, top_k: TopK = 5, scope: ScopeConditions = None, session: Session = None
     ) -> Annotated[CallToolResult, KeywordSearchOutput]:
         terms = [k.strip() for k in keywords if k.strip()]
         if not terms:
@@ -112,58 +124,64 @@ class Toolkit:
                     f"keyword {wordless[0]!r} has no letter or digit; keywords match whole words, "
                     "so give names, terms or numbers"
                 )
-        conversation = self.conversations.resume(session)
         snapshot = self._snapshot()
-        findings = keyword_matching.keyword_search(snapshot, terms, top_k, self.keyword_match)
+        mask = _scope_mask(snapshot, scope)
+        conversation = self.conversations.resume(session)
+        findings = keyword_matching.keyword_search(snapshot, terms, top_k, self.keyword_match, mask)
         deliveries = self._deliver(snapshot, conversation, findings.hits)
         output = keyword_output(findings, conversation.handle, conversation.notice, deliveries)
-        return _result(output, keyword_text)
+        return _result(_with_scope(output, scope, mask), keyword_text)
 
     def semantic_search(
-        self, query: Query, top_k: TopK = 5, session: Session = None
+        self, query: Query, top_k: TopK = 5, scope: ScopeConditions = None, session: Session = None
     ) -> Annotated[CallToolResult, SemanticSearchOutput]:
         query = _checked_query(query)
-        conversation = self.conversations.resume(session)
         snapshot = self._snapshot()
-        hits = retrieval.semantic_search(snapshot, self._query_vector(snapshot, query), top_k)
+        mask = _scope_mask(snapshot, scope)
+        conversation = self.conversations.resume(session)
+        hits = retrieval.semantic_search(snapshot, self._query_vector(snapshot, query), top_k, mask)
         deliveries = self._deliver(snapshot, conversation, hits)
         output = semantic_output(hits, conversation.handle, conversation.notice, deliveries, "their best sentence")
-        return _result(output, semantic_text)
+        return _result(_with_scope(output, scope, mask), semantic_text)
 
     def naive_embedding_search(
-        self, query: Query, top_k: TopK = 5, session: Session = None
+        self, query: Query, top_k: TopK = 5, scope: ScopeConditions = None, session: Session = None
     ) -> Annotated[CallToolResult, SemanticSearchOutput]:
         query = _checked_query(query)
-        conversation = self.conversations.resume(session)
         snapshot = self._snapshot()
-        hits = retrieval.naive_search(snapshot, self._query_vector(snapshot, query), top_k)
+        mask = _scope_mask(snapshot, scope)
+        conversation = self.conversations.resume(session)
+        hits = retrieval.naive_search(snapshot, self._query_vector(snapshot, query), top_k, mask)
         deliveries = self._deliver(snapshot, conversation, hits, always=True)
         output = semantic_output(hits, conversation.handle, conversation.notice, deliveries, "their chunk vector")
-        return _result(output, semantic_text)
+        return _result(_with_scope(output, scope, mask), semantic_text)
 
     def semantic_search_queries(
-        self, queries: Queries, top_k: TopK = 5, session: Session = None
+        self, queries: Queries, top_k: TopK = 5, scope: ScopeConditions = None, session: Session = None
     ) -> Annotated[CallToolResult, SemanticSearchOutput]:
         checked = _checked_queries(queries)
-        conversation = self.conversations.resume(session)
         snapshot = self._snapshot()
-        found = retrieval.merged_semantic_search(snapshot, self._query_vectors(snapshot, checked), top_k)
+        mask = _scope_mask(snapshot, scope)
+        conversation = self.conversations.resume(session)
+        found = retrieval.merged_semantic_search(snapshot, self._query_vectors(snapshot, checked), top_k, mask)
         hits = [merged.hit for merged in found]
         self._mark_whole_chunks(conversation, hits)
         ranked_by = f"their best sentence over {len(checked)} {'query' if len(checked) == 1 else 'queries'}"
         output = semantic_output(hits, conversation.handle, conversation.notice, None, ranked_by)
         for result, merged in zip(output.results, found):
             result.queries = merged.queries
-        return _result(output, semantic_text)
+        return _result(_with_scope(output, scope, mask), semantic_text)
 
     def search(
-        self, queries: Queries, top_k: PerQuery = 5, session: Session = None
+        self, queries: Queries, top_k: PerQuery = 5, scope: ScopeConditions = None, session: Session = None
     ) -> Annotated[CallToolResult, DocumentSearchOutput]:
         checked = _checked_queries(queries)
-        conversation = self.conversations.resume(session)
         snapshot = self._snapshot()
-        found = retrieval.merged_semantic_search(snapshot, self._query_vectors(snapshot, checked), top_k)
-        return _result(search_output(found, checked, conversation.handle, conversation.notice), search_text)
+        mask = _scope_mask(snapshot, scope)
+        conversation = self.conversations.resume(session)
+        found = retrieval.merged_semantic_search(snapshot, self._query_vectors(snapshot, checked), top_k, mask)
+        output = search_output(found, checked, conversation.handle, conversation.notice)
+        return _result(_with_scope(output, scope, mask), search_text)
 
     def find(
         self,
@@ -274,6 +292,27 @@ def _check_keyword_sizes(terms: list[str]) -> None:
                 f"keywords must be short terms; got one of {len(pieces)} words and numbers between "
                 f"punctuation ({term[:40]!r}...); pass at most {MAX_KEYWORD_PIECES} per keyword"
             )
+
+
+def _scope_mask(snapshot: IndexSnapshot, scope: dict[str, Any] | None) -> np.ndarray | None:
+    """The chunks a scope admits (scope.py), or None for the whole index; a bad scope is a tool error."""
+    try:
+        return in_scope(snapshot, scope)
+    except ScopeError as exc:
+        raise ToolError(str(exc)) from None
+
+
+OutputWithMessage = TypeVar("OutputWithMessage", KeywordSearchOutput, SemanticSearchOutput, DocumentSearchOutput)
+
+
+def _with_scope(output: OutputWithMessage, scope: dict[str, Any] | None, mask: np.ndarray | None) -> OutputWithMessage:
+    """The message says what a scoped search searched: the model then knows its counts are the scope's."""
+    if mask is not None:
+        chunks = int(mask.sum())
+        output.message += (
+            f" Searched within the scope {json.dumps(scope, ensure_ascii=False)} ({chunks} of {len(mask)} chunks)."
+        )
+    return output
 
 
 def _checked_query(query: str) -> str:

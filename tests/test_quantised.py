@@ -48,3 +48,19 @@ def test_zero_rows_and_a_zero_query_are_handled():
     query = unit(rng.standard_normal((1, 384)))[0]
     assert exact_top(vectors, query, 5) <= set(scorer.candidates(query, 5).tolist())
     assert len(scorer.candidates(np.zeros(384, np.float32), 5)) == len(vectors)  # every score ties at 0
+
+
+@pytest.mark.parametrize("share", [0.002, 0.05, 0.5])
+def test_candidates_within_allowed_rows_hold_their_exact_top_k(share):
+    """A scope: the top k among the allowed rows, which mostly lie outside the global top k."""
+    rng = np.random.default_rng(3)
+    centres = unit(rng.standard_normal((20, 384)))
+    vectors = unit(centres[rng.integers(0, 20, 6000)] + rng.normal(0, 0.08, (6000, 384)))
+    scorer = QuantisedScorer(vectors)
+    allowed = rng.random(len(vectors)) < share
+    rows = np.flatnonzero(allowed)
+    for query in unit(centres[rng.integers(0, 20, 20)] + rng.normal(0, 0.05, (20, 384))):
+        limit = min(10, len(rows))
+        found = set(scorer.candidates(query, limit, allowed).tolist())
+        assert found <= set(rows.tolist())
+        assert {int(rows[at]) for at in exact_top(vectors[rows], query, limit)} <= found

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from arag_mcp.indexer.ids import doc_key
+from arag_mcp.indexer.manifest import check_manifest
 from arag_mcp.server.profiles import PROFILES
 
 from .conftest import run_cli
@@ -21,11 +22,12 @@ RADIUM = f"{doc_key('radium')}-0"
 @pytest.mark.parametrize("profile", sorted(PROFILES))
 async def test_each_profile_lists_exactly_its_tools_and_prompt(sample_index: Path, profile: str):
     expected = PROFILES[profile]
+    collection = check_manifest(str(sample_index)).description
     async with stdio_client_for(sample_index, "auto", "--profile", profile) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         assert list(tools) == expected.tool_names
         for tool in expected.tools:
-            assert tools[tool.name].description == expected.description(tool)
+            assert tools[tool.name].description == expected.description(tool, "word", collection)
             assert tools[tool.name].title == tool.title
         assert [prompt.name for prompt in (await client.list_prompts()).prompts] == [expected.prompt_name]
 

@@ -1,0 +1,303 @@
+"""Scoped searches and what results say of their documents, on a real index of several folders,
+file types and metadata values: every search tool, scoped, equals its brute-force definition
+restricted to the scope."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from arag_mcp.indexer.build import BuildOptions, build_index
+from arag_mcp.indexer.reader import open_index
+from arag_mcp.server.app import create_server
+from arag_mcp.server.live_index import LiveIndex
+from arag_mcp.server.profiles import PROFILES
+from brute_force import SentenceMatrix, WordCorpus, keyword_ranking, vector_ranking
+from mcp import Client
+
+pytestmark = pytest.mark.anyio
+
+PUMP = "The harbour pump moves water out of the dry dock. "
+FILES = {
+    "guide/install.md": "# Installing the pump\n\n" + PUMP * 6 + "\n\nBolt the pump to the quay before the tide.",
+    "guide/usage.md": "# Using the pump\n\n" + PUMP * 4 + "\n\nA valve on the pump stops the flow back.",
+    "api/pump.html": "<html><head><title>Pump API</title></head><body><h1>Pump API</h1>"
+    "<p>The pump endpoint starts the harbour pump and reports the water level.</p>"
+    "<p>The valve endpoint closes the valve.</p></body></html>",
+    "notes/log.txt": "Monday: the pump was serviced. Tuesday: the crane was painted. Wednesday: rain all day.",
+}
+RECORDS = [
+    {
+        "id": "r1",
+        "title": "Valve 12",
+        "text": "A brass valve near the pump house; it leaks in winter.",
+        "category": "valve",
+        "year": 2021,
+    },
+    {
+        "id": "r2",
+        "title": "Valve 14",
+        "text": "A steel valve that closes the dock when the pump stops.",
+        "category": "valve",
+        "year": 2023,
+    },
+    {
+        "id": "r3",
+        "title": "Pump 3",
+        "text": "A small pump for rain water from the quay drains.",
+        "category": "pump",
+        "year": 2023,
+        "tags": ["spare", "small"],
+    },
+    {
+        "id": "r4",
+        "title": "Crane 1",
+        "text": "The crane lifts boats out of the water for repair.",
+        "category": "crane",
+        "year": 2019,
+    },
+]
+SCOPES = [
+    {"source": "kb/records"},
+    {"source": "*.md"},
+    {"source": "kb/**/*.html"},
+    {"file_type": "txt"},
+    {"category": "valve"},
+    {"source": "kb/records", "year": 2023},
+    {"file_type": "jsonl", "year": "2023"},
+]
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("scope")
+    for name, text in FILES.items():
+        path = root / "kb" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    (root / "kb" / "records").mkdir()
+    (root / "kb" / "records" / "parts.jsonl").write_text("\n".join(json.dumps(r) for r in RECORDS) + "\n")
+    index = root / "idx"
+    build_index([root / "kb"], str(index), BuildOptions(progress=False, chunk_tokens=40))
+    return index
+
+
+@pytest.fixture(scope="module")
+def live(corpus: Path) -> LiveIndex:
+    live = LiveIndex(str(corpus))
+    live.start()
+    yield live
+    live.close()
+
+
+@pytest.fixture(scope="module")
+def chunks(corpus: Path) -> list:
+    return open_index(str(corpus)).all_chunks()
+
+
+def scoped(chunks: list, scope: dict) -> set[str]:
+    """The chunk ids a scope admits, by the scope's definition, from the chunks themselves."""
+    import pathspec
+
+    admitted = set()
+    for chunk in chunks:
+        ok = True
+        for key, value in scope.items():
+            if key == "source":
+                ok &= pathspec.GitIgnoreSpec.from_lines([value]).match_file(chunk.source)
+            elif key == "file_type":
+                ok &= chunk.file_type == value
+            else:
+                ok &= key in chunk.metadata and str(chunk.metadata[key]) == str(value)
+        if ok:
+            admitted.add(chunk.chunk_id)
+    return admitted
+
+
+def ranked(result) -> list[tuple[str, float]]:
+    assert not result.is_error, result.content[0].text
+    return [(r.get("chunk_id") or r["ref"], r["score"]) for r in result.structured_content["results"]]
+
+
+def test_results_carry_file_type_and_bounded_metadata(chunks):
+    types = {chunk.source: chunk.file_type for chunk in chunks}
+    assert types == {
+        "kb/guide/install.md": "md",
+        "kb/guide/usage.md": "md",
+        "kb/api/pump.html": "html",
+        "kb/notes/log.txt": "txt",
+        "kb/records/parts.jsonl": "jsonl",
+    }
+
+
+async def test_keyword_search_shows_file_type_and_metadata(live: LiveIndex):
+    async with Client(create_server(live)) as client:
+        found = await client.call_tool("keyword_search", {"keywords": ["drains"], "top_k": 1})
+        [hit] = found.structured_content["results"]
+        assert hit["file_type"] == "jsonl"
+        assert hit["metadata"] == {"category": "pump", "tags": '["spare", "small"]', "year": 2023}
+        assert "| type: jsonl |" in found.content[0].text
+        assert (
+            'metadata: {"category": "pump", "tags": "[\\"spare\\", \\"small\\"]", "year": 2023}'
+            in found.content[0].text
+        )
+        plain = await client.call_tool("keyword_search", {"keywords": ["crane"], "top_k": 5})
+        log = next(r for r in plain.structured_content["results"] if r.get("source", "") == "kb/notes/log.txt")
+        assert log["file_type"] == "txt" and "metadata" not in log
+
+
+@pytest.mark.parametrize("scope", SCOPES, ids=json.dumps)
+async def test_scoped_keyword_search_is_brute_force_within_the_scope(live: LiveIndex, chunks, scope: dict):
+    admitted = scoped(chunks, scope)
+    inside = [chunk for chunk in chunks if chunk.chunk_id in admitted]
+    words = WordCorpus([c.chunk_id for c in inside], [c.title for c in inside], [c.text for c in inside])
+    texts = [c.text for c in inside]
+    for match in ("word", "substring"):
+        async with Client(create_server(live, keyword_match=match)) as client:
+            for keywords in (["pump"], ["valve", "water"], ["rain water"]):
+                result = await client.call_tool("keyword_search", {"keywords": keywords, "top_k": 3, "scope": scope})
+                if match == "word":
+                    expected = words.ranking(keywords, 3)
+                else:
+                    expected = keyword_ranking([c.chunk_id for c in inside], texts, keywords, 3)
+                assert ranked(result) == expected, (match, keywords)
+                assert "Searched within the scope" in result.structured_content["message"]
+
+
+async def test_a_scoped_top_k_comes_from_outside_the_global_top_k(live: LiveIndex, chunks, embedder):
+    scope = {"source": "kb/records"}
+    async with Client(create_server(live)) as client:
+        everywhere = ranked(await client.call_tool("keyword_search", {"keywords": ["pump"], "top_k": 2}))
+        within = ranked(await client.call_tool("keyword_search", {"keywords": ["pump"], "top_k": 2, "scope": scope}))
+        assert within and not {cid for cid, _ in within} & {cid for cid, _ in everywhere}
+        assert {cid for cid, _ in within} <= scoped(chunks, scope)
+        question = {"query": "Which pump empties the dry dock?", "top_k": 2}
+        everywhere = ranked(await client.call_tool("semantic_search", question))
+        within = ranked(await client.call_tool("semantic_search", {**question, "scope": scope}))
+        assert len(within) == 2 and not {cid for cid, _ in within} & {cid for cid, _ in everywhere}
+
+
+@pytest.mark.parametrize("scope", SCOPES, ids=json.dumps)
+async def test_scoped_semantic_searches_are_brute_force_within_the_scope(live: LiveIndex, chunks, embedder, scope):
+    snapshot = open_index(live.uri)
+    admitted = scoped(chunks, scope)
+    sentence_ids, sentence_vectors = snapshot.sentence_vectors()
+    keep = np.array([cid in admitted for cid in sentence_ids])
+    sentences = SentenceMatrix([cid for cid, k in zip(sentence_ids, keep) if k], sentence_vectors[keep])
+    chunk_ids, chunk_vectors = snapshot.chunk_vectors()
+    inside = np.array([cid in admitted for cid in chunk_ids])
+    questions = ["Which pump empties the dry dock?", "what leaks in winter", "lifting boats"]
+    vectors = embedder.encode_queries(questions)
+    async with Client(create_server(live)) as client:
+        for question, vector in zip(questions, vectors):
+            result = await client.call_tool("semantic_search", {"query": question, "top_k": 3, "scope": scope})
+            assert_same(ranked(result), sentences.best_sentence_ranking(vector, 3))
+    async with Client(create_server(live, PROFILES["naive"])) as client:
+        for question, vector in zip(questions, vectors):
+            result = await client.call_tool("naive_embedding_search", {"query": question, "top_k": 3, "scope": scope})
+            kept = [cid for cid, k in zip(chunk_ids, inside) if k]
+            assert_same(ranked(result), vector_ranking(kept, chunk_vectors[inside], vector, 3))
+    merged = merged_ranking(sentences, vectors, 2)
+    for profile, tool in (("arag-plus", "semantic_search"), ("agentic", "search")):
+        async with Client(create_server(live, PROFILES[profile])) as client:
+            result = await client.call_tool(tool, {"queries": questions, "top_k": 2, "scope": scope})
+            assert_same(ranked(result), merged)
+
+
+def merged_ranking(sentences: SentenceMatrix, vectors: np.ndarray, top_k: int) -> list[tuple[str, float]]:
+    """Several queries' rankings merged: each chunk once, with its best score."""
+    best: dict[str, float] = {}
+    for vector in vectors:
+        for cid, score in sentences.best_sentence_ranking(vector, top_k):
+            best[cid] = max(score, best.get(cid, score))
+    return sorted(best.items(), key=lambda item: (-item[1], item[0]))
+
+
+def assert_same(found: list[tuple[str, float]], expected: list[tuple[str, float]]) -> None:
+    assert [cid for cid, _ in found] == [cid for cid, _ in expected]
+    assert [score for _, score in found] == pytest.approx([score for _, score in expected], abs=1e-4)
+
+
+BAD_SCOPES = [
+    ({"colour": "red"}, '\'colour\' is not a field of this index (metadata fields here: "category", "year", "tags"'),
+    ({"source": "kb/[guide"}, "malformed (an unclosed '[')"),
+    ({"source": "!kb/guide"}, "malformed (a leading '!'"),
+    ({"source": "nowhere/"}, 'scope "source" \'nowhere/\' matches no document; sources look like "kb/api/pump.html"'),
+    ({"file_type": "docx"}, 'scope "file_type" \'docx\' matches no document; this index holds "md"'),
+    ({"category": "boat"}, 'no document has category = "boat"; its values include "valve", "pump", "crane"'),
+    ({"file_type": "md", "category": "valve"}, "no document meets every condition of the scope"),
+    ({"category": ["valve"]}, "scope 'category' must be a string, number or true/false"),
+    ({"source": 3}, 'scope "source" must be a path or pattern'),
+]
+
+
+@pytest.mark.parametrize(("scope", "expected"), BAD_SCOPES, ids=[json.dumps(s) for s, _ in BAD_SCOPES])
+async def test_a_scope_that_cannot_match_is_one_line_naming_the_fix(live: LiveIndex, scope: dict, expected: str):
+    async with Client(create_server(live)) as client:
+        for tool, arguments in (("keyword_search", {"keywords": ["pump"]}), ("semantic_search", {"query": "pump"})):
+            result = await client.call_tool(tool, {**arguments, "scope": scope})
+            text = result.content[0].text
+            assert result.is_error and expected in text, text
+            assert "\n" not in text and "Traceback" not in text and len(text) < 400, text
+
+
+async def test_a_scope_as_text_is_a_source_pattern_or_json(live: LiveIndex, chunks):
+    async with Client(create_server(live)) as client:
+        for scope in ("kb/guide", '{"source": "kb/guide"}'):
+            result = await client.call_tool("keyword_search", {"keywords": ["pump"], "top_k": 5, "scope": scope})
+            assert {cid for cid, _ in ranked(result)} == scoped(chunks, {"source": "kb/guide"})
+
+
+def test_an_index_built_before_file_types_were_recorded_derives_them_and_takes_new_documents(tmp_path: Path):
+    import lancedb
+    from arag_mcp.indexer.manifest import read_manifest, write_manifest
+    from arag_mcp.server.scope import in_scope
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "guide.markdown").write_text("# Guide\n\nThe harbour pump moves water.")
+    (tmp_path / "docs" / "parts.jsonl").write_text(json.dumps(RECORDS[0]) + "\n")
+    index = tmp_path / "idx"
+    build_index([tmp_path / "docs"], str(index), BuildOptions(progress=False))
+    chunks = lancedb.connect(str(index)).open_table("chunks")
+    chunks.drop_columns(["file_type"])
+    manifest = read_manifest(str(index))
+    write_manifest(str(index), {**manifest, "tables": {**manifest["tables"], "chunks": chunks.version}})
+
+    old = open_index(str(index))
+    assert "file_type" not in old.chunk_table.schema.names
+    assert sorted(chunk.file_type for chunk in old.all_chunks()) == ["jsonl", "md"]
+    [guide] = [old.all_chunks()[number] for number in np.flatnonzero(in_scope(old, {"file_type": "md"}))]
+    assert guide.title == "Guide"
+
+    (tmp_path / "docs" / "notes.txt").write_text("The crane was painted on Monday.")
+    build_index([tmp_path / "docs"], str(index), BuildOptions(progress=False))
+    extended = open_index(str(index))
+    assert sorted(chunk.file_type for chunk in extended.all_chunks()) == ["jsonl", "md", "txt"]
+    assert extended.chunk_table.to_arrow()["file_type"].to_pylist().count(None) == 2
+
+
+@pytest.mark.parametrize("path", ["in memory", "scope's own vectors", "filtered table search"])
+def test_every_semantic_search_path_is_exact_within_the_scope(live: LiveIndex, chunks, embedder, monkeypatch, path):
+    """Above the IVF-PQ index's size (no vectors in memory) a small scope is searched from its own
+    vectors and a large one through the table's search, filtered first; both equal brute force."""
+    import dataclasses
+
+    from arag_mcp.indexer import reader
+    from arag_mcp.server import retrieval
+    from arag_mcp.server.scope import in_scope
+
+    snapshot = open_index(live.uri)
+    if path != "in memory":
+        snapshot = dataclasses.replace(snapshot, vectors=None)
+    if path == "filtered table search":
+        monkeypatch.setattr(reader, "EXACT_SCOPE_SENTENCES", 0)
+    sentence_ids, sentence_vectors = snapshot.sentence_vectors()
+    for scope in SCOPES:
+        admitted = scoped(chunks, scope)
+        keep = np.array([cid in admitted for cid in sentence_ids])
+        sentences = SentenceMatrix([cid for cid, k in zip(sentence_ids, keep) if k], sentence_vectors[keep])
+        for vector in embedder.encode_queries(["Which pump empties the dry dock?", "what leaks in winter"]):
+            hits = retrieval.semantic_search(snapshot, vector, 3, in_scope(snapshot, scope))
+            assert_same([(hit.chunk.chunk_id, hit.score) for hit in hits], sentences.best_sentence_ranking(vector, 3))
