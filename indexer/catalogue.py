@@ -84,6 +84,8 @@ class ChunkCatalogue:
         self.id_rank[self.numbers_by_id] = np.arange(len(ids))
         self._fields: list[list[Any]] = [self.table[name].to_pylist() for name in (*HELD_COLUMNS, SENTENCE_COUNT)]
         """The held columns as Python values: a search's few headers are made without Arrow calls."""
+        self._headers: list[ChunkHeader | None] = [None] * len(ids)
+        """Headers made so far, by chunk number (a chunk found once is likely found again)."""
 
     @classmethod
     def columns(cls, available: Sequence[str]) -> list[str]:
@@ -138,6 +140,14 @@ class ChunkCatalogue:
 
     def headers_at(self, numbers: Sequence[int] | np.ndarray) -> list[ChunkHeader]:
         """The headers of these chunk numbers, in the order given."""
+        wanted = np.asarray(numbers, dtype=np.int64).tolist()
+        missing = [number for number in wanted if self._headers[number] is None]
+        for number, header in zip(missing, self._made(missing)):
+            self._headers[number] = header
+        return [self._headers[number] for number in wanted]  # type: ignore[misc]
+
+    def _made(self, numbers: list[int]) -> list[ChunkHeader]:
+        """Headers of these chunk numbers, made from the held columns."""
         (
             ids,
             doc_ids,
@@ -166,5 +176,5 @@ class ChunkCatalogue:
                 pages=None if first_pages[number] is None else (first_pages[number], last_pages[number]),
                 file_type=kinds[number],
             )
-            for number in np.asarray(numbers, dtype=np.int64).tolist()
+            for number in numbers
         ]

@@ -10,6 +10,8 @@ scores in float32.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
@@ -47,34 +49,37 @@ class QuantisedScorer:
             self.max_code_error = max(self.max_code_error, float(residual.max(initial=0.0)))
             self.max_norm = max(self.max_norm, float(np.linalg.norm(block, axis=1).max(initial=0.0)))
         self.rows = rows
-        self._session = _integer_product(codes, dimension)
+        model = _integer_product(codes, dimension)
+        del codes  # the session holds its own (packed) copy
+        self._session = _session(model)
         self._zero_point = np.array(ZERO_POINT, dtype=np.uint8)
 
     def candidates(self, query: np.ndarray, limit: int, allowed: np.ndarray | None = None) -> np.ndarray:
         """Row numbers, in no order, among which are the `limit` rows with the highest exact dot
         product with `query` (every row that ties with the last of them too); with `allowed` (a
         mask over rows holding at least `limit` rows), the same among the allowed rows only."""
-        query = query.astype(np.float64)
         scale = float(np.abs(query).max()) / LEVELS or 1.0
-        codes = np.rint(query / scale)
-        query_error = float(np.linalg.norm(query - codes * scale))
+        codes = np.rint(query * np.float32(1.0 / scale))
+        residual = query - codes * np.float32(scale)
+        query_error = math.sqrt(float(residual @ residual))
+        code_norm = math.sqrt(float(codes @ codes))
         products = self._session.run(
             None, {"query": (codes + ZERO_POINT).astype(np.uint8)[None, :], "zero": self._zero_point}
         )
-        approximate = products[0][0] * (self.scales * np.float32(scale))
+        # Scores divided by the query's scale: one pass over the rows.
+        approximate = np.multiply(products[0][0], self.scales, dtype=np.float32)
         # |exact - approximate| <= |(q - q')·s| + |q'·(s - s')| <= |q - q'| |s| + |q'| |s - s'|
-        bound = query_error * self.max_norm + float(np.linalg.norm(codes)) * scale * self.max_code_error
-        bound += ROUNDING_SLACK
+        bound = query_error * self.max_norm + code_norm * scale * self.max_code_error + ROUNDING_SLACK
         if allowed is not None:
-            approximate = np.where(allowed, approximate, -np.inf)
+            approximate[~allowed] = -np.inf
         kth = np.partition(approximate, self.rows - limit)[self.rows - limit]
         # At least `limit` rows score >= kth - bound exactly, so each of the top `limit` does too,
         # and its approximate score is at least kth - 2 * bound.
-        return np.flatnonzero(approximate >= kth - 2 * bound)
+        return np.flatnonzero(approximate >= kth - 2 * bound / scale)
 
 
-def _integer_product(codes: np.ndarray, dimension: int) -> ort.InferenceSession:
-    """A session computing query (1 x dimension, uint8) times `codes` (dimension x rows, int8) in int32."""
+def _integer_product(codes: np.ndarray, dimension: int) -> bytes:
+    """A model computing query (1 x dimension, uint8) times `codes` (dimension x rows, int8) in int32."""
     rows = codes.shape[1]
     graph = helper.make_graph(
         [helper.make_node("MatMulInteger", ["query", "codes", "zero"], ["products"])],
@@ -88,6 +93,13 @@ def _integer_product(codes: np.ndarray, dimension: int) -> ort.InferenceSession:
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     model.ir_version = IR_VERSION
+    return model.SerializeToString()
+
+
+def _session(model: bytes) -> ort.InferenceSession:
+    """The model's session; its threads sleep between queries rather than spin, which would take a
+    core from the server's other work (and from other processes) after every search."""
     options = ort.SessionOptions()
     options.log_severity_level = 3
-    return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])

@@ -45,9 +45,11 @@ VECTOR_SETTINGS = (
 )
 """Manifest fields that, with a document's content, determine its sentences' vectors: a build
 that changes none of them leaves the vectors of unchanged documents as they were."""
-QUANTISED_MIN_ROWS = 4_096
+QUANTISED_MIN_ROWS = 20_000
 """From this many rows, int8 codes preselect the candidates the float32 product scores exactly
-(quantised.py); below it the whole product is as fast."""
+(quantised.py); below it the whole float32 product is as fast or faster. Measured on 2 idle cores,
+p50 of the nearest 100 of 300 queries: 10k rows 0.38 ms with codes against 0.34 ms without;
+100k rows 2.5 ms against 5.7 ms."""
 TAKE_BATCH = 10_000
 DOC_HASH = "doc_hash"
 """Held beside each sentence: its document's content hash, the key for reuse across builds."""
@@ -136,6 +138,7 @@ class SentenceVectors:
         available = count if inside is None else int(inside.sum())
         limit = min(limit, available)
         query = vector.astype(np.float32)
+        rows: np.ndarray | None = None  # the rows scored, where not every row is
         if matrix.scorer is not None and limit < available:
             rows = matrix.scorer.candidates(query, limit, inside)
             scores = matrix.vectors[rows] @ query
@@ -143,12 +146,12 @@ class SentenceVectors:
             rows = np.flatnonzero(inside)
             scores = matrix.vectors[rows] @ query
         else:
-            rows = np.arange(count)
             scores = matrix.vectors @ query
-        kept = len(rows) - limit
-        top = np.argpartition(scores, kept)[kept:] if kept > 0 else np.arange(len(rows))
-        top = top[np.lexsort((rows[top], -scores[top]))]
-        best = rows[top]
+        kept = len(scores) - limit
+        top = np.argpartition(scores, kept)[kept:] if kept > 0 else np.arange(len(scores))
+        best = top if rows is None else rows[top]
+        order = np.lexsort((best, -scores[top]))
+        top, best = top[order], best[order]
         return SentenceMatches(
             matrix.chunk_numbers[best],
             matrix.positions[best],

@@ -130,7 +130,7 @@ def test_exact_search_of_a_larger_index_matches_brute_force(tmp_path: Path):
 
 def test_a_scoped_exact_search_is_brute_force_over_the_scope(tmp_path: Path):
     """Past QUANTISED_MIN_ROWS the int8 candidates are chosen among the scope's sentences only."""
-    matrix = clustered(20_000, seed=3)
+    matrix = clustered(vectors.QUANTISED_MIN_ROWS + 4_000, seed=3)
     write_synthetic(tmp_path / "idx", matrix)
     snapshot = open_index(str(tmp_path / "idx"))
     scope = np.random.default_rng(4).random(snapshot.chunk_count) < 0.05
@@ -138,9 +138,9 @@ def test_a_scoped_exact_search_is_brute_force_over_the_scope(tmp_path: Path):
     numbers = snapshot.catalogue.numbers_of(table["chunk_id"].to_pylist())
     inside = scope[numbers]
     keys = list(zip(table["chunk_id"].to_pylist(), table["ordinal"].to_pylist()))
-    vectors = np.stack(table["vector"].to_numpy(zero_copy_only=False))
+    matrix = np.stack(table["vector"].to_numpy(zero_copy_only=False))
     for query in clustered(5, seed=5):
-        scores = np.where(inside, vectors @ query, -np.inf)
+        scores = np.where(inside, matrix @ query, -np.inf)
         order = np.argsort(-scores, kind="stable")[:30]
         nearest = snapshot.nearest_sentences(query, 30, scope)
         assert found(nearest, snapshot) == [keys[i] for i in order]
