@@ -306,13 +306,17 @@ def _search_text(
     lines = [output.message]
     if output.source is not None:
         lines.append(f"source (every result): {output.source}")
+    types = {result.file_type for result, _, _ in rows}
+    shared_type = types.pop() if len(rows) > 1 and len(types) == 1 else None
+    if shared_type is not None:
+        lines.append(f"type (every result): {shared_type}")
     for rank, (result, score, body) in enumerate(rows, 1):
         source = f" | source: {result.source}" if result.source is not None else ""
+        kind = f" | type: {result.file_type}" if shared_type is None else ""
         whole = " (whole chunk)" if result.whole_chunk else ""
         place = place_text(result.section, result.pages)
         lines.append(
-            f"[{rank}] chunk_id: {result.chunk_id} | title: {result.title}{source}{place} | type: {result.file_type} "
-            f"| score: {score}{whole}"
+            f"[{rank}] chunk_id: {result.chunk_id} | title: {result.title}{source}{place}{kind} | score: {score}{whole}"
         )
         if result.metadata:
             lines.append(f"    metadata: {metadata_text(result.metadata)}")

@@ -143,6 +143,10 @@ async def test_keyword_search_shows_file_type_and_metadata(live: LiveIndex):
             'metadata: {"category": "pump", "tags": "[\\"spare\\", \\"small\\"]", "year": 2023}'
             in found.content[0].text
         )
+        valves = await client.call_tool("keyword_search", {"keywords": ["valve"], "scope": {"category": "valve"}})
+        assert len(valves.structured_content["results"]) == 2
+        assert "type (every result): jsonl" in valves.content[0].text  # said once, not on each result
+        assert "| type:" not in valves.content[0].text
         plain = await client.call_tool("keyword_search", {"keywords": ["crane"], "top_k": 5})
         log = next(r for r in plain.structured_content["results"] if r.get("source", "") == "kb/notes/log.txt")
         assert log["file_type"] == "txt" and "metadata" not in log
