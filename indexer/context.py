@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 import pyarrow as pa
 
-from .outline import PATH_SEPARATOR
+from .outline import PATH_SEPARATOR, below_title
 from .terms import chunk_terms
 
 SENTENCE_CONTEXT = "title+heading-path+chunk-terms-8"
@@ -63,16 +63,7 @@ def _is_content_word(word: str) -> bool:
 
 def embedding_text(title: str, heading_path: Sequence[str], context_terms: Sequence[str], sentence: str) -> str:
     """The text embedded for `sentence`: "Title › Section › Subsection (term, term, ...): sentence"."""
-    path = list(heading_path)
-    if path and _repeats(title, path[0]):
-        path = path[1:]
-    place = PATH_SEPARATOR.join(part for part in (title, *path) if part)
+    place = PATH_SEPARATOR.join(part for part in (title, *below_title(title, heading_path)) if part)
     terms = f"({', '.join(context_terms)})" if context_terms else ""
     context = f"{place} {terms}" if place and terms else place or terms
     return f"{context}: {sentence}" if context else sentence
-
-
-def _repeats(title: str, heading: str) -> bool:
-    """Whether the title is the heading, or starts with it ("Path | Node.js Documentation" and "Path")."""
-    title, heading = title.casefold(), heading.casefold()
-    return title == heading or (title.startswith(heading) and not title[len(heading)].isalnum())

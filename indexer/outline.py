@@ -106,3 +106,17 @@ class BlockText:
     @property
     def pages(self) -> PageMarks:
         return tuple(self._pages)
+
+
+def below_title(title: str, heading_path: Sequence[str]) -> tuple[str, ...]:
+    """The heading path without a leading heading that repeats the document's title (a page's
+    first heading often is its title: "Path" under "Path | Node.js Documentation")."""
+    if heading_path and _repeats(title, heading_path[0]):
+        return tuple(heading_path[1:])
+    return tuple(heading_path)
+
+
+def _repeats(title: str, heading: str) -> bool:
+    """Whether the title is the heading, or starts with it ("Path | Node.js Documentation" and "Path")."""
+    title, heading = title.casefold(), heading.casefold()
+    return title == heading or (title.startswith(heading) and not title[len(heading)].isalnum())

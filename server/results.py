@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, Literal
 
-from arag_mcp.indexer.outline import PATH_SEPARATOR
+from arag_mcp.indexer.outline import PATH_SEPARATOR, below_title
 from pydantic import BaseModel, Field
 
 from .conversations import Delivery, DeliveryStatus
@@ -17,6 +17,7 @@ from .keywords import ChunkCount, KeywordFindings
 from .retrieval import SNIPPET_SEPARATOR, Hit
 
 if TYPE_CHECKING:
+    from arag_mcp.indexer.catalogue import ChunkHeader
     from arag_mcp.indexer.reader import Chunk
 
 MAX_SNIPPET_CHARS = 1200
@@ -126,11 +127,12 @@ def bounded_sentences(sentences: list[str], limit: int = MAX_SNIPPET_CHARS) -> l
     return kept
 
 
-def place_fields(chunk: Chunk) -> dict[str, str | None]:
-    """Where a chunk sits in its document: its heading path and pages, where it has them."""
+def place_fields(chunk: ChunkHeader) -> dict[str, str | None]:
+    """Where a chunk sits in its document: its heading path (less a heading that repeats the
+    title shown beside it) and pages, where it has them."""
     pages = chunk.pages
     return {
-        "section": PATH_SEPARATOR.join(chunk.heading_path) or None,
+        "section": PATH_SEPARATOR.join(below_title(chunk.title, chunk.heading_path)) or None,
         "pages": None if pages is None else str(pages[0]) if pages[0] == pages[1] else f"{pages[0]}-{pages[1]}",
     }
 

@@ -210,8 +210,9 @@ async def test_results_and_chunk_read_show_section_and_pages(documents_index: Pa
         async with Client(create_server(live, PROFILES["arag"])) as client:
             found = await client.call_tool("keyword_search", {"keywords": ["MSI file"], "top_k": 1})
             [hit] = found.structured_content["results"]
-            assert hit["section"] == "Widget Guide › Installing › On Windows" and hit.get("pages") is None
-            assert "| section: Widget Guide › Installing › On Windows |" in found.content[0].text
+            assert hit["title"] == "Widget Guide | Example Docs"  # begins with its first heading: left out of section
+            assert hit["section"] == "Installing › On Windows" and hit.get("pages") is None
+            assert "| section: Installing › On Windows |" in found.content[0].text
 
             found = await client.call_tool("keyword_search", {"keywords": ["stronger chain"], "top_k": 1})
             [hit] = found.structured_content["results"]
@@ -220,10 +221,9 @@ async def test_results_and_chunk_read_show_section_and_pages(documents_index: Pa
 
             semantic = await client.call_tool("semantic_search", {"query": "Oil the gears every month", "top_k": 1})
             [best] = semantic.structured_content["results"]
-            assert (
-                best["section"].startswith("Gear Handbook › ")
-                and f"| section: {best['section']} |" in semantic.content[0].text
-            )
+            assert best["title"] == "Gear Handbook" and best["section"]  # its headings below the title
+            assert not best["section"].startswith("Gear Handbook")
+            assert f"| section: {best['section']} |" in semantic.content[0].text
 
             read = await client.call_tool("chunk_read", {"chunk_ids": [hit["chunk_id"]]})
             [chunk] = read.structured_content["chunks"]
@@ -231,8 +231,8 @@ async def test_results_and_chunk_read_show_section_and_pages(documents_index: Pa
         async with Client(create_server(live, PROFILES["agentic"])) as client:
             found = await client.call_tool("search", {"queries": ["a ratio of one for small loads"], "top_k": 1})
             [hit] = found.structured_content["results"]
-            assert hit["file_type"] == "docx" and hit["section"].startswith("Gear Handbook")
-            assert f"| section: {hit['section']} |" in found.content[0].text
+            assert hit["file_type"] == "docx" and hit["title"] == "Gear Handbook", hit
+            assert "section" not in hit and "| section:" not in found.content[0].text  # under the title alone
     finally:
         live.close()
 
