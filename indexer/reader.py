@@ -233,7 +233,7 @@ class IndexSnapshot:
         if self.vectors is not None:
             with reading(self.uri, SENTENCES):
                 return self.vectors.nearest(vector, limit, scope)
-        if scope is not None and self._scope_sentences(scope) <= EXACT_SCOPE_SENTENCES:
+        if scope is not None and self.sentence_count(scope) <= EXACT_SCOPE_SENTENCES:
             found = self._nearest_in(vector, limit, self.scope_documents(scope))
         else:
             search = self.sentence_table.search(vector.astype(np.float32)).distance_type("dot").limit(limit)
@@ -256,7 +256,10 @@ class IndexSnapshot:
         """The keys of the documents a scope's chunks belong to (scopes select whole documents)."""
         return pc.unique(self.catalogue.labels["doc_key"].filter(pa.array(scope))).to_pylist()
 
-    def _scope_sentences(self, scope: np.ndarray) -> int:
+    def sentence_count(self, scope: np.ndarray | None = None) -> int:
+        """How many sentences the index holds, or the chunks of `scope` (a mask over chunk numbers) hold."""
+        if scope is None:
+            return self.manifest.counts.sentences
         return int(self.catalogue.labels["sentences"].to_numpy()[scope].sum())
 
     def _nearest_in(self, vector: np.ndarray, limit: int, doc_keys: Sequence[str]) -> pa.Table:

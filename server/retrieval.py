@@ -54,7 +54,7 @@ def semantic_search(
     sentences are its best `MATCHED_SENTENCES` among them, shown in document order.
     """
     pool = candidate_pool(top_k)
-    total = snapshot.manifest.counts.sentences
+    total = snapshot.sentence_count(scope)
     while True:
         nearest = snapshot.nearest_sentences(query_vector, pool, scope)
         chunks, first = np.unique(nearest.chunk_numbers, return_index=True)

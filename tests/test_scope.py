@@ -305,3 +305,27 @@ def test_every_semantic_search_path_is_exact_within_the_scope(live: LiveIndex, c
         for vector in embedder.encode_queries(["Which pump empties the dry dock?", "what leaks in winter"]):
             hits = retrieval.semantic_search(snapshot, vector, 3, in_scope(snapshot, scope))
             assert_same([(hit.chunk.chunk_id, hit.score) for hit in hits], sentences.best_sentence_ranking(vector, 3))
+
+
+def test_widening_a_scoped_search_stops_at_the_scope_s_sentences(live: LiveIndex, embedder, monkeypatch):
+    """A scope of fewer chunks than top_k widens its pool of nearest sentences only until the pool
+    holds every sentence of the scope, not towards the whole index's count."""
+    from arag_mcp.indexer.reader import IndexSnapshot
+    from arag_mcp.server import retrieval
+    from arag_mcp.server.scope import in_scope
+
+    snapshot = open_index(live.uri)
+    scope = in_scope(snapshot, {"file_type": "txt"})
+    monkeypatch.setattr(retrieval, "candidate_pool", lambda top_k: 1)
+    assert 1 < snapshot.sentence_count(scope) <= 4 < 16 < snapshot.sentence_count()
+    pools = []
+    nearest = IndexSnapshot.nearest_sentences
+    monkeypatch.setattr(
+        IndexSnapshot,
+        "nearest_sentences",
+        lambda self, v, pool, *rest: pools.append(pool) or nearest(self, v, pool, *rest),
+    )
+    [vector] = embedder.encode_queries(["When was the crane painted?"])
+    hits = retrieval.semantic_search(snapshot, vector, 5, scope)
+    assert [hit.chunk.source for hit in hits] == ["kb/notes/log.txt"]
+    assert pools == [1, 4]
