@@ -82,7 +82,7 @@ class ChunkCatalogue:
         self.id_rank = np.empty(len(ids), dtype=np.int64)
         """Position of each chunk number's id in sorted id order (ties are ranked by chunk id)."""
         self.id_rank[self.numbers_by_id] = np.arange(len(ids))
-        self._fields: list[list[Any]] = [self.table[name].to_pylist() for name in (*HELD_COLUMNS, SENTENCE_COUNT)]
+        self._fields: dict[str, list[Any]] = {name: self.table[name].to_pylist() for name in self.table.column_names}
         """The held columns as Python values: a search's few headers are made without Arrow calls."""
         self._headers: list[ChunkHeader | None] = [None] * len(ids)
         """Headers made so far, by chunk number (a chunk found once is likely found again)."""
@@ -148,33 +148,22 @@ class ChunkCatalogue:
 
     def _made(self, numbers: list[int]) -> list[ChunkHeader]:
         """Headers of these chunk numbers, made from the held columns."""
-        (
-            ids,
-            doc_ids,
-            titles,
-            sources,
-            parts,
-            part_counts,
-            metadata,
-            headings,
-            first_pages,
-            last_pages,
-            kinds,
-            counts,
-        ) = self._fields
+        field = self._fields
         return [
             ChunkHeader(
-                chunk_id=ids[number],
-                doc_id=doc_ids[number],
-                title=titles[number] or "",
-                source=sources[number] or "",
-                part=parts[number],
-                parts=part_counts[number],
-                sentence_count=counts[number],
-                metadata=json.loads(metadata[number]) if metadata[number] else {},
-                heading_path=tuple(headings[number]) if headings[number] else NO_HEADINGS,
-                pages=None if first_pages[number] is None else (first_pages[number], last_pages[number]),
-                file_type=kinds[number],
+                chunk_id=field[C.ID][number],
+                doc_id=field[C.DOC_ID][number],
+                title=field[C.TITLE][number] or "",
+                source=field[C.SOURCE][number] or "",
+                part=field[C.PART][number],
+                parts=field[C.PARTS][number],
+                sentence_count=field[SENTENCE_COUNT][number],
+                metadata=json.loads(field[C.METADATA][number]) if field[C.METADATA][number] else {},
+                heading_path=tuple(field[C.HEADING_PATH][number] or NO_HEADINGS),
+                pages=None
+                if field[C.FIRST_PAGE][number] is None
+                else (field[C.FIRST_PAGE][number], field[C.LAST_PAGE][number]),
+                file_type=field[C.FILE_TYPE][number],
             )
             for number in numbers
         ]

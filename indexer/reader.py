@@ -279,10 +279,6 @@ class IndexSnapshot:
         found = rows.select([S.CHUNK_ID, S.POSITION, S.TEXT]).take(best)
         return found.append_column("_distance", pa.array(1.0 - scores[best], pa.float32()))
 
-    def headers_at(self, numbers: Sequence[int] | np.ndarray) -> list[ChunkHeader]:
-        """The headers of these chunk numbers, in the order given (held in memory: nothing is read)."""
-        return self.catalogue.headers_at(numbers)
-
     def document(self, ref: str) -> DocumentLines | None:
         """The document a reference names (its key, or the id of any of its chunks), as numbered
         lines; None when there is no such document. The last few are kept for repeated calls."""

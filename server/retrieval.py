@@ -65,7 +65,7 @@ def semantic_search(
     best = nearest.similarities[first]
     chosen = np.lexsort((snapshot.catalogue.id_rank[chunks], -best))[:top_k]
     numbers = chunks[chosen]
-    headers = snapshot.headers_at(numbers)
+    headers = snapshot.catalogue.headers_at(numbers)
     matched: dict[int, list[tuple[float, int, str]]] = {int(n): [] for n in numbers}
     for number, position, text, score in zip(
         nearest.chunk_numbers.tolist(), nearest.positions.tolist(), nearest.texts, nearest.similarities.tolist()
