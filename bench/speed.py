@@ -52,7 +52,7 @@ from arag_mcp.indexer.embedding import BACKENDS, DEFAULT_BACKEND, Embedder  # no
 from arag_mcp.indexer.ids import chunk_id, doc_key  # noqa: E402
 from arag_mcp.indexer.manifest import FORMAT_VERSION, read_manifest  # noqa: E402
 from arag_mcp.indexer.reader import IndexSnapshot, open_index  # noqa: E402
-from arag_mcp.indexer.schema import chunks_schema, sentences_schema  # noqa: E402
+from arag_mcp.indexer.schema import chunks_schema, documents_schema, sentences_schema  # noqa: E402
 from arag_mcp.indexer.sentences import split_sentences  # noqa: E402
 from arag_mcp.indexer.store import VECTOR_SEARCH, IndexWriter  # noqa: E402
 from arag_mcp.indexer.vectors import SentenceVectors  # noqa: E402
@@ -120,7 +120,7 @@ def write_index(uri: Path, chunks: list[tuple[str, str]], sentences_per_chunk: i
     schema = sentences_schema(pool.shape[1])
     total = 0
     for first in range(0, len(chunks), 2000):
-        chunk_rows, sentence_rows = [], []
+        chunk_rows, sentence_rows, document_rows = [], [], []
         for number, (title, text) in enumerate(chunks[first : first + 2000], first):
             key = doc_key(f"synthetic-{number}")
             spans = split_sentences(text)[:sentences_per_chunk]
@@ -145,12 +145,19 @@ def write_index(uri: Path, chunks: list[tuple[str, str]], sentences_per_chunk: i
                 {"chunk_id": chunk_id(key, 0), "doc_key": key, "ordinal": i, "text": text[s:e], "start": s, "end": e}
                 for i, (s, e) in enumerate(spans)
             ]
+            document_rows.append(
+                {"doc_id": f"synthetic-{number}", "doc_key": key, "doc_hash": "-", "chunks": 1, "sentences": len(spans)}
+            )
         vectors = perturbed(pool, len(sentence_rows), rng)
         table = pa.Table.from_pylist(sentence_rows, schema=schema.remove(schema.get_field_index("vector")))
         table = table.append_column(
             schema.field("vector"), pa.FixedSizeListArray.from_arrays(pa.array(vectors.reshape(-1)), pool.shape[1])
         )
-        writer.add(pa.Table.from_pylist(chunk_rows, schema=chunks_schema()), table)
+        writer.add(
+            pa.Table.from_pylist(chunk_rows, schema=chunks_schema()),
+            table,
+            pa.Table.from_pylist(document_rows, schema=documents_schema()),
+        )
         total += len(sentence_rows)
     vector_index = writer.finish_tables()
     writer.commit(

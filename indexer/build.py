@@ -24,6 +24,7 @@ from tqdm import tqdm
 
 from .chunking import Span, pack_chunks, sentence_spans
 from .collection import checked_description
+from .completeness import describe_problems
 from .context import SENTENCE_CONTEXT, chunk_context_terms, embedding_text
 from .embedding import DEFAULT_BACKEND, DEFAULT_MODEL, Embedder
 from .ids import chunk_id, doc_key
@@ -263,9 +264,13 @@ def _forget_path(roots: list[dict[str, Any]], path: Path) -> list[dict[str, Any]
 
 
 class _Batch:
-    """Rows of newly chunked documents waiting to be embedded and written."""
+    """Rows of newly chunked documents waiting to be embedded and written. One batch serves the
+    whole build, emptied in place by each write: a document being queued keeps adding to it."""
 
     def __init__(self) -> None:
+        self.clear()
+
+    def clear(self) -> None:
         self.chunks: list[dict] = []
         self.sentences: list[dict] = []
         self.embed_texts: list[str] = []
@@ -303,6 +308,13 @@ def _update(
     check_backend(previous, options, embedder.backend)
     writer = IndexWriter(uri, embedder.dimension, rebuild=options.rebuild)
     existing = writer.existing_documents()
+    damaged = {doc_id: stored.problem for doc_id, stored in existing.items() if stored.problem}
+    if damaged:
+        log.warning(
+            "%d document(s) were written in part by an earlier build (%s); those read now are embedded again",
+            len(damaged),
+            describe_problems(damaged),
+        )
     inside = [] if is_remote(uri) else [Path(uri)]  # an index kept beside its documents
 
     def documents(skipped: list[SkippedFile]) -> Iterator[Document]:
@@ -322,9 +334,19 @@ def _update(
     gone = [
         doc_id
         for doc_id, stored in existing.items()
-        if doc_id not in plan.seen and _under(stored.path, drop_unread) and stored.path not in unreadable
+        if doc_id not in plan.seen
+        and (_under(stored.path, drop_unread) or (drop_unread and not stored.path))
+        and stored.path not in unreadable
     ]
     writer.delete_documents(gone)
+    left = sorted(doc_id for doc_id in damaged if doc_id not in plan.seen and doc_id not in gone)
+    if left:
+        log.warning(
+            "%d document(s) written in part were not among the files read (%s); "
+            "`arag-index sync` embeds them again, `arag-index remove ID` drops them",
+            len(left),
+            describe_problems({doc_id: damaged[doc_id] for doc_id in left}),
+        )
     summary.removed = len(gone)
     vector_index = writer.finish_tables()
     committed = writer.commit({**fields, "vector_index": vector_index, **_when(started)})
@@ -363,7 +385,7 @@ def _scan(documents: Iterable[Document], existing: dict[str, StoredDocument], su
         digest = content_hash(document)
         plan.seen[document.doc_id] = digest
         stored = existing.get(document.doc_id)
-        if stored is not None and stored.doc_hash == digest:
+        if stored is not None and stored.doc_hash == digest and not stored.problem:
             continue
         plan.todo[document.doc_id] = digest
         plan.estimated[document.doc_id] = len(split_sentences(document.text))
@@ -409,10 +431,9 @@ def _embed(
         for _ in _add_document(batch, document, digest, chunks):
             if len(batch.sentences) >= options.flush_sentences:
                 since_commit += _flush(writer, embedder, batch, options, summary, progress)
-                batch = _Batch()
         if since_commit + len(batch.sentences) >= options.commit_sentences:
             _flush(writer, embedder, batch, options, summary, progress)
-            batch, since_commit = _Batch(), 0
+            since_commit = 0
             step_started = time.perf_counter()
             counts = writer.commit_step({**fields, **_when(started)})["counts"]
             log.debug("committed %d sentences in %.2f s", counts["sentences"], time.perf_counter() - step_started)
@@ -491,8 +512,10 @@ def _add_document(batch: _Batch, document: Document, digest: str, chunks: Sequen
 def _flush(
     writer: IndexWriter, embedder: Embedder, batch: _Batch, options: BuildOptions, summary: BuildSummary, progress: tqdm
 ) -> int:
-    """Drop the old rows of changed documents, embed the batch, and append it; returns the sentences embedded."""
+    """Drop the old rows of changed documents, embed the batch, append it and empty it; returns the
+    sentences embedded."""
     writer.delete_documents(batch.stale)
+    batch.stale = []
     if not batch.sentences and not batch.documents:
         return 0
     vectors = embedder.encode_documents(batch.embed_texts, batch_size=options.batch_size)
@@ -506,9 +529,11 @@ def _flush(
         sentence_table,
         pa.Table.from_pylist(batch.documents, schema=documents_schema()),
     )
-    summary.embedded_sentences += len(batch.sentences)
-    progress.update(len(batch.sentences))
-    return len(batch.sentences)
+    embedded = len(batch.sentences)
+    batch.clear()
+    summary.embedded_sentences += embedded
+    progress.update(embedded)
+    return embedded
 
 
 def _sentence_limit(embedder: Embedder, options: BuildOptions) -> int:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -33,6 +33,7 @@ import pyarrow as pa
 from lancedb.index import BTree, IvfPq
 
 from .collection import summary
+from .completeness import WrittenRows, incomplete_documents
 from .ids import doc_key
 from .manifest import (
     FORMAT,
@@ -125,7 +126,9 @@ def sentence_sums(sentence_rows: pa.Table | pa.RecordBatch) -> tuple[list[str], 
 class StoredDocument:
     doc_hash: str
     path: str
-    """The resolved path of the file it was read from."""
+    """The resolved path of the file it was read from ("" where its documents row is missing)."""
+    problem: str = ""
+    """What its rows lack (completeness.py): an earlier build wrote it in part. "" for a whole document."""
 
 
 class IndexWriter:
@@ -145,6 +148,8 @@ class IndexWriter:
         self.terms = self._start_table(TERMS, terms_schema())
         self.chunk_vectors = self._start_table(CHUNK_VECTORS, chunk_vectors_schema(dimension))
         self.documents = self._start_table(DOCUMENTS, documents_schema())
+        self.written = WrittenRows()
+        """What `add` wrote since the last commit: `commit` refuses a document written in part."""
 
     def _start_table(self, name: str, schema: pa.Schema) -> Any:
         """The table as of the last commit; anything a killed build left behind is rolled back."""
@@ -178,11 +183,17 @@ class IndexWriter:
         return table
 
     def existing_documents(self) -> dict[str, StoredDocument]:
-        """doc_id → content hash and file of every committed document."""
-        d = DocumentColumn
-        rows = self.documents.search().select([d.ID, d.DOC_HASH, d.PATH]).limit(None).to_arrow()
+        """doc_id → content hash and file of every committed document, and what the rows of each
+        document an earlier build wrote in part lack (those with chunks but no documents row too)."""
+        c, d = ChunkColumn, DocumentColumn
+        rows = self.documents.search().select([d.ID, d.DOC_HASH, d.PATH, d.CHUNKS]).limit(None).to_arrow()
         columns = (rows[name].to_pylist() for name in (d.ID, d.DOC_HASH, d.PATH))
-        return {doc_id: StoredDocument(doc_hash, path) for doc_id, doc_hash, path in zip(*columns)}
+        stored = {doc_id: StoredDocument(doc_hash, path) for doc_id, doc_hash, path in zip(*columns)}
+        chunk_rows = self.chunks.search().select([c.ID, c.DOC_ID, c.PART, c.PARTS]).limit(None).to_arrow()
+        for doc_id, problem in incomplete_documents(chunk_rows, rows).items():
+            known = stored.get(doc_id, StoredDocument("", ""))
+            stored[doc_id] = replace(known, problem=problem)
+        return stored
 
     def delete_documents(self, doc_ids: Sequence[str]) -> None:
         keys = [doc_key(doc_id) for doc_id in doc_ids]
@@ -201,8 +212,11 @@ class IndexWriter:
             self.sentences.add(sentence_rows)
             self.chunk_vectors.add(chunk_vectors_of(sentence_rows))
             self.chunks.add(chunk_rows)
-        if document_rows is not None and len(document_rows):
+        if document_rows is None:
+            document_rows = documents_schema().empty_table()
+        if len(document_rows):
             self.documents.add(document_rows)
+        self.written.record(chunk_rows, document_rows)
 
     def commit_step(self, manifest: dict[str, Any]) -> dict[str, Any]:
         """Commit what is written so far (whole documents): the keyword table is made to follow the
@@ -284,7 +298,9 @@ class IndexWriter:
         return params
 
     def commit(self, manifest: dict[str, Any]) -> dict[str, Any]:
-        """Name the tables' current versions in the manifest, atomically: readers see the build from here on."""
+        """Name the tables' current versions in the manifest, atomically: readers see the build from here on.
+        Refused (IncompleteWrite) if a document written since the last commit lacks a chunk or its row."""
+        self.written.check()
         manifest = {
             **manifest,
             "summary": self._summary(),

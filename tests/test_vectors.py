@@ -15,7 +15,7 @@ from arag_mcp.indexer import store, vectors
 from arag_mcp.indexer.build import BuildOptions, build_index
 from arag_mcp.indexer.ids import chunk_id, doc_key
 from arag_mcp.indexer.reader import SentenceMatches, open_index
-from arag_mcp.indexer.schema import chunks_schema, sentences_schema
+from arag_mcp.indexer.schema import chunks_schema, documents_schema, sentences_schema
 from arag_mcp.indexer.store import IndexWriter
 from arag_mcp.server import retrieval
 from arag_mcp.server.live_index import LiveIndex
@@ -46,7 +46,7 @@ def found(nearest: SentenceMatches | pa.Table, snapshot=None) -> list[tuple[str,
 def write_synthetic(uri: Path, matrix: np.ndarray, per_chunk: int = 10) -> None:
     """An index of len(matrix) sentences with these vectors, written through the indexer's IndexWriter."""
     writer = IndexWriter(str(uri), matrix.shape[1], rebuild=True)
-    chunk_rows, sentence_rows = [], []
+    chunk_rows, sentence_rows, document_rows = [], [], []
     for number in range(len(matrix) // per_chunk):
         key = doc_key(f"doc-{number}")
         texts = [f"Sentence {ordinal} of document {number}." for ordinal in range(per_chunk)]
@@ -71,12 +71,25 @@ def write_synthetic(uri: Path, matrix: np.ndarray, per_chunk: int = 10) -> None:
             {"chunk_id": chunk_id(key, 0), "doc_key": key, "ordinal": i, "text": text, "start": 0, "end": 1}
             for i, text in enumerate(texts)
         ]
+        document_rows.append(
+            {
+                "doc_id": f"doc-{number}",
+                "doc_key": key,
+                "doc_hash": f"hash-{number}",
+                "chunks": 1,
+                "sentences": per_chunk,
+            }
+        )
     schema = sentences_schema(matrix.shape[1])
     sentences = pa.Table.from_pylist(sentence_rows, schema=schema.remove(schema.get_field_index("vector")))
     sentences = sentences.append_column(
         schema.field("vector"), pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1)), matrix.shape[1])
     )
-    writer.add(pa.Table.from_pylist(chunk_rows, schema=chunks_schema()), sentences)
+    writer.add(
+        pa.Table.from_pylist(chunk_rows, schema=chunks_schema()),
+        sentences,
+        pa.Table.from_pylist(document_rows, schema=documents_schema()),
+    )
     manifest = {
         "model": "synthetic",
         "embedding_backend": "onnx",

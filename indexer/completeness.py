@@ -1,0 +1,81 @@
+"""Whole documents: every document in an index has each of its chunks once and its documents row.
+
+A build checks the rows it wrote before each commit (`WrittenRows`) and refuses to commit a
+document it wrote only in part. An index damaged by an earlier build is found from its tables
+(`incomplete_documents`), and the next build or sync embeds those documents again.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .manifest import IndexStoreError
+from .schema import ChunkColumn, DocumentColumn
+
+SHOWN = 5
+"""How many incomplete documents a message names."""
+
+
+class IncompleteWrite(IndexStoreError):
+    """A build wrote a document in part; nothing of it is committed."""
+
+
+def incomplete_documents(chunk_rows: pa.Table, document_rows: pa.Table) -> dict[str, str]:
+    """doc_id → what is wrong, for every document whose chunks are not each of 0..parts-1 once, or
+    whose documents row is missing or counts other chunks. `chunk_rows` holds the chunk id, doc id,
+    part and parts columns; `document_rows` the doc id and chunks columns."""
+    c, d = ChunkColumn, DocumentColumn
+    grouped = chunk_rows.group_by(c.DOC_ID).aggregate(
+        [(c.ID, "count"), (c.ID, "count_distinct"), (c.PART, "min"), (c.PART, "max"), (c.PARTS, "max")]
+    )
+    documents = dict(zip(document_rows[d.ID].to_pylist(), document_rows[d.CHUNKS].to_pylist()))
+    problems: dict[str, str] = {}
+    columns = (f"{c.ID}_count", f"{c.ID}_count_distinct", f"{c.PART}_min", f"{c.PART}_max", f"{c.PARTS}_max")
+    for doc_id, rows, distinct, first, last, parts in zip(*(grouped[n].to_pylist() for n in (c.DOC_ID, *columns))):
+        if rows != distinct:
+            problems[doc_id] = f"{rows - distinct} duplicate chunk(s)"
+        elif distinct != parts or first != 0 or last != parts - 1:
+            problems[doc_id] = f"{distinct} of its {parts} chunks"
+        elif doc_id not in documents:
+            problems[doc_id] = "no documents row"
+        elif documents[doc_id] != parts:
+            problems[doc_id] = f"a documents row that counts {documents[doc_id]} chunks, not {parts}"
+    chunked = set(pc.unique(chunk_rows[c.DOC_ID]).to_pylist())
+    for doc_id in documents.keys() - chunked:
+        problems[doc_id] = "a documents row but no chunks"
+    return problems
+
+
+def describe_problems(problems: dict[str, str]) -> str:
+    """The first few incomplete documents and what each lacks, for one line."""
+    shown = "; ".join(f"{doc_id}: {problem}" for doc_id, problem in sorted(problems.items())[:SHOWN])
+    more = f"; and {len(problems) - SHOWN} more" if len(problems) > SHOWN else ""
+    return shown + more
+
+
+class WrittenRows:
+    """The chunk and documents rows a build wrote since its last commit, checked before the next.
+
+    Commits fall between documents, so each document written since the last commit must be whole
+    among these rows alone."""
+
+    def __init__(self) -> None:
+        self._chunks: list[pa.Table] = []
+        self._documents: list[pa.Table] = []
+
+    def record(self, chunk_rows: pa.Table, document_rows: pa.Table) -> None:
+        c, d = ChunkColumn, DocumentColumn
+        self._chunks.append(chunk_rows.select([c.ID, c.DOC_ID, c.PART, c.PARTS]))
+        self._documents.append(document_rows.select([d.ID, d.CHUNKS]))
+
+    def check(self) -> None:
+        """Raise IncompleteWrite naming the documents written in part; else forget the rows, committed."""
+        if self._chunks:
+            problems = incomplete_documents(pa.concat_tables(self._chunks), pa.concat_tables(self._documents))
+            if problems:
+                raise IncompleteWrite(
+                    f"refusing to commit {len(problems)} document(s) written in part ({describe_problems(problems)}); "
+                    "the index keeps its last commit: please report this with the command that led to it"
+                )
+        self._chunks, self._documents = [], []

@@ -1,0 +1,193 @@
+"""Documents longer than a write batch are written whole; a build refuses to commit one written in
+part; an index an earlier build damaged is repaired by the next sync. Real files, real LanceDB, the
+packaged model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import lancedb
+import numpy as np
+import pyarrow as pa
+import pytest
+from arag_mcp.indexer.build import BuildOptions, build_index
+from arag_mcp.indexer.completeness import IncompleteWrite
+from arag_mcp.indexer.manifest import read_manifest, write_manifest
+from arag_mcp.indexer.reader import list_documents, open_index
+from arag_mcp.indexer.schema import CHUNKS, DOCUMENTS, SENTENCES, chunks_schema, documents_schema
+from arag_mcp.indexer.store import IndexWriter
+
+from .conftest import kill_build_when, run_cli
+
+WORDS = ("alpha", "beta", "gamma", "delta", "omega", "sigma", "kappa", "lambda")
+ONE_BATCH = 1 << 30
+
+
+def _document(name: str, sentences: int) -> str:
+    """`sentences` short sentences, the last one naming the document: lost if the end is lost."""
+    body = " ".join(f"Line {i} of {name} mentions {WORDS[i % len(WORDS)]}." for i in range(sentences - 1))
+    return f"{body} The last line of {name} says {name}end.".strip()
+
+
+def _corpus(folder: Path, batch: int) -> Path:
+    """Documents of 1x, 2.5x and 10x the write batch (in sentences) and a small one."""
+    folder.mkdir(parents=True)
+    for name, sentences in (("one", batch), ("twoandahalf", int(2.5 * batch) + 1), ("ten", 10 * batch), ("tiny", 2)):
+        (folder / f"{name}.txt").write_text(_document(name, sentences))
+    return folder
+
+
+def _options(batch: int) -> BuildOptions:
+    return BuildOptions(flush_sentences=batch, commit_sentences=4 * batch, chunk_tokens=40, progress=False)
+
+
+def _rows(index: Path) -> tuple[list[tuple], list[tuple], np.ndarray]:
+    """(chunk rows, sentence rows, sentence vectors), each sorted by chunk id and position."""
+    snapshot = open_index(str(index))
+    chunks = snapshot.chunk_table.to_arrow().select(["chunk_id", "doc_id", "ordinal", "doc_chunks", "text"])
+    sentences = snapshot.sentence_table.to_arrow().sort_by([("chunk_id", "ascending"), ("ordinal", "ascending")])
+    return (
+        sorted(zip(*(chunks[name].to_pylist() for name in chunks.column_names))),
+        list(zip(*(sentences[name].to_pylist() for name in ("chunk_id", "ordinal", "text", "start", "end")))),
+        np.array(sentences["vector"].to_pylist(), dtype=np.float32),
+    )
+
+
+def _assert_whole(index: Path, documents: int) -> None:
+    """Every document has its chunks 0..parts-1 once each and its documents row; the counts agree."""
+    chunks = open_index(str(index)).chunk_table.to_pandas()
+    assert chunks["chunk_id"].is_unique
+    for _, group in chunks.groupby("doc_id"):
+        assert sorted(group["ordinal"]) == list(range(group["doc_chunks"].iloc[0]))
+    listed = {row["doc_id"]: row["chunks"] for row in list_documents(str(index))}
+    assert listed == chunks.groupby("doc_id").size().to_dict()
+    assert len(listed) == documents == read_manifest(str(index))["counts"]["documents"]
+
+
+@pytest.mark.parametrize("batch", [1, 7, 300])
+def test_documents_across_write_batches_equal_a_one_batch_build(tmp_path: Path, batch: int):
+    corpus = _corpus(tmp_path / "docs", batch)
+    batched, whole = tmp_path / "batched", tmp_path / "whole"
+    summary = build_index([corpus], str(batched), _options(batch))
+    build_index([corpus], str(whole), BuildOptions(flush_sentences=ONE_BATCH, chunk_tokens=40, progress=False))
+
+    assert (summary.added, summary.documents) == (4, 4)
+    _assert_whole(batched, 4)
+    chunks, sentences, vectors = _rows(batched)
+    expected_chunks, expected_sentences, expected_vectors = _rows(whole)
+    assert chunks == expected_chunks
+    assert sentences == expected_sentences
+    np.testing.assert_allclose(vectors, expected_vectors, atol=1e-5)
+    texts: dict[str, list[tuple[int, str]]] = {}
+    for _, doc_id, part, _, text in chunks:
+        texts.setdefault(doc_id, []).append((part, text))
+    for path in corpus.iterdir():
+        assert " ".join(text for _, text in sorted(texts[str(path)])) == path.read_text()
+    assert len(texts[str(corpus / "ten.txt")]) >= 2
+
+
+def test_a_document_past_the_default_write_batch_is_found_by_its_last_word(tmp_path: Path):
+    (tmp_path / "long.txt").write_text(_document("long", 6000))
+    index = tmp_path / "idx"
+    result = run_cli("arag_mcp.indexer", "build", str(tmp_path / "long.txt"), "--index", str(index), "--quiet")
+    assert result.returncode == 0, result.stderr
+    _assert_whole(index, 1)
+    found = run_cli("arag_mcp.server", "--index", str(index), "--call", "keyword_search", 'keywords=["longend"]')
+    assert "1 chunk matches" in found.stdout, found.stdout
+
+
+def test_a_build_killed_inside_a_long_document_keeps_the_last_commit_and_the_next_is_whole(tmp_path: Path):
+    written = _corpus(tmp_path / "written", 7)
+    corpus = tmp_path / "docs"
+    corpus.mkdir()
+    (written / "tiny.txt").rename(corpus / "tiny.txt")
+    index = tmp_path / "idx"
+    build_index([corpus], str(index), _options(7))
+    for path in written.iterdir():
+        path.rename(corpus / path.name)
+    committed = open_index(str(index)).version
+    kill_build_when(
+        ["build", str(corpus), "--index", str(index), "--write-batch", "7", "--commit-every", "100000", "--quiet"],
+        lambda: lancedb.connect(str(index)).open_table(SENTENCES).version > committed[1] + 2,
+        timeout=120,
+    )
+    assert open_index(str(index)).version == committed
+    _assert_whole(index, 1)
+
+    summary = build_index([corpus], str(index), _options(7))
+    assert (summary.added, summary.unchanged) == (3, 1)
+    _assert_whole(index, 4)
+
+
+def test_a_commit_of_a_document_written_in_part_is_refused(tmp_path: Path):
+    index = tmp_path / "idx"
+    writer = IndexWriter(str(index), 384)
+    rows = [
+        {"chunk_id": f"k-{part}", "doc_key": "k", "doc_id": "doc", "doc_hash": "h", "ordinal": part, "doc_chunks": 3}
+        | {"text": "Some text.", "tokens": 3}
+        for part in (0, 1)
+    ]
+    document = {"doc_id": "doc", "doc_key": "k", "doc_hash": "h", "chunks": 3, "sentences": 2}
+    sentences = pa.table(
+        {
+            "chunk_id": ["k-0", "k-1"],
+            "doc_key": ["k", "k"],
+            "ordinal": pa.array([0, 0], pa.int32()),
+            "text": ["Some text.", "Some text."],
+            "start": pa.array([0, 0], pa.int32()),
+            "end": pa.array([10, 10], pa.int32()),
+            "vector": pa.FixedSizeListArray.from_arrays(pa.array(np.ones(768, np.float32)), 384),
+        }
+    )
+    writer.add(
+        pa.Table.from_pylist(rows, schema=chunks_schema()),
+        sentences,
+        pa.Table.from_pylist([document], schema=documents_schema()),
+    )
+    with pytest.raises(IncompleteWrite, match="1 document.*doc: 2 of its 3 chunks"):
+        writer.commit({})
+    assert read_manifest(str(index)) is None
+
+
+def _damage(index: Path) -> tuple[str, str]:
+    """Cut an index as the write-batch defect did, committing the damage: a document loses its last
+    chunk and its documents row, another gets a duplicate chunk row. Returns their ids."""
+    db = lancedb.connect(str(index))
+    chunks, documents, sentences = (db.open_table(name) for name in (CHUNKS, DOCUMENTS, SENTENCES))
+    rows = chunks.to_pandas()
+    sizes = rows.groupby("doc_id").size()
+    cut, doubled = sizes.idxmax(), sizes.index[sizes.index != sizes.idxmax()][0]
+    last = rows[rows["doc_id"] == cut]["ordinal"].max()
+    cut_id = rows[(rows["doc_id"] == cut) & (rows["ordinal"] == last)]["chunk_id"].item()
+    chunks.delete(f"chunk_id = '{cut_id}'")
+    sentences.delete(f"chunk_id = '{cut_id}'")
+    documents.delete(f"doc_id = '{cut}'")
+    chunks.add(chunks.search().where(f"doc_id = '{doubled}' AND ordinal = 0").limit(None).to_arrow())
+    manifest = read_manifest(str(index))
+    for table in (chunks, documents, sentences):
+        manifest["tables"][table.name] = table.version
+    write_manifest(str(index), manifest)
+    return cut, doubled
+
+
+def test_sync_embeds_again_just_the_documents_an_earlier_build_wrote_in_part(tmp_path: Path):
+    corpus = _corpus(tmp_path / "docs", 7)
+    index = tmp_path / "idx"
+    build_index([corpus], str(index), _options(7))
+    expected = _rows(index)[:2]
+    sentences = {row["doc_id"]: row["sentences"] for row in list_documents(str(index))}
+    damaged = _damage(index)
+    assert len(list_documents(str(index))) == 3
+
+    result = run_cli("arag_mcp.indexer", "sync", "--index", str(index), "--quiet")
+    assert result.returncode == 0, result.stderr
+    assert "2 document(s) were written in part by an earlier build" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert "added 0, updated 2, removed 0, unchanged 2" in result.stderr
+    assert f"embedded {sum(sentences[doc] for doc in damaged)} sentences" in result.stderr
+    _assert_whole(index, 4)
+    assert _rows(index)[:2] == expected
+
+    again = run_cli("arag_mcp.indexer", "sync", "--index", str(index), "--quiet")
+    assert "written in part" not in again.stderr
+    assert "added 0, updated 0, removed 0, unchanged 4" in again.stderr
