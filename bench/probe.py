@@ -13,11 +13,16 @@ Parts (each counts what a user would call a failure):
   must still be answered.
 - concurrent: many clients at once over streamable HTTP and SSE, each searching and reading.
   Failure: any call that raises or returns an error.
-- kill: `kill -9` of incremental builds at random table writes; after each the index must open
-  (`arag-index info`) and the next build must complete. With faketime installed, the builds that
+- kill: `kill -9` of incremental builds at random table writes (each build holds a document longer
+  than a write batch); after each the index must open (`arag-index info`), and the next build must
+  complete with every document whole (each of its chunks once, and its documents row). With faketime installed, the builds that
   commit run days in the past, so that clean-up of old table versions meets the committed ones.
 - live: keyword_search calls over stdio while builds of the same index land. Failure: any call
   that fails; also says whether the server then serves the newest build.
+- stall: hostile calls (a backtracking source pattern against a long file name, a scope of 2,000
+  keys, long keyword and pattern lists) over streamable HTTP while a second client searches and
+  `/health` is polled. Failure: a hostile call that takes more than STALL_LIMIT seconds to answer,
+  or a call or health check of the others that waits longer than that.
 
 Figures are printed and written to bench/results/probe.json.
 """
@@ -69,6 +74,22 @@ STRANGE = [
     "pitchblende",
     "1911",
 ]
+LONG_NAME = "a" * 200 + ".md"
+"""A source name long enough for a backtracking pattern to take minutes against it."""
+HOSTILE_SCOPES = [
+    {"source": "?*" * 20 + "z"},
+    {"source": "*a" * 40 + "!"},
+    {"source": "**/" * 100 + "x"},
+    {f"field{i}": i for i in range(2000)},
+    {"source": "[z-a]"},
+    {"source": "a/**b"},
+    {"source": "\\"},
+    {"source": "x" * 100_000},
+    {"category": "y" * 100_000},
+    "?*" * 20 + "z",
+]
+STALL_LIMIT = 1.0
+"""Seconds a call or health check may wait while hostile calls run."""
 
 
 def corpus(folder: Path, documents: int, seed: int) -> Path:
@@ -82,6 +103,9 @@ def corpus(folder: Path, documents: int, seed: int) -> Path:
         for i in range(documents)
     ]
     (folder / "notes.jsonl").write_text("\n".join(json.dumps(record) for record in records), encoding="utf-8")
+    (folder / LONG_NAME).write_text(" ".join(rng.choices(words, k=40)) + ".", encoding="utf-8")
+    long_document = " ".join(f"{word.capitalize()} {rng.choice(words)} {rng.choice(words)}." for word in words[:200])
+    (folder / f"long-{seed}.txt").write_text(long_document, encoding="utf-8")
     return folder
 
 
@@ -114,6 +138,8 @@ def random_call(rng: random.Random) -> tuple[str, dict]:
             "semantic_search": {"query": strings[0], "top_k": rng.randrange(1, 21)},
             "chunk_read": {"chunk_ids": strings},
         }.get(tool, {})
+        if tool != "chunk_read" and rng.random() < 0.3:
+            arguments["scope"] = rng.choice([*HOSTILE_SCOPES, {"source": rng.choice(STRANGE)}])
         return tool, arguments
     names = ["keywords", "query", "chunk_ids", "top_k", "session", "keyword", "question", "ids", "k", "extra"]
     arguments = {name: random_value(rng) for name in rng.sample(names, rng.randrange(0, 4))}
@@ -298,6 +324,24 @@ def table_writes_since(index: Path, moment: float) -> int:
     return count
 
 
+def incomplete(index: Path) -> dict[str, str]:
+    """The documents of the committed build that lack a chunk or their documents row (completeness.py)."""
+    import lancedb
+    from arag_mcp.indexer.completeness import incomplete_documents
+
+    manifest = json.loads((index / "manifest.json").read_text(encoding="utf-8"))
+    db = lancedb.connect(str(index))
+    tables = {}
+    for name, columns in (
+        ("chunks", ["chunk_id", "doc_id", "ordinal", "doc_chunks"]),
+        ("documents", ["doc_id", "chunks"]),
+    ):
+        table = db.open_table(name)
+        table.checkout(manifest["tables"][name])
+        tables[name] = table.search().select(columns).limit(None).to_arrow()
+    return incomplete_documents(tables["chunks"], tables["documents"])
+
+
 def kills(index: Path, sources: Path, count: int, age_days: int, seed: int) -> dict:
     """kill -9 of incremental builds at random moments; the index must open and the next build finish.
 
@@ -309,7 +353,13 @@ def kills(index: Path, sources: Path, count: int, age_days: int, seed: int) -> d
     """
     rng = random.Random(seed)
     aged = ["faketime", f"-{age_days} days"] if age_days else []
-    figures = {"kills": 0, "opens_after": 0, "next_build_completes": 0, "committed_builds_aged_days": age_days}
+    figures = {
+        "kills": 0,
+        "opens_after": 0,
+        "next_build_completes": 0,
+        "documents_whole_after": 0,
+        "committed_builds_aged_days": age_days,
+    }
     subprocess.run([*aged, *build_command(sources, index)], capture_output=True, check=True)
     writes = 12
     for number in range(count):
@@ -337,11 +387,18 @@ def kills(index: Path, sources: Path, count: int, age_days: int, seed: int) -> d
         figures["next_build_completes"] += completed.returncode == 0
         if completed.returncode:
             log(f"kill {number}: next build failed: {completed.stderr.strip()[-300:]}")
+        else:
+            partial = incomplete(index)
+            figures["documents_whole_after"] += not partial
+            if partial:
+                log(f"kill {number}: documents written in part: {partial}")
         if info.returncode or completed.returncode:  # start the next kill from a sound index
             subprocess.run([*aged, *command, "--rebuild"], capture_output=True, check=True)
         log(f"kill {number} (after {target} table writes): {figures}")
     figures["builds"] = count
-    figures["failures"] = 2 * count - figures["opens_after"] - figures["next_build_completes"]
+    figures["failures"] = (
+        3 * count - figures["opens_after"] - figures["next_build_completes"] - figures["documents_whole_after"]
+    )
     return figures
 
 
@@ -379,7 +436,53 @@ async def live(index: Path, sources: Path, seconds: float, seed: int) -> dict:
     return figures
 
 
-PARTS = ("fuzz", "raw", "concurrent", "kill", "live")
+async def stall(index: Path, rounds: int) -> dict:
+    """Each hostile scope, `rounds` times, over streamable HTTP, while a second client searches and
+    `/health` is polled: how long the hostile calls take, and the longest any other request waited."""
+    import httpx2
+
+    figures = {"hostile_calls": 0, "hostile_errors": 0, "slowest_hostile": 0.0, "other_calls": 0, "slowest_other": 0.0}
+    figures["health_checks"] = 0
+    with http_server(index, "streamable-http") as base:
+        done = anyio.Event()
+
+        async def others() -> None:
+            async with http_client(base, "streamable-http", "auto") as client, httpx2.AsyncClient() as http:
+                while not done.is_set():
+                    started = time.perf_counter()
+                    await http.get(f"{base}/health", timeout=60)
+                    await client.call_tool("keyword_search", {"keywords": ["radium"], "top_k": 3})
+                    figures["health_checks"] += 1
+                    figures["other_calls"] += 1
+                    figures["slowest_other"] = max(figures["slowest_other"], time.perf_counter() - started)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(others)
+            async with http_client(base, "streamable-http", "auto") as client:
+                for _ in range(rounds):
+                    for scope in HOSTILE_SCOPES:
+                        for tool, arguments in (
+                            ("keyword_search", {"keywords": ["x" * 200] * 20}),
+                            ("semantic_search", {"query": "radium"}),
+                        ):
+                            started = time.perf_counter()
+                            with anyio.fail_after(600):
+                                result = await client.call_tool(tool, {**arguments, "scope": scope})
+                            elapsed = time.perf_counter() - started
+                            figures["hostile_calls"] += 1
+                            figures["hostile_errors"] += bool(result.is_error)
+                            figures["slowest_hostile"] = max(figures["slowest_hostile"], elapsed)
+                            message = text_of(result)
+                            if elapsed > STALL_LIMIT or any(crash in message for crash in CRASHES):
+                                log(f"stall: {tool} {json.dumps(scope)[:80]}: {elapsed:.2f} s: {message[:200]!r}")
+            done.set()
+    figures["slowest_hostile"] = round(figures["slowest_hostile"], 3)
+    figures["slowest_other"] = round(figures["slowest_other"], 3)
+    figures["failures"] = int(figures["slowest_hostile"] > STALL_LIMIT) + int(figures["slowest_other"] > STALL_LIMIT)
+    return figures
+
+
+PARTS = ("fuzz", "raw", "concurrent", "kill", "live", "stall")
 
 
 def main() -> None:
@@ -396,6 +499,7 @@ def main() -> None:
         help="run committing builds this many days in the past with faketime (default: 8 where installed)",
     )
     parser.add_argument("--live-seconds", type=float, default=30.0, help="how long builds land under queries")
+    parser.add_argument("--stall-rounds", type=int, default=3, help="times each hostile scope is sent")
     parser.add_argument("--seed", type=int, default=14)
     parser.add_argument("--out", type=Path, default=RESULTS / "probe.json")
     args = parser.parse_args()
@@ -424,6 +528,9 @@ def main() -> None:
         if "live" in parts:
             figures["live"] = anyio.run(live, index, sources, args.live_seconds, args.seed)
             log(f"live: {figures['live']}")
+        if "stall" in parts:
+            figures["stall"] = anyio.run(stall, index, args.stall_rounds)
+            log(f"stall: {figures['stall']}")
         if "kill" in parts:
             figures["kill"] = kills(index, sources, args.kills, args.kill_age_days, args.seed)
             log(f"kill: {figures['kill']}")
