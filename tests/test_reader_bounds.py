@@ -3,12 +3,22 @@ bound, and the other files are read."""
 
 from __future__ import annotations
 
+import random
+import zipfile
 from pathlib import Path
 
+from arag_mcp.indexer.archive_limits import ARCHIVE_LIMIT, MEMBER_LIMIT, RATIO_FLOOR, RATIO_LIMIT, check_zip
 from arag_mcp.indexer.headings import ALIAS_GROWTH_LIMIT
 from arag_mcp.indexer.readers import Document, SkippedFile, iter_documents
 
-from .bombs import yaml_alias_bomb
+from .bombs import (
+    DOCUMENT_XML,
+    MB,
+    docx_bomb,
+    docx_without_document,
+    understated_docx,
+    yaml_alias_bomb,
+)
 
 NORMAL = "# Radium\n\nRadium glows blue in the dark.\n"
 
@@ -46,3 +56,44 @@ def test_front_matter_that_aliases_blow_up_is_skipped(tmp_path: Path):
         "loop.md": "unreadable: front matter contains itself through an alias (*name); remove the alias",
         "deep.md": "unreadable: front matter nested too deeply to read; flatten it or remove it",
     }
+
+
+def test_docx_that_would_inflate_past_the_limits_is_skipped(tmp_path: Path):
+    docx_bomb(tmp_path / "ratio.docx", 20 * MB)
+    docx_bomb(tmp_path / "large.docx", MEMBER_LIMIT + MB)
+    understated_docx(tmp_path / "understated.docx", 20 * MB)
+    with docx_without_document(tmp_path / "bzip2.docx") as package:
+        package.writestr(DOCUMENT_XML, "<w:document/>", compress_type=zipfile.ZIP_BZIP2)
+    with docx_without_document(tmp_path / "many.docx") as package:
+        for number in range(ARCHIVE_LIMIT // RATIO_FLOOR + 1):
+            package.writestr(f"word/media/blank{number}.bin", bytes(RATIO_FLOOR), compresslevel=1)
+    (tmp_path / "normal.md").write_text(NORMAL)
+    with zipfile.ZipFile(tmp_path / "understated.docx") as package:
+        declared = package.getinfo(DOCUMENT_XML).file_size
+    documents, skipped = read(tmp_path)
+    assert [document.title for document in documents] == ["Radium"]
+    fix = "exclude the file, or split it if it is a genuine document"
+    assert skipped == {
+        "ratio.docx": f"unreadable: {DOCUMENT_XML} would inflate to 20 MB, 1,000 times its compressed size "
+        f"(limit {RATIO_LIMIT} times); {fix}",
+        "large.docx": f"unreadable: {DOCUMENT_XML} would inflate to 257 MB (limit 256 MB); {fix}",
+        "understated.docx": f"unreadable: {DOCUMENT_XML} holds more than the {declared:,} bytes its header declares; {fix}",
+        "bzip2.docx": f"unreadable: {DOCUMENT_XML} uses compression method 12, not deflate; {fix}",
+        "many.docx": f"unreadable: its parts would inflate to 1.0 GB (limit 1.0 GB); {fix}",
+    }
+
+
+def test_a_long_real_document_is_within_the_limits(tmp_path: Path):
+    """60 MB of Word XML for paragraphs of varied words (thousands of pages) deflates about 7 times."""
+    words = [f"{stem}{ending}" for stem in ("radi", "glow", "measur", "element", "curie") for ending in "aeiouy"]
+    chooser = random.Random(7)
+    paragraphs = [
+        f'<w:p><w:r><w:t xml:space="preserve">{" ".join(chooser.choices(words, k=40))}</w:t></w:r></w:p>'
+        for _ in range(5000)
+    ]
+    body = "".join(chooser.choices(paragraphs, k=200_000))
+    with docx_without_document(tmp_path / "long.docx") as package:
+        package.writestr(DOCUMENT_XML, f"<w:document><w:body>{body}</w:body></w:document>", compresslevel=6)
+    with zipfile.ZipFile(tmp_path / "long.docx") as package:
+        assert package.getinfo(DOCUMENT_XML).file_size > 50 * MB
+    check_zip(tmp_path / "long.docx")
