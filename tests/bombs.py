@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import struct
 import zipfile
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -41,6 +42,27 @@ def understated_docx(path: Path, padding: int) -> None:
         at = next(i for i in _find_all(data, signature) if data[i + name_at : i + name_at + len(name)] == name)
         data[at + size_at : at + size_at + 4] = struct.pack("<I", info.compress_size)
     path.write_bytes(bytes(data))
+
+
+def pdf_flate_bomb(path: Path, padding: int) -> None:
+    """A one-page PDF whose content stream shows a line of text, then `padding` spaces, deflated."""
+    from pypdf import PdfWriter
+    from pypdf.generic import DictionaryObject, NameObject, StreamObject
+
+    compressor = zlib.compressobj(9)
+    pieces = [compressor.compress(b"BT /F1 12 Tf 72 720 Td (Flate bomb) Tj ET")]
+    block = b" " * MB
+    pieces += [compressor.compress(block) for _ in range(padding // MB)]
+    writer = PdfWriter()
+    page = writer.add_blank_page(612, 792)
+    stream = StreamObject()
+    stream.set_data(b"".join([*pieces, compressor.flush()]))
+    stream[NameObject("/Filter")] = NameObject("/FlateDecode")
+    page[NameObject("/Contents")] = writer._add_object(stream)
+    font = {"/Type": "/Font", "/Subtype": "/Type1", "/BaseFont": "/Helvetica"}
+    fonts = {NameObject("/F1"): DictionaryObject({NameObject(k): NameObject(v) for k, v in font.items()})}
+    page[NameObject("/Resources")] = DictionaryObject({NameObject("/Font"): DictionaryObject(fonts)})
+    writer.write(path)
 
 
 def _document_xml() -> tuple[bytes, bytes]:

@@ -16,6 +16,7 @@ from .bombs import (
     MB,
     docx_bomb,
     docx_without_document,
+    pdf_flate_bomb,
     understated_docx,
     yaml_alias_bomb,
 )
@@ -97,3 +98,13 @@ def test_a_long_real_document_is_within_the_limits(tmp_path: Path):
     with zipfile.ZipFile(tmp_path / "long.docx") as package:
         assert package.getinfo(DOCUMENT_XML).file_size > 50 * MB
     check_zip(tmp_path / "long.docx")
+
+
+def test_pdf_whose_stream_inflates_past_pypdf_limits_is_skipped(tmp_path: Path):
+    pdf_flate_bomb(tmp_path / "small.pdf", MB)
+    pdf_flate_bomb(tmp_path / "bomb.pdf", 200 * MB)
+    documents, skipped = read(tmp_path)
+    assert [document.text for document in documents] == ["Flate bomb"]
+    assert list(skipped) == ["bomb.pdf"]
+    assert skipped["bomb.pdf"].startswith("unreadable: it would inflate past pypdf's safety limits (Limit reached")
+    assert skipped["bomb.pdf"].endswith("); exclude the file")
