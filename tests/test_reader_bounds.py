@@ -1,12 +1,17 @@
-"""Small files that would inflate to gigabytes are skipped with one line naming the file and the
-bound, and the other files are read."""
+"""Small files that would inflate to gigabytes (YAML alias bombs, zip bombs, Flate bombs) are
+skipped with one line naming the file and the bound, and the build goes on in bounded memory."""
 
 from __future__ import annotations
 
+import json
+import os
 import random
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
+import pytest
 from arag_mcp.indexer.archive_limits import ARCHIVE_LIMIT, MEMBER_LIMIT, RATIO_FLOOR, RATIO_LIMIT, check_zip
 from arag_mcp.indexer.headings import ALIAS_GROWTH_LIMIT
 from arag_mcp.indexer.readers import Document, SkippedFile, iter_documents
@@ -22,6 +27,12 @@ from .bombs import (
 )
 
 NORMAL = "# Radium\n\nRadium glows blue in the dark.\n"
+CHILD_ADDRESS_SPACE = 6 << 30
+"""The address space a build in a child process may map: a normal build needs between 2 and 3 GB
+(torch and ONNX Runtime reserve more than they use); a regression fails here instead of taking
+the machine's memory."""
+MEMORY_MARGIN = 256 * MB
+"""How much more than a build of the normal file alone the build with the bombs may hold."""
 
 
 def read(folder: Path) -> tuple[list[Document], dict[str, str]]:
@@ -108,3 +119,77 @@ def test_pdf_whose_stream_inflates_past_pypdf_limits_is_skipped(tmp_path: Path):
     assert list(skipped) == ["bomb.pdf"]
     assert skipped["bomb.pdf"].startswith("unreadable: it would inflate past pypdf's safety limits (Limit reached")
     assert skipped["bomb.pdf"].endswith("); exclude the file")
+
+
+BUILD = """
+import resource, sys
+from pathlib import Path
+resource.setrlimit(resource.RLIMIT_AS, ({limit}, {limit}))
+from arag_mcp.indexer.cli import main
+try:
+    status = main(sys.argv[2:])
+finally:
+    Path(sys.argv[1]).write_text(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))
+sys.exit(status)
+"""
+
+
+def build_in_child(corpus: Path, index: Path) -> tuple[subprocess.CompletedProcess, int]:
+    """`arag-index build CORPUS` in a child process with bounded address space: (its result, its
+    peak resident memory in bytes, as the child itself measures it)."""
+    peak = index.with_name(index.name + ".peak")
+    script = BUILD.format(limit=CHILD_ADDRESS_SPACE)
+    result = subprocess.run(
+        [sys.executable, "-c", script, str(peak), "build", str(corpus), "--index", str(index), "--quiet"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    return result, int(peak.read_text()) * 1024 if peak.exists() else 0
+
+
+@pytest.mark.slow
+def test_build_skips_bombs_and_indexes_the_rest_in_bounded_memory(tmp_path: Path, embedder):
+    """The model is exported to ONNX beforehand (`embedder`), so that both builds only load it."""
+    normal = tmp_path / "normal"
+    normal.mkdir()
+    (normal / "radium.md").write_text(NORMAL)
+    corpus = tmp_path / "docs"
+    corpus.mkdir()
+    (corpus / "radium.md").write_text(NORMAL)
+    (corpus / "laughs.md").write_text(yaml_alias_bomb())
+    docx_bomb(corpus / "bomb.docx", 1024 * MB)
+    pdf_flate_bomb(corpus / "bomb.pdf", 1024 * MB)
+    assert sum(path.stat().st_size for path in corpus.iterdir()) < 3 * MB
+
+    _, baseline = build_in_child(normal, tmp_path / "normal-index")
+    result, peak = build_in_child(corpus, tmp_path / "index")
+
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.splitlines()
+    skips = sorted(line for line in lines if line.startswith("skipped docs/"))
+    assert [line.split(":")[0] for line in skips] == [
+        "skipped docs/bomb.docx",
+        "skipped docs/bomb.pdf",
+        "skipped docs/laughs.md",
+    ]
+    assert f"{DOCUMENT_XML} would inflate to 1.0 GB (limit 256 MB)" in skips[0]
+    assert "pypdf's safety limits" in skips[1] and "front matter aliases" in skips[2]
+    assert "skipped 3 file(s) or record(s), listed above" in lines
+    assert any(line.startswith("added 1, updated 0, removed 0, unchanged 0;") for line in lines), lines
+    listed = json.loads(_list(tmp_path / "index"))
+    assert [document["source"] for document in listed] == ["docs/radium.md"]
+    assert peak < baseline + MEMORY_MARGIN, f"peak {peak / MB:.0f} MB, a normal build {baseline / MB:.0f} MB"
+
+
+def _list(index: Path) -> str:
+    result = subprocess.run(
+        [sys.executable, "-m", "arag_mcp.indexer", "list", "--index", str(index), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout
