@@ -12,6 +12,7 @@ from pathlib import Path
 
 import regex
 
+from .archive_limits import check_zip
 from .outline import BlockText, NotReadable
 
 _HEADING_STYLE = regex.compile(r"(?i)heading\s*([1-9])|title")
@@ -19,12 +20,14 @@ _HEADING_STYLE = regex.compile(r"(?i)heading\s*([1-9])|title")
 
 def docx_text(path: Path) -> tuple[str, BlockText]:
     """(title from the document's properties, else its first Title or heading; text with heading
-    marks). python-docx's errors propagate."""
+    marks). NotReadable for a package that would inflate past archive_limits; python-docx's errors
+    propagate."""
     import docx
     from docx.opc.exceptions import PackageNotFoundError
     from docx.table import Table
 
     try:
+        check_zip(path)
         document = docx.Document(str(path))
     except (PackageNotFoundError, KeyError, ValueError, zipfile.BadZipFile):
         raise NotReadable("not a Word document (.docx); convert it or exclude it") from None

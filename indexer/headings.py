@@ -4,6 +4,8 @@ Markdown: ATX headings (`## Title`, level = number of #) and setext headings (a 
 with `===`, level 1, or `---`, level 2), none inside fenced code blocks. reStructuredText: a title
 line underlined (optionally also overlined) with a repeated punctuation character; as in docutils,
 levels go by the order in which adornment styles first appear.
+
+Front matter is loaded only once its aliases are known to stay small (`ALIAS_GROWTH_LIMIT`).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from collections.abc import Iterator
 import regex
 import yaml
 
-from .outline import HeadingMarks, HeadingStack
+from .outline import HeadingMarks, HeadingStack, NotReadable
 
 _FRONT_MATTER = regex.compile(r"\A---[ \t]*\n(.*?)\n(?:---|\.\.\.)[ \t]*(?:\n|\Z)", regex.S)
 _ATX = regex.compile(r" {0,3}(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*")
@@ -21,21 +23,80 @@ _FENCE = regex.compile(r" {0,3}(```|~~~)")
 _SETEXT = regex.compile(r" {0,3}(=+|-+)[ \t]*")
 _ADORNMENT = regex.compile(r"([=\-~^`'\"*+#:.!_])\1{2,}[ \t]*")
 _LINK = regex.compile(r"\[([^\]]*)\]\([^)]*\)")
+ALIAS_GROWTH_LIMIT = 1_000_000
+"""How much YAML aliases may add to front matter, in nodes plus scalar characters.
+
+PyYAML builds an alias as a shared reference, so a "billion laughs" (anchors that list anchors)
+costs nothing to load and gigabytes to write out as metadata. The node graph is composed first
+and its size with every alias expanded is counted, each node once with memoisation: real front
+matter reuses a block a few times (a few kilobytes), while a million is a few megabytes at worst.
+"""
 
 
 def split_front_matter(text: str) -> tuple[str, dict[str, object]]:
     """(text without its YAML front matter, the front matter's fields); front matter that is not a
-    YAML mapping is left in the text."""
+    YAML mapping is left in the text. NotReadable: front matter that aliases expand past
+    ALIAS_GROWTH_LIMIT, that contains itself, or that is nested too deeply to read."""
     found = _FRONT_MATTER.match(text)
     if not found:
         return text, {}
     try:
-        fields = yaml.safe_load(found.group(1))
+        fields = _load_bounded(found.group(1))
     except yaml.YAMLError:
         return text, {}
+    except RecursionError:
+        raise NotReadable("front matter nested too deeply to read; flatten it or remove it") from None
     if not isinstance(fields, dict):
         return text, {}
     return text[found.end() :], {str(key): value for key, value in fields.items()}
+
+
+def _load_bounded(source: str) -> object:
+    """The YAML document in `source`, constructed only after `_alias_growth` allows it."""
+    loader = yaml.SafeLoader(source)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        growth = _alias_growth(node)
+        if growth > ALIAS_GROWTH_LIMIT:
+            raise NotReadable(
+                f"front matter aliases (*name) expand it by {growth:,} nodes and characters "
+                f"(limit {ALIAS_GROWTH_LIMIT:,}); write the values out or remove the aliases"
+            )
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+def _alias_growth(root: yaml.Node) -> int:
+    """What aliases add to a node graph: its size (nodes plus scalar characters) with each alias
+    expanded, less its size with each node counted once."""
+    expanded: dict[int, int] = {}
+    open_nodes: set[int] = set()
+    written = 0
+
+    def size(node: yaml.Node) -> int:
+        nonlocal written
+        key = id(node)
+        if key in expanded:
+            return expanded[key]
+        if key in open_nodes:
+            raise NotReadable("front matter contains itself through an alias (*name); remove the alias")
+        open_nodes.add(key)
+        if isinstance(node, yaml.ScalarNode):
+            own, children = 1 + len(node.value), []
+        elif isinstance(node, yaml.SequenceNode):
+            own, children = 1, node.value
+        else:
+            own, children = 1, [part for pair in node.value for part in pair]
+        total = own + sum(size(child) for child in children)
+        open_nodes.discard(key)
+        written += own
+        expanded[key] = total
+        return total
+
+    return size(root) - written
 
 
 def markdown_headings(text: str) -> HeadingMarks:

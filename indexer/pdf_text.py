@@ -29,14 +29,20 @@ _WORD = regex.compile(r"\p{L}[\p{L}\-]*\p{L}|\p{L}")
 
 
 def pdf_text(path: Path) -> tuple[str, BlockText]:
-    """(title from the PDF's metadata, text with page marks). pypdf's errors propagate."""
+    """(title from the PDF's metadata, text with page marks). NotReadable for a stream that
+    inflates past pypdf's limits (75 MB a stream, pypdf.Configuration: a bomb's stream is cut off
+    there, not read whole); pypdf's other errors propagate."""
     from pypdf import PasswordType, PdfReader
+    from pypdf.errors import LimitReachedError
 
-    reader = PdfReader(path)
-    if reader.is_encrypted and reader.decrypt("") == PasswordType.NOT_DECRYPTED:
-        raise NotReadable("encrypted PDF needs a password")
-    pages = [(page.extract_text() or "").split("\n") for page in reader.pages]
-    title = (reader.metadata.title if reader.metadata else None) or ""
+    try:
+        reader = PdfReader(path)
+        if reader.is_encrypted and reader.decrypt("") == PasswordType.NOT_DECRYPTED:
+            raise NotReadable("encrypted PDF needs a password")
+        pages = [(page.extract_text() or "").split("\n") for page in reader.pages]
+        title = (reader.metadata.title if reader.metadata else None) or ""
+    except LimitReachedError as error:
+        raise NotReadable(f"it would inflate past pypdf's safety limits ({error}); exclude the file") from None
     return str(title).strip(), page_text(pages)
 
 

@@ -219,7 +219,10 @@ def _file_documents(path: Path, source: str, file: str, skipped: list[SkippedFil
         headings: HeadingMarks = ()
         front_matter: dict[str, object] = {}
         if suffix in MARKDOWN_SUFFIXES:
-            text, front_matter = split_front_matter(text)
+            try:
+                text, front_matter = split_front_matter(text)
+            except NotReadable as error:
+                raise _Skip(f"unreadable: {error}") from None
             headings = markdown_headings(text)
         elif suffix == ".rst":
             headings = rst_headings(text)
