@@ -19,6 +19,7 @@ import os
 import stat
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import date, datetime
 from pathlib import Path, PurePosixPath
 
 import pathspec
@@ -380,9 +381,26 @@ def _metadata(record: dict[str, object], used: set[str]) -> Metadata:
         for key, value in record.items()
         if key not in used and not (key == "metadata" and isinstance(value, dict))
     )
+    plain = {str(key): _json_ready(value) for key, value in fields.items()}
     return {
         key: value
         if value is None or isinstance(value, str | int | float | bool)
         else json.dumps(value, ensure_ascii=False)
-        for key, value in fields.items()
+        for key, value in plain.items()
     }
+
+
+def _json_ready(value: object) -> object:
+    """`value` with what YAML front matter adds to JSON's types made JSON's: dates and times as ISO
+    text, keys as text, sets as sorted lists, bytes and anything else as its text."""
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    if isinstance(value, date | datetime):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {str(_json_ready(key)): _json_ready(item) for key, item in value.items()}
+    if isinstance(value, set | frozenset):
+        return sorted((_json_ready(item) for item in value), key=str)
+    if isinstance(value, list | tuple):
+        return [_json_ready(item) for item in value]
+    return str(value)

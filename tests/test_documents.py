@@ -116,6 +116,22 @@ def test_markdown_headings_and_front_matter():
     assert path_at(guide, "The ratio is set") == ("Sprocket Handbook", "Configuring")
 
 
+def test_front_matter_dates_and_other_yaml_types_become_text(tmp_path: Path):
+    (tmp_path / "post.md").write_text(
+        "---\ntitle: Post\ndate: 2024-01-01\nupdated: 2024-02-03 10:20:30\ntags: [a, 2024-05-06]\n"
+        "by_day: {2024-01-01: launch, 7: week}\nseen: !!set {x, y}\n---\nThe post has a body.\n"
+    )
+    post = read_one(tmp_path / "post.md")
+    assert post.metadata == {
+        "date": "2024-01-01",
+        "updated": "2024-02-03T10:20:30",
+        "tags": '["a", "2024-05-06"]',
+        "by_day": '{"2024-01-01": "launch", "7": "week"}',
+        "seen": '["x", "y"]',
+    }
+    assert post.text.strip() == "The post has a body."
+
+
 def test_restructuredtext_levels_follow_the_order_of_adornments(tmp_path: Path):
     (tmp_path / "a.rst").write_text(
         "=====\nGuide\n=====\n\nIntro.\n\nInstall\n-------\n\nSteps.\n\nWindows\n~~~~~~~\n\nMSI.\n\nUse\n---\n\nRun.\n"
