@@ -20,11 +20,12 @@ from .eval import EvalError, EvalOptions, load_summary, run_eval, table
 from .llm import ChatModel, EndpointError, judge_config, model_config
 from .loop import MAX_ITERATIONS, TOKEN_BUDGET, LoopLimits
 from .mcp_tools import ServerTarget, connect
+from .traces import TracesError
 from .workflows import WORKFLOWS, answer
 from .workflows.errors import WorkflowError
 
 TOKEN_ENV = "ARAG_MCP_AUTH_TOKEN"
-KNOWN_ERRORS = (EndpointError, WorkflowError, EvalError, MCPError, httpx2.HTTPError)
+KNOWN_ERRORS = (EndpointError, WorkflowError, EvalError, TracesError, MCPError, httpx2.HTTPError)
 
 
 def add_common(parser: argparse.ArgumentParser) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 
 from . import prompts
 from .conversation import Conversation, message_text
-from .mcp_tools import parse_arguments
+from .model_json import ModelJSONError, arguments, string_list
 from .tokens import count_tokens
 
 WARN_FRACTION = 0.9
@@ -50,16 +50,16 @@ class ContextBudget:
             tool_choice={"type": "function", "function": {"name": "summarize"}},
         )
         calls = reply.get("tool_calls") or []
-        arguments, _ = parse_arguments(calls[0]["function"]["arguments"]) if calls else (None, "")
-        keep = {str(cid) for cid in (arguments or {}).get("keep_chunk_ids") or [] if isinstance(cid, str)}
+        keep, problem = kept_chunk_ids(calls[0]) if calls else (set(), "")
         pruned = self.prune(messages, keep)
         if len(calls) != 1:  # no usable summarize call: keep the model's text as the summary
             messages.append({"role": "assistant", "content": reply.get("content") or ""})
             messages.append({"role": "user", "content": prompts.SUMMARIZED.format(pruned=pruned)})
         else:
+            note = prompts.SUMMARIZE_REFUSED if problem else prompts.SUMMARIZED
             messages.append({"role": "assistant", "content": reply.get("content") or "", "tool_calls": calls})
             messages.append(
-                {"role": "tool", "tool_call_id": calls[0]["id"], "content": prompts.SUMMARIZED.format(pruned=pruned)}
+                {"role": "tool", "tool_call_id": calls[0]["id"], "content": note.format(problem=problem, pruned=pruned)}
             )
         self.warned = False
         if self.used(messages) >= self.budget:  # what was kept still does not fit
@@ -77,3 +77,12 @@ class ContextBudget:
             message["content"] = prompts.PRUNED
             pruned += 1
         return pruned
+
+
+def kept_chunk_ids(call: dict[str, Any]) -> tuple[set[str], str]:
+    """The chunk ids a summarize call keeps, or none and what is wrong with its arguments."""
+    try:
+        given = arguments(call["function"]["arguments"])
+        return set(string_list(given.get("keep_chunk_ids", []), "keep_chunk_ids")), ""
+    except ModelJSONError as exc:
+        return set(), f"the arguments are {exc}"

@@ -8,7 +8,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .llm import ChatModel, Usage
-from .mcp_tools import ToolOutcome, ToolSession, parse_arguments
+from .mcp_tools import ToolOutcome, ToolSession
+from .model_json import ModelJSONError, arguments
 from .tokens import count_tokens
 
 
@@ -56,17 +57,19 @@ class Conversation:
     async def chat(self, messages: list[dict[str, Any]], **options: Any) -> dict[str, Any]:
         return await self.model.reply(messages, self.usage, **options)
 
-    async def call_tool(self, name: str, arguments: str | dict[str, Any]) -> ToolOutcome:
+    async def call_tool(self, name: str, given: str | dict[str, Any]) -> ToolOutcome:
         """Run one tool call; malformed arguments come back as a tool error for the model to correct."""
-        parsed, problem = parse_arguments(arguments) if isinstance(arguments, str) else (arguments, "")
-        if parsed is None:
-            outcome = ToolOutcome(f"Error: {problem}; call {name} again with a JSON object of its parameters", True)
+        parsed: dict[str, Any] | None = None
+        try:
+            parsed = arguments(given) if isinstance(given, str) else given
+        except ModelJSONError as exc:
+            outcome = ToolOutcome(
+                f"Error: the arguments are {exc}; call {name} again with a JSON object of its parameters", True
+            )
         else:
             outcome = await self.tools.call(name, parsed)
         tokens = count_tokens([outcome.text])
-        self.tool_calls.append(
-            ToolCallRecord(name, parsed if parsed is not None else arguments, outcome.is_error, tokens)
-        )
+        self.tool_calls.append(ToolCallRecord(name, parsed if parsed is not None else given, outcome.is_error, tokens))
         self.named.update(dict.fromkeys(outcome.chunk_ids))
         self.read.update(dict.fromkeys(outcome.read_ids))
         return outcome

@@ -14,6 +14,7 @@ from .llm import ChatModel, ModelConfig, Usage
 from .loop import LoopLimits
 from .mcp_tools import ServerTarget, connect
 from .metrics import judge, score, summarize
+from .traces import append_trace, resume_traces
 from .workflows import answer
 
 log = logging.getLogger("arag_mcp.agent")
@@ -74,28 +75,6 @@ def load_questions(dataset: Path) -> list[dict[str, Any]]:
     return questions
 
 
-def load_traces(path: Path) -> dict[str, dict[str, Any]]:
-    """Finished questions by id; a line cut short by an interruption is dropped and its question redone."""
-    done: dict[str, dict[str, Any]] = {}
-    if path.is_file():
-        for line in path.read_text(encoding="utf-8").splitlines():
-            try:
-                record = json.loads(line)
-                done[record["id"]] = record
-            except (json.JSONDecodeError, KeyError, TypeError):
-                continue
-    return done
-
-
-def end_partial_line(path: Path) -> None:
-    """Close a line an interruption cut short, so that the next record starts on a line of its own."""
-    if path.is_file() and path.stat().st_size:
-        with path.open("rb+") as traces:
-            traces.seek(-1, 2)
-            if traces.read(1) != b"\n":
-                traces.write(b"\n")
-
-
 def prepare_out(options: EvalOptions) -> None:
     options.out.mkdir(parents=True, exist_ok=True)
     run_file = options.out / RUN
@@ -116,8 +95,7 @@ async def run_eval(options: EvalOptions) -> dict[str, Any]:
     questions = load_questions(options.dataset)[: options.limit]
     prepare_out(options)
     traces = options.out / TRACES
-    done = load_traces(traces)
-    end_partial_line(traces)
+    done = resume_traces(traces)
     pending = [question for question in questions if question["id"] not in done]
     log.info(
         "%d of %d questions done before; answering %d", len(questions) - len(pending), len(questions), len(pending)
@@ -142,8 +120,7 @@ async def run_eval(options: EvalOptions) -> dict[str, Any]:
                         )
                         record["judge_calls"] = usage.calls
                         async with write_lock:
-                            with traces.open("a", encoding="utf-8") as out:
-                                out.write(json.dumps(record, ensure_ascii=False) + "\n")
+                            append_trace(traces, record)
                         done[item["id"]] = record
                         log.info(
                             "%d/%d %s: %s, %d tool calls, %.1f s",

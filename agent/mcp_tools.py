@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import json
 import os
 import sys
 from collections.abc import AsyncIterator
@@ -140,14 +139,3 @@ def named_chunks(structured: dict[str, Any]) -> tuple[tuple[str, ...], tuple[str
                 if item.get("text") and item.get("status", "ok") == "ok":
                     read.append(cid)
     return tuple(dict.fromkeys(named)), tuple(dict.fromkeys(read))
-
-
-def parse_arguments(raw: str) -> tuple[dict[str, Any] | None, str]:
-    """Tool-call arguments as a dict, or None with what was wrong (the model gets it back as a tool error)."""
-    try:
-        value = json.loads(raw or "{}")
-    except json.JSONDecodeError as exc:
-        return None, f"the arguments are not valid JSON ({exc.msg} at character {exc.pos})"
-    if not isinstance(value, dict):
-        return None, f"the arguments must be a JSON object, got {type(value).__name__}"
-    return value, ""

@@ -25,6 +25,11 @@ SUMMARIZED = (
     "Findings recorded. {pruned} earlier tool results were removed; their findings are in the summary. Continue."
 )
 
+SUMMARIZE_REFUSED = (
+    "Error: {problem}, so no chunk's results could be kept: {pruned} earlier tool results were removed; your "
+    "findings are in the summarize call. Continue."
+)
+
 PRUNED = "[removed to save context; see the summarize findings]"
 
 SUMMARIZE_TOOL = {

@@ -52,7 +52,9 @@ def create_server(
         f"{counts.chunks} chunks. Profile: {profile.name}.",
         version=_version(),
     )
-    toolkit = Toolkit(live, conversations or Conversations(), profile.full_text, keyword_match)
+    if conversations is None:  # not `or`: an empty Conversations is falsy
+        conversations = Conversations()
+    toolkit = Toolkit(live, conversations, profile.full_text, keyword_match)
     for tool in profile.tools:
         server.add_tool(
             tool.function.__get__(toolkit),

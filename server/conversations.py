@@ -6,8 +6,10 @@ starts a new conversation, and its result carries the handle to pass back. The s
 every transport and protocol era, because a transport session does not tell conversations apart
 (a desktop host keeps one stdio process for all its chats; the 2026-07-28 protocol keeps no
 session at all). Only handles this server issued are accepted. A conversation idle for
-`idle_seconds` is forgotten; past `max_conversations` the least recently used go first, with a
-warning in the log.
+`idle_seconds` is forgotten; past `max_conversations`, or past `max_bytes` of what all
+conversations remember together, the least recently used go first, with a warning in the log.
+What one remembers is counted as about ENTRY_BYTES per chunk id, document and run of lines sent
+(lines are held as runs, so an `open` window costs one entry, not one per line).
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
+from .line_runs import LineRuns
+
 if TYPE_CHECKING:
     from arag_mcp.indexer.documents import DocumentLines
     from arag_mcp.indexer.reader import Chunk
@@ -30,6 +34,11 @@ log = logging.getLogger(__name__)
 
 IDLE_SECONDS = 3600.0
 MAX_CONVERSATIONS = 100_000
+MAX_BYTES = 256 * 2**20
+"""What all conversations remember together, at most (as counted with ENTRY_BYTES)."""
+ENTRY_BYTES = 100
+"""About what remembering one chunk id, document or run of lines costs: the string or numbers and
+their slot in a set, dict or list (bench/memory.py measures a whole conversation)."""
 HANDLE_PATTERN = re.compile(r"s-[A-Za-z0-9_-]{12}")
 MAX_READ_CHARS = 40_000
 """Chunk text sent in one answer at most; what does not fit is named for a later call."""
@@ -46,10 +55,16 @@ class Conversation:
     handle: str
     received: set[str] = field(default_factory=set)
     """Ids of the chunks whose full text this conversation was sent."""
-    shown_lines: dict[str, set[int]] = field(default_factory=dict)
+    shown_lines: dict[str, LineRuns] = field(default_factory=dict)
     """Document key → the numbered lines of it this conversation was sent (find, open)."""
     notice: str = ""
     """Said once to the model: why a handle it passed was not resumed."""
+    counted: int = 0
+    """Its bytes in the total of `Conversations`, as last counted."""
+
+    def remembered_bytes(self) -> int:
+        runs = sum(len(lines) for lines in self.shown_lines.values())
+        return ENTRY_BYTES * (1 + len(self.received) + len(self.shown_lines) + runs)
 
 
 @dataclass(frozen=True)
@@ -62,9 +77,14 @@ class Delivery:
 
 
 class Conversations:
-    def __init__(self, idle_seconds: float = IDLE_SECONDS, max_conversations: int = MAX_CONVERSATIONS) -> None:
+    def __init__(
+        self, idle_seconds: float = IDLE_SECONDS, max_conversations: int = MAX_CONVERSATIONS, max_bytes: int = MAX_BYTES
+    ) -> None:
         self.idle_seconds = idle_seconds
         self.max_conversations = max_conversations
+        self.max_bytes = max_bytes
+        self.remembered_bytes = 0
+        """What the live conversations remember together, as counted."""
         self._by_handle: OrderedDict[str, tuple[float, Conversation]] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -81,8 +101,9 @@ class Conversations:
                 if handle is not None:
                     conversation.notice = _unknown_handle_notice(handle, conversation.handle)
             self._by_handle[conversation.handle] = (now, conversation)
+            self._count(conversation)
             if len(self._by_handle) > self.max_conversations:
-                self._by_handle.popitem(last=False)
+                self._forget_oldest()
                 log.warning(
                     "more than %d conversations at once: forgot the least recently used", self.max_conversations
                 )
@@ -112,6 +133,7 @@ class Conversations:
                     deliveries.append(Delivery(cid, "ok", chunk))
                     conversation.received.add(cid)
                     size += len(chunk.text)
+            self._count(conversation)
         return deliveries
 
     def mark_received(self, conversation: Conversation, chunk_ids: Iterable[str]) -> None:
@@ -119,11 +141,12 @@ class Conversations:
         that is the whole chunk), so that chunk_read does not send it again."""
         with self._lock:
             conversation.received.update(chunk_ids)
+            self._count(conversation)
 
     def lines_seen(self, conversation: Conversation, document: DocumentLines) -> set[int]:
         """The lines of `document` this conversation has: sent as lines, or within a chunk it received."""
         with self._lock:
-            seen = set(conversation.shown_lines.get(document.doc_key, ()))
+            seen = set(conversation.shown_lines.get(document.doc_key, LineRuns()))
             for index, cid in enumerate(document.chunk_ids):
                 if cid in conversation.received:
                     seen.update(document.chunk_lines(index))
@@ -132,18 +155,39 @@ class Conversations:
     def mark_lines_shown(self, conversation: Conversation, document: DocumentLines, lines: Iterable[int]) -> None:
         """Record lines as sent; a chunk all of whose lines the conversation now has counts as received."""
         with self._lock:
-            shown = conversation.shown_lines.setdefault(document.doc_key, set())
-            shown.update(lines)
+            shown = conversation.shown_lines.setdefault(document.doc_key, LineRuns())
+            shown.add(lines)
             for index, cid in enumerate(document.chunk_ids):
-                if cid not in conversation.received and shown.issuperset(document.chunk_lines(index)):
+                if cid not in conversation.received and shown.covers(document.chunk_lines(index)):
                     conversation.received.add(cid)
+            self._count(conversation)
+
+    def _count(self, conversation: Conversation) -> None:
+        """Bring the total up to date with what `conversation` remembers now; past `max_bytes`,
+        forget the least recently used (this one too, should it alone exceed the budget)."""
+        if self._by_handle.get(conversation.handle, (0.0, None))[1] is not conversation:
+            return  # already forgotten: what it gains is freed with it
+        size = conversation.remembered_bytes()
+        self.remembered_bytes += size - conversation.counted
+        conversation.counted = size
+        if self.remembered_bytes > self.max_bytes:
+            while self.remembered_bytes > self.max_bytes and self._by_handle:
+                self._forget_oldest()
+            log.warning(
+                "conversations remember more than %d MB together: forgot the least recently used",
+                self.max_bytes // 2**20,
+            )
+
+    def _forget_oldest(self) -> None:
+        _, (_, conversation) = self._by_handle.popitem(last=False)
+        self.remembered_bytes -= conversation.counted
 
     def _expire(self, now: float) -> None:
         while self._by_handle:
-            handle, (last_used, _) = next(iter(self._by_handle.items()))
+            _, (last_used, _) = next(iter(self._by_handle.items()))
             if now - last_used <= self.idle_seconds:
                 break
-            del self._by_handle[handle]
+            self._forget_oldest()
 
     def __len__(self) -> int:
         return len(self._by_handle)

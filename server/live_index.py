@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import queue
 import threading
 import time
 from dataclasses import replace
@@ -64,10 +65,12 @@ class LiveIndex:
         self._embedders: dict[EmbeddingKey, Embedder] = {}
         self._ready: dict[EmbeddingKey, threading.Event] = {}
         self._errors: dict[EmbeddingKey, str] = {}
+        self._to_load: queue.SimpleQueue[IndexSnapshot] = queue.SimpleQueue()
 
     def start(self, load_model: bool = True) -> None:
         """Open the index, then load its model (unless `load_model` is false), on background threads."""
         threading.Thread(target=self._open, args=(load_model,), name="arag-open", daemon=True).start()
+        threading.Thread(target=self._load_vectors_in_turn, name="arag-vectors", daemon=True).start()
 
     def close(self, timeout: float = 60.0) -> None:
         """Wait for model loads in flight: a process must not exit while one runs inside ONNX Runtime."""
@@ -89,7 +92,7 @@ class LiveIndex:
             self._opened.set()
         if self._snapshot is not None and load_model:
             self._ensure_loading(embedding_key(self.manifest))
-            _load_vectors(self._snapshot)
+            self._to_load.put(self._snapshot)
 
     def snapshot(self) -> IndexSnapshot:
         """The newest committed build (checked for a newer one at most every `reload_seconds`)."""
@@ -113,12 +116,20 @@ class LiveIndex:
                 self._snapshot = open_index(self.uri, previous=self._snapshot)
                 self.manifest = self._snapshot.manifest
                 log.info("serving the build of %s committed at %s", self.uri, self.manifest.built_at)
-                threading.Thread(target=_load_vectors, args=(self._snapshot,), name="arag-vectors", daemon=True).start()
+                self._to_load.put(self._snapshot)
             elif manifest and manifest != self._snapshot.manifest.raw:  # the same build, described anew
                 self.manifest = Manifest.from_dict(self.uri, manifest)
                 self._snapshot = replace(self._snapshot, manifest=self.manifest)
         except Exception as exc:  # noqa: BLE001 - keep serving the build we have
             log.warning("could not open the new build of %s, still serving the previous one: %s", self.uri, exc)
+
+    def _load_vectors_in_turn(self) -> None:
+        """Read each build's vectors, one build after another, on this one thread: with a thread of
+        its own per build, the allocator kept much of each replaced build's memory (bench/memory.py)."""
+        while True:
+            snapshot = self._to_load.get()
+            _load_vectors(snapshot)
+            del snapshot  # not kept while waiting for the next build
 
     def _ensure_loading(self, key: EmbeddingKey) -> threading.Event:
         """The event set once the model of `key` has loaded (or failed); starts loading it the first time."""

@@ -121,13 +121,45 @@ def test_run_resumes_after_an_interruption(tmp_path, server_url, llm, client_arg
 
     assert [request["messages"][1]["content"] for request in llm.requests[:1]] == [SAMPLE_QUESTIONS[1]["question"]]
     assert len(llm.requests) == 2
-    first, partial, second = (out / "traces.jsonl").read_text(encoding="utf-8").splitlines()
-    assert partial == '{"id": "q2", "answer": "War'
-    records = {record["id"]: record for record in (json.loads(first), json.loads(second))}
+    records = {record["id"]: record for record in traces(out)}
+    assert list(records) == ["q1", "q2"]
     assert records["q1"]["answer"] == "Poland" and records["q1"]["tool_calls"][0]["name"] == "keyword_search"
     assert records["q1"]["retrieved_tokens"] > 0 and records["q2"]["answer"] == "Warsaw"
     summary = json.loads((out / "summary.json").read_text())
     assert (summary["questions"], summary["contain_acc"], summary["tool_calls"]) == (2, 100.0, 0.5)
+
+
+def test_a_line_torn_inside_a_character_is_dropped_and_redone(tmp_path, server_url, llm, client_args):
+    data, out = dataset(tmp_path / "sample", SAMPLE_QUESTIONS), tmp_path / "run"
+    argv = ["run", "--dataset", str(data), "--server", server_url, "--out", str(out), "--workflow", "direct"]
+    llm.add(say("Poland"), say("correct"))
+    assert eval_main([*argv, "--limit", "1", *client_args]) == 0
+    torn = json.dumps({"id": "q2", "answer": "Kraków"}, ensure_ascii=False).encode()
+    with (out / "traces.jsonl").open("ab") as partial:
+        partial.write(torn[: torn.index("ó".encode()) + 1])  # cut between the two bytes of "ó"
+
+    llm.add(say("Warsaw"), say("correct"))
+    assert eval_main([*argv, "--limit", "2", *client_args]) == 0
+    assert eval_main([*argv, "--limit", "2", *client_args]) == 0  # nothing left to answer
+
+    asked = [request["messages"][1]["content"] for request in llm.requests if len(request["messages"]) == 2]
+    assert asked == [SAMPLE_QUESTIONS[0]["question"], SAMPLE_QUESTIONS[1]["question"]] and len(llm.requests) == 4
+    assert [(record["id"], record["answer"]) for record in traces(out)] == [("q1", "Poland"), ("q2", "Warsaw")]
+
+
+def test_an_unreadable_line_before_the_last_is_a_one_line_error(tmp_path, capsys):
+    data, out = dataset(tmp_path / "sample", SAMPLE_QUESTIONS), tmp_path / "run"
+    out.mkdir()
+    good = json.dumps({"id": "q1", "answer": "Poland"})
+    (out / "traces.jsonl").write_bytes(
+        f"{good}\n".encode() + b'{"id": "q2", "answer": "Krak\xc3\n' + f"{good}\n".encode()
+    )
+    argv = ["run", "--dataset", str(data), "--server", "http://127.0.0.1:9/mcp", "--out", str(out)]
+    assert eval_main([*argv, "--model", "m", "--base-url", "http://127.0.0.1:9/v1"]) == 1
+    assert capsys.readouterr().err == (
+        f"arag-eval: error: {out}/traces.jsonl line 2 is not a trace record; delete that line (its question is "
+        "then answered again) or pass a new --out\n"
+    )
 
 
 def test_a_run_folder_keeps_its_configuration(tmp_path, server_url, client_args, capsys):

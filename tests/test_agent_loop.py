@@ -123,6 +123,35 @@ def test_malformed_arguments_come_back_as_tool_errors(ask, llm):
     assert [c.is_error for c in result.tool_calls] == [True, True, True]
 
 
+def test_arguments_nested_thousands_deep_come_back_as_a_tool_error(ask, llm):
+    deep = '{"keywords": ' + "[" * 3000 + '"radium"' + "]" * 3000 + "}"
+    llm.add(call(("keyword_search", deep), ("keyword_search", {"keywords": ["radium"], "top_k": 1})), say("Radium"))
+    result = ask("What is radium?")
+
+    assert result.answer == "Radium"
+    deep_error, found = tool_messages(llm.requests[1])
+    assert deep_error == (
+        "Error: the arguments are nested 3001 levels deep (at most 32); "
+        "call keyword_search again with a JSON object of its parameters"
+    )
+    assert "Radium" in found
+    assert [c.is_error for c in result.tool_calls] == [True, False]
+
+
+def test_summarize_arguments_of_the_wrong_type_come_back_as_a_tool_error(ask, llm):
+    llm.add(call(("summarize", {"findings": "Nothing yet.", "keep_chunk_ids": 5})), say("Curium"))
+    result = ask("Which element is synthetic?", token_budget=1)
+
+    assert result.answer == "Curium"
+    summarize_call, answer_call = llm.requests
+    assert [tool["function"]["name"] for tool in summarize_call["tools"]] == ["summarize"]
+    assert tool_messages(answer_call) == [
+        prompts.SUMMARIZE_REFUSED.format(
+            problem="the arguments are not usable: keep_chunk_ids is a number, not a list of strings", pruned=0
+        )
+    ]
+
+
 def test_summarize_at_the_budget_prunes_results_not_kept(ask, llm, served):
     curium = chunk_of(served, "synthetic chemical element")
     searches = [
@@ -193,6 +222,24 @@ def test_ma_rag_runs_planner_steps_and_final_answer(ask, llm):
     assert "- element named after Poland: Polonium" in llm.requests[4]["messages"][1]["content"]
     assert "Polonium" in llm.requests[-1]["messages"][1]["content"]
     assert [entry["agent"] for entry in result.messages][:4] == ["planner", "step_definer", "extractor", "step_qa"]
+
+
+def test_ma_rag_with_a_plan_nested_thousands_deep_records_it_and_plans_the_question(ask, llm):
+    question = "Who discovered polonium?"
+    llm.add(
+        say("[" * 3000 + "]" * 3000),
+        say("who discovered polonium"),
+        say("It was discovered in July 1898 by Marie and Pierre Curie."),
+        say("Marie and Pierre Curie"),
+        say("Marie and Pierre Curie"),
+    )
+    result = ask(question, workflow="ma-rag")
+
+    assert result.answer == "Marie and Pierre Curie"
+    planner = result.messages[0]
+    assert planner["error"] == "the plan is nested 3000 levels deep (at most 32); the question is the plan's one step"
+    assert f"Plan:\n1. {question}\n" in llm.requests[1]["messages"][1]["content"]
+    assert [c.name for c in result.tool_calls] == ["semantic_search", "chunk_read"]
 
 
 def test_direct_answers_without_tools(ask, llm):

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import gc
+import logging
 import shutil
+import threading
+import time
+import weakref
 from pathlib import Path
 
 import anyio
 import pytest
 from arag_mcp.indexer.build import BuildOptions, build_index
 from arag_mcp.indexer.ids import doc_key
+from arag_mcp.indexer.manifest import read_manifest, write_manifest
+from arag_mcp.server.live_index import LiveIndex
 
 from .conftest import SAMPLE
 from .mcp_helpers import stdio_client_for
@@ -50,3 +57,42 @@ async def test_queries_in_a_loop_while_an_incremental_build_lands(tmp_path: Path
 
         again = await client.call_tool("chunk_read", {"chunk_ids": [radium], "session": session})
         assert again.structured_content["chunks"][0]["status"] == "read_before"
+
+
+def test_each_build_s_vectors_are_read_on_one_thread_and_a_replaced_build_is_freed(tmp_path: Path, caplog):
+    corpus = tmp_path / "corpus"
+    shutil.copytree(SAMPLE, corpus)
+    index = str(tmp_path / "idx")
+    manifests = []
+    for extra in ("", "\n\nRadium paint was used on watch dials."):
+        (corpus / "marie-curie.md").write_text((SAMPLE / "marie-curie.md").read_text() + extra)
+        build_index([corpus], index, BuildOptions(progress=False))
+        manifests.append(read_manifest(index))
+    readers: list[int] = []
+
+    def note_reader(record: logging.LogRecord) -> bool:
+        if record.getMessage().startswith("sentence vectors in memory"):
+            readers.append(threading.get_native_id())
+        return True
+
+    caplog.set_level(logging.INFO, logger="arag_mcp.indexer.vectors")
+    logging.getLogger("arag_mcp.indexer.vectors").addFilter(note_reader)
+    live = LiveIndex(index, reload_seconds=0)
+    live.start(load_model=False)
+    try:
+        replaced = weakref.ref(live.snapshot())
+        for number in range(4):
+            write_manifest(index, manifests[number % 2])
+            served = live.snapshot()
+            assert served is not replaced()
+            deadline = time.monotonic() + 60
+            while len(readers) <= number and time.monotonic() < deadline:
+                time.sleep(0.05)
+            gc.collect()
+            assert replaced() is None, "a replaced build is still referenced"
+            replaced = weakref.ref(served)
+            del served
+    finally:
+        logging.getLogger("arag_mcp.indexer.vectors").removeFilter(note_reader)
+        live.close()
+    assert len(readers) == 4 and len(set(readers)) == 1, readers

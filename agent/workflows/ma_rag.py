@@ -4,13 +4,13 @@ the question from the plan's history (MA-RAG's roles, over A-RAG tools)."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
 from .. import prompts
 from ..conversation import AgentResult, Conversation
 from ..loop import LoopLimits
+from ..model_json import ModelJSONError, NotJSON, loads, string_list
 from .errors import WorkflowError
 
 SEARCH_TOOLS = ("semantic_search", "naive_embedding_search")
@@ -41,7 +41,10 @@ async def ma_rag(conversation: Conversation, question: str, limits: LoopLimits) 
         log.append({"agent": agent, "messages": messages, "reply": reply["content"]})
         return reply["content"].strip()
 
-    plan = parse_plan(await ask("planner", prompts.PLANNER, question))[: limits.max_iterations] or [question]
+    plan, problem = parse_plan(await ask("planner", prompts.PLANNER, question))
+    if problem:
+        log[-1]["error"] = f"{problem}; the question is the plan's one step"
+    plan = plan[: limits.max_iterations] or [question]
     steps = [Step(description) for description in plan]
     for step in steps:
         step.query = (
@@ -58,18 +61,20 @@ async def ma_rag(conversation: Conversation, question: str, limits: LoopLimits) 
     return conversation.result(question, "ma-rag", answer, log)
 
 
-def parse_plan(text: str) -> list[str]:
-    """The planner's JSON list of steps; a numbered or bulleted list is accepted too."""
+def parse_plan(text: str) -> tuple[list[str], str]:
+    """The planner's steps: its JSON list of strings, else its numbered or bulleted lines. A JSON
+    list that is not one of strings (or is nested too deep) gives no steps and the problem."""
     start, end = text.find("["), text.rfind("]")
     if start != -1 and end > start:
         try:
-            steps = json.loads(text[start : end + 1])
-            if isinstance(steps, list):
-                return [str(step).strip() for step in steps if str(step).strip()]
-        except json.JSONDecodeError:
+            steps = string_list(loads(text[start : end + 1]), "its list")
+            return [step.strip() for step in steps if step.strip()], ""
+        except NotJSON:
             pass
+        except ModelJSONError as exc:
+            return [], f"the plan is {exc}"
     lines = (line.strip().lstrip("-*0123456789.) ").strip() for line in text.splitlines())
-    return [line for line in lines if line]
+    return [line for line in lines if line], ""
 
 
 def describe(question: str, steps: list[Step], current: Step | None) -> str:

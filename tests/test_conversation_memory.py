@@ -1,0 +1,72 @@
+"""What conversations remember is bounded in bytes: lines sent are held as runs, and past the byte
+budget the least recently used conversation is forgotten (through the MCP SDK's in-memory client)."""
+
+from __future__ import annotations
+
+import json
+import tracemalloc
+
+import pytest
+from arag_mcp.indexer.build import BuildOptions, build_index
+from arag_mcp.indexer.ids import doc_key
+from arag_mcp.server import documents
+from arag_mcp.server.app import create_server
+from arag_mcp.server.conversations import Conversations
+from arag_mcp.server.live_index import LiveIndex
+from arag_mcp.server.profiles import PROFILES
+from mcp import Client
+
+pytestmark = pytest.mark.anyio
+LEDGER = doc_key("ledger")
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory) -> LiveIndex:
+    """An index of one document of 3,000 short lines (one paragraph: few sentences to embed)."""
+    corpus = tmp_path_factory.mktemp("ledger")
+    text = "\n".join(f"entry {n}" for n in range(3000))
+    (corpus / "ledger.jsonl").write_text(json.dumps({"id": "ledger", "title": "Ledger", "text": text}) + "\n")
+    index = tmp_path_factory.mktemp("ledger-index") / "idx"
+    build_index([corpus], str(index), BuildOptions(progress=False))
+    live = LiveIndex(str(index))
+    live.start()
+    yield live
+    live.close()
+
+
+def test_an_open_window_is_remembered_in_a_few_hundred_bytes(live: LiveIndex):
+    document = live.snapshot().document(LEDGER)
+    window = documents.window(document, 0)
+    conversations = Conversations()
+    conversation = conversations.resume(None)
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        conversations.mark_lines_shown(conversation, document, window)
+        kept = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert len(window) == documents.WINDOW_LINES
+    assert kept < 4096, f"one open window of {len(window)} lines is remembered in {kept} bytes"
+    assert conversations.lines_seen(conversation, document) == set(window)
+
+
+async def test_past_the_byte_budget_the_least_recently_used_conversation_is_forgotten(live: LiveIndex):
+    conversations = Conversations()
+    async with Client(create_server(live, PROFILES["agentic"], conversations)) as client:
+
+        async def open_in(session: str | None = None) -> dict:
+            result = await client.call_tool("open", {"ref": LEDGER, **({"session": session} if session else {})})
+            assert not result.is_error, result.content[0].text
+            return result.structured_content
+
+        first = await open_in()
+        conversations.max_bytes = int(2.5 * conversations.remembered_bytes)  # room for two such conversations
+        second, third = await open_in(), await open_in()
+
+        assert len(conversations) == 2 and conversations.remembered_bytes <= conversations.max_bytes
+        again = await open_in(third["session"])
+        assert again["session"] == third["session"] and "already in this conversation" in again["text"]
+        forgotten = await open_in(first["session"])
+        assert forgotten["session"] not in (first["session"], second["session"])
+        assert "unknown or expired" in forgotten["message"] and "already in" not in forgotten["text"]
