@@ -17,6 +17,7 @@ from arag_mcp.indexer.reader import open_index
 from arag_mcp.server.app import create_server
 from arag_mcp.server.keywords import keyword_search
 from arag_mcp.server.live_index import LiveIndex
+from arag_mcp.server.profiles import PROFILES
 from mcp import Client
 
 from .conftest import run_cli
@@ -142,3 +143,25 @@ async def test_chunk_read_of_a_huge_ordinal_is_not_found(sample_index: Path):
         assert not result.is_error, result.content[0].text
         statuses = [chunk["status"] for chunk in result.structured_content["chunks"]]
         assert statuses == ["not_found", "ok"]
+
+
+HUGE = "x" * 2_000_000
+
+
+async def test_errors_quote_at_most_100_characters_of_their_input(sample_index: Path):
+    live = LiveIndex(str(sample_index))
+    live.start(load_model=False)
+    radium = f"{doc_key('radium')}-0"
+    calls = [
+        ("keyword_search", {"keywords": [HUGE]}),
+        ("keyword_search", {"keywords": ["radium"], "top_k": HUGE}),
+        ("find", {"ref": radium, "patterns": [HUGE]}),
+        ("open", {"ref": HUGE}),
+    ]
+    async with Client(create_server(live, PROFILES["arag-plus"])) as client:
+        for tool, arguments in calls:
+            result = await client.call_tool(tool, arguments)
+            message = result.content[0].text
+            assert result.is_error and "\n" not in message, (tool, message[:200])
+            assert "x" * 90 in message and "x" * 101 not in message and len(message) < 400, (tool, message[:200])
+    live.close()
