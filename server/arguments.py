@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from .errors import quoted
 from .limits import MAX_TOP_K
 
 ARGUMENT_HINTS = {
@@ -70,6 +71,6 @@ def describe_invalid(error: ValidationError) -> str:
     for item in error.errors():
         field = str(item["loc"][0]) if item["loc"] else "arguments"
         hint = ARGUMENT_HINTS.get(field, f"{field}: {item['msg']}")
-        given = "nothing" if item["type"] == "missing" else f"{json.dumps(item.get('input'), default=str)[:60]}"
+        given = "nothing" if item["type"] == "missing" else quoted(item.get("input"))
         parts.append(f"{hint}; got {given}")
     return "; ".join(dict.fromkeys(parts))

@@ -3,17 +3,29 @@
 A failure the server foresaw keeps its own message; an unusable index says which table and how to
 rebuild it (the index reader's IndexStoreError); anything else is logged with its traceback on the
 server and reaches the model as one line without the exception's text, which can carry internal
-paths (LanceDB's messages name Rust source files and data files).
+paths (LanceDB's messages name Rust source files and data files). An error quotes what it
+refuses through `quoted`, so that a huge argument is not sent back whole.
 """
 
 from __future__ import annotations
 
+import json
 import logging
+from typing import Any
 
 from arag_mcp.indexer.manifest import IndexStoreError
 from mcp.server.mcpserver.exceptions import ToolError
 
 log = logging.getLogger(__name__)
+QUOTED_CHARS = 100
+
+
+def quoted(value: Any) -> str:
+    """`value` as JSON, cut to QUOTED_CHARS characters: enough to recognise, whatever its size."""
+    if isinstance(value, str):
+        value = value[: QUOTED_CHARS + 1]
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= QUOTED_CHARS else text[: QUOTED_CHARS - 1] + "…"
 
 
 def tool_error(tool: str, failure: ToolError) -> ToolError:

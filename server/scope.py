@@ -11,7 +11,9 @@ A scope is an object of conditions, all of which a chunk's document must meet:
 
 Searches apply the mask inside their ranking, so a scoped search returns the top k within the
 scope. A scope that cannot match (an unknown field, a malformed pattern, no such document) is a
-ScopeError whose one line names the problem and lists what the index does hold.
+ScopeError whose one line names the problem and lists what the index does hold. A scope's cost is
+bounded before any work: at most MAX_SCOPE_CONDITIONS conditions, keys and values of at most
+MAX_SCOPE_CHARS characters, source patterns checked and matched in linear time (source_patterns.py).
 """
 
 from __future__ import annotations
@@ -21,9 +23,12 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pathspec
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from . import source_patterns
+from .errors import quoted
+from .limits import MAX_SCOPE_CHARS, MAX_SCOPE_CONDITIONS
 
 if TYPE_CHECKING:
     from arag_mcp.indexer.reader import IndexSnapshot
@@ -43,54 +48,64 @@ def in_scope(snapshot: IndexSnapshot, scope: dict[str, ScopeValue] | None) -> np
     """The chunk numbers a scope admits, as a boolean mask (None: no scope, every chunk)."""
     if not scope:
         return None
+    _check_size(scope)
     labels = snapshot.catalogue.labels
     mask = np.ones(labels.num_rows, dtype=bool)
+    metadata = None
     for key, wanted in scope.items():
         if key == SOURCE:
             mask &= _source_matches(labels["source"], wanted)
         elif key == FILE_TYPE:
             mask &= _file_type_matches(labels["file_type"], wanted)
         else:
-            mask &= _field_matches(labels["metadata"], key, wanted)
+            metadata = metadata or _metadata_records(labels["metadata"])
+            mask &= _field_matches(metadata, key, wanted)
     if not mask.any():
         raise ScopeError(
-            f"no document meets every condition of the scope {_shown(scope)} (each matches some document); "
+            f"no document meets every condition of the scope {quoted(scope)} (each matches some document); "
             "drop or change a condition"
         )
     return mask
 
 
+def _check_size(scope: dict[str, ScopeValue]) -> None:
+    """A scope's conditions are few and short: more is refused before any work, whose cost grows
+    with each condition and the length of its text."""
+    if len(scope) > MAX_SCOPE_CONDITIONS:
+        raise ScopeError(
+            f"the scope has {len(scope)} conditions; give at most {MAX_SCOPE_CONDITIONS}, "
+            'e.g. {"source": "docs/guide", "year": 2024}'
+        )
+    for key, value in scope.items():
+        if len(key) > MAX_SCOPE_CHARS:
+            raise ScopeError(
+                f"a scope key has {len(key)} characters ({quoted(key)}); keys are {SOURCE!r}, {FILE_TYPE!r} "
+                f"or a metadata field name of at most {MAX_SCOPE_CHARS}"
+            )
+        if isinstance(value, str) and len(value) > MAX_SCOPE_CHARS:
+            raise ScopeError(
+                f"scope {quoted(key)} has {len(value)} characters ({quoted(value)}); "
+                f'give at most {MAX_SCOPE_CHARS}: a folder, a file, a pattern like "docs/*.md" or a value'
+            )
+
+
 def _source_matches(sources: pa.Array, pattern: ScopeValue) -> np.ndarray:
     if not isinstance(pattern, str) or not pattern.strip():
         raise ScopeError(
-            f'scope "source" must be a path or pattern such as "docs/guide" or "*.md"; got {_shown(pattern)}'
+            f'scope "source" must be a path or pattern such as "docs/guide" or "*.md"; got {quoted(pattern)}'
         )
     pattern = pattern.strip().removeprefix("./")
-    problem = _malformed(pattern)
+    problem = source_patterns.problem(pattern)
     if problem:
-        raise ScopeError(
-            f'scope "source" {pattern!r} is malformed ({problem}); give a path or a pattern like "docs/*.md"'
-        )
-    spec = pathspec.GitIgnoreSpec.from_lines([pattern])
+        raise ScopeError(f'scope "source" {quoted(pattern)} {problem}')
     distinct = pc.unique(sources)
-    matched = [source for source in distinct.to_pylist() if spec.match_file(source)]
-    if not matched:
+    matched = pc.filter(distinct, source_patterns.matches(distinct, pattern))
+    if not len(matched):
         raise ScopeError(
-            f'scope "source" {pattern!r} matches no document; sources look like {_choices(distinct.to_pylist())} '
+            f'scope "source" {quoted(pattern)} matches no document; sources look like {_choices(distinct.to_pylist())} '
             '(a folder is everything under it; "*" and "**" are wildcards)'
         )
-    return pc.is_in(sources, value_set=pa.array(matched, pa.string())).to_numpy(zero_copy_only=False)
-
-
-def _malformed(pattern: str) -> str | None:
-    """What keeps a pattern from meaning anything, where gitwildmatch would just match nothing."""
-    if pattern.startswith("!"):
-        return "a leading '!' negates; a scope says what to include"
-    depth = 0
-    for char in pattern:
-        depth += char == "["
-        depth -= char == "]" and depth > 0
-    return "an unclosed '['" if depth else None
+    return pc.is_in(sources, value_set=matched).to_numpy(zero_copy_only=False)
 
 
 def _file_type_matches(types: pa.Array, wanted: ScopeValue) -> np.ndarray:
@@ -99,18 +114,28 @@ def _file_type_matches(types: pa.Array, wanted: ScopeValue) -> np.ndarray:
     if not matches.any():
         present = Counter(types.to_pylist())
         raise ScopeError(
-            f'scope "file_type" {wanted!r} matches no document; this index holds {_choices([kind for kind, _ in present.most_common()])}'
+            f'scope "file_type" {quoted(wanted)} matches no document; this index holds {_choices([kind for kind, _ in present.most_common()])}'
         )
     return matches
 
 
-def _field_matches(metadata: pa.ChunkedArray, key: str, wanted: ScopeValue) -> np.ndarray:
-    """Chunks whose document's metadata has `key` equal to `wanted`; each distinct metadata text
-    (one per document at most) is parsed once."""
-    if isinstance(wanted, dict | list) or wanted is None:
-        raise ScopeError(f"scope {key!r} must be a string, number or true/false to compare with; got {_shown(wanted)}")
+MetadataRecords = tuple[list[dict[str, Any]], np.ndarray]
+"""Each distinct metadata text parsed (one per document at most), and each chunk's record in it."""
+
+
+def _metadata_records(metadata: pa.ChunkedArray) -> MetadataRecords:
     encoded = pc.dictionary_encode(metadata.combine_chunks())
     records = [json.loads(text) if text else {} for text in encoded.dictionary.to_pylist()]
+    return records, encoded.indices.to_numpy(zero_copy_only=False)
+
+
+def _field_matches(metadata: MetadataRecords, key: str, wanted: ScopeValue) -> np.ndarray:
+    """Chunks whose document's metadata has `key` equal to `wanted`."""
+    if isinstance(wanted, dict | list) or wanted is None:
+        raise ScopeError(
+            f"scope {quoted(key)} must be a string, number or true/false to compare with; got {quoted(wanted)}"
+        )
+    records, rows = metadata
     present = [record for record in records if key in record]
     if not present:
         fields = Counter(name for record in records for name in record)
@@ -120,15 +145,15 @@ def _field_matches(metadata: pa.ChunkedArray, key: str, wanted: ScopeValue) -> n
             else "no document here has metadata"
         )
         raise ScopeError(
-            f"scope {key!r} is not a field of this index ({known}; besides {SOURCE!r} and {FILE_TYPE!r}); "
+            f"scope {quoted(key)} is not a field of this index ({known}; besides {SOURCE!r} and {FILE_TYPE!r}); "
             "use one of those"
         )
     text = _as_text(wanted)
     equal = np.array([key in record and _as_text(record[key]) == text for record in records], dtype=bool)
     if not equal.any():
         values = list(dict.fromkeys(_as_text(record[key]) for record in present))
-        raise ScopeError(f"no document has {key} = {_shown(wanted)}; its values include {_choices(values)}")
-    return equal[encoded.indices.to_numpy(zero_copy_only=False)]
+        raise ScopeError(f"no document has {quoted(key)} = {quoted(wanted)}; its values include {_choices(values)}")
+    return equal[rows]
 
 
 def _as_text(value: Any) -> str:
@@ -136,10 +161,5 @@ def _as_text(value: Any) -> str:
 
 
 def _choices(values: list[Any]) -> str:
-    shown = ", ".join(_shown(value) for value in values[:SHOWN_CHOICES])
+    shown = ", ".join(quoted(value) for value in values[:SHOWN_CHOICES])
     return f"{shown} and {len(values) - SHOWN_CHOICES} more" if len(values) > SHOWN_CHOICES else shown
-
-
-def _shown(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= 80 else text[:80] + "…"

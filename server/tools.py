@@ -32,8 +32,10 @@ from .document_results import (
     search_output,
     search_text,
 )
+from .errors import quoted
 from .limits import (
     MAX_CHUNK_IDS,
+    MAX_FIND_PATTERN_CHARS,
     MAX_KEYWORD_CHARS,
     MAX_KEYWORD_PIECES,
     MAX_KEYWORD_WORDS,
@@ -121,7 +123,7 @@ class Toolkit:
             wordless = keyword_matching.wordless(terms)
             if wordless:
                 raise ToolError(
-                    f"keyword {wordless[0]!r} has no letter or digit; keywords match whole words, "
+                    f"keyword {quoted(wordless[0])} has no letter or digit; keywords match whole words, "
                     "so give names, terms or numbers"
                 )
         snapshot = self._snapshot()
@@ -195,6 +197,12 @@ class Toolkit:
             raise ToolError('patterns is empty; give words or phrases to look for, e.g. ["Nobel Prize"]')
         if len(wanted) > documents.MAX_PATTERNS:
             raise ToolError(f"{len(wanted)} patterns given; pass at most {documents.MAX_PATTERNS}")
+        long = next((pattern for pattern in wanted if len(pattern) > MAX_FIND_PATTERN_CHARS), None)
+        if long:
+            raise ToolError(
+                f"patterns are words or phrases; got one of {len(long)} characters ({quoted(long)}); "
+                f"keep each under {MAX_FIND_PATTERN_CHARS}"
+            )
         snapshot = self._snapshot()
         document = _document(snapshot, ref)
         conversation = self.conversations.resume(session)
@@ -275,22 +283,21 @@ def _check_keyword_sizes(terms: list[str]) -> None:
     """Keywords are short terms: a sentence, a pasted document or a long punctuated string gets a
     tool error before any work is done, since a keyword's cost grows with its length and pieces."""
     for term in terms:
-        shown = f"{term[:40]!r}..."
         if len(term) > MAX_KEYWORD_CHARS:
             raise ToolError(
-                f"keywords must be short terms; got one of {len(term)} characters ({shown}); "
+                f"keywords must be short terms; got one of {len(term)} characters ({quoted(term)}); "
                 f"keep each under {MAX_KEYWORD_CHARS}, or use a semantic search"
             )
         if len(term.split()) > MAX_KEYWORD_WORDS:
             raise ToolError(
                 f"keywords must be short terms; got a {len(term.split())}-word sentence "
-                f"({shown}); split it into names and terms, or use a semantic search"
+                f"({quoted(term)}); split it into names and terms, or use a semantic search"
             )
     for term, pieces in zip(terms, words_of([term.lower() for term in terms])):
         if len(pieces) > MAX_KEYWORD_PIECES:
             raise ToolError(
                 f"keywords must be short terms; got one of {len(pieces)} words and numbers between "
-                f"punctuation ({term[:40]!r}...); pass at most {MAX_KEYWORD_PIECES} per keyword"
+                f"punctuation ({quoted(term)}); pass at most {MAX_KEYWORD_PIECES} per keyword"
             )
 
 
@@ -338,7 +345,7 @@ def _checked_queries(queries: list[str]) -> list[str]:
 def _document(snapshot: IndexSnapshot, ref: str) -> DocumentLines:
     document = snapshot.document(ref) if len(ref) <= 64 else None
     if document is None:
-        raise ToolError(f"no document has the ref {ref[:64]!r}; use a ref from the search results")
+        raise ToolError(f"no document has the ref {quoted(ref)}; use a ref from the search results")
     return document
 
 

@@ -61,7 +61,12 @@ def http_server(
         yield base
     finally:
         process.terminate()
-        _, stderr = process.communicate(timeout=20)
+        try:
+            _, stderr = process.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()  # a server stuck holding the GIL never runs its SIGTERM handler
+            process.communicate()
+            raise
         assert process.returncode in (0, -15), stderr.decode()
 
 

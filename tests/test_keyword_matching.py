@@ -112,7 +112,7 @@ async def test_the_answer_tells_the_counts_and_who_matched_what(live: LiveIndex)
         assert none.structured_content["results"] == [] and none.structured_content["matching_chunks"] == 0
 
         bad = await client.call_tool("keyword_search", {"keywords": ["++"]})
-        assert bad.is_error and "'++' has no letter or digit" in bad.content[0].text
+        assert bad.is_error and '"++" has no letter or digit' in bad.content[0].text
 
 
 @pytest.mark.anyio

@@ -9,6 +9,8 @@ import time
 import tracemalloc
 from pathlib import Path
 
+import anyio
+import httpx2
 import pytest
 from arag_mcp.indexer.build import BuildOptions, build_index
 from arag_mcp.indexer.ids import doc_key, parse_chunk_id
@@ -17,9 +19,11 @@ from arag_mcp.indexer.reader import open_index
 from arag_mcp.server.app import create_server
 from arag_mcp.server.keywords import keyword_search
 from arag_mcp.server.live_index import LiveIndex
+from arag_mcp.server.profiles import PROFILES
 from mcp import Client
 
 from .conftest import run_cli
+from .mcp_helpers import http_client, http_server
 
 pytestmark = pytest.mark.anyio
 TABLES = ("chunks", "sentences", "terms")
@@ -142,3 +146,69 @@ async def test_chunk_read_of_a_huge_ordinal_is_not_found(sample_index: Path):
         assert not result.is_error, result.content[0].text
         statuses = [chunk["status"] for chunk in result.structured_content["chunks"]]
         assert statuses == ["not_found", "ok"]
+
+
+@pytest.fixture(scope="module")
+def long_name_index(tmp_path_factory) -> Path:
+    """An index holding a file whose name is 200 characters long."""
+    folder = tmp_path_factory.mktemp("long-name")
+    (folder / "docs").mkdir()
+    (folder / "docs" / ("a" * 200 + ".md")).write_text("# Long\n\nThe harbour pump moves water out of the dock.")
+    (folder / "docs" / "short.md").write_text("# Short\n\nThe crane lifts boats out of the water.")
+    build_index([folder / "docs"], str(folder / "idx"), BuildOptions(progress=False))
+    return folder / "idx"
+
+
+async def test_a_hostile_source_pattern_does_not_stall_the_server(long_name_index: Path):
+    """'?*' runs backtrack in Python's re for hours against a long name, holding the GIL: while one
+    is matched, the server must still answer /health, and the call itself must end."""
+    with http_server(long_name_index, "streamable-http") as base:
+        async with http_client(base, "streamable-http", "auto") as client:
+            results = {}
+
+            async def call(name: str, scope: dict) -> None:
+                results[name] = await client.call_tool("keyword_search", {"keywords": ["pump"], "scope": scope})
+
+            with anyio.fail_after(5):
+                async with anyio.create_task_group() as group:
+                    group.start_soon(call, "backtracking", {"source": "?*" * 6 + "z"})
+                    await anyio.sleep(0.2)
+                    async with httpx2.AsyncClient(timeout=4) as http:
+                        assert (await http.get(f"{base}/health")).status_code == 200
+                    group.start_soon(call, "wildcards", {"source": "?*" * 20 + "z"})
+                    group.start_soon(call, "conditions", {f"field{i}": "x" for i in range(2000)})
+            expected = {
+                "backtracking": 'scope "source" "?*?*?*?*?*?*z" matches no document',
+                "wildcards": "has 40 wildcards; use at most 12",
+                "conditions": "the scope has 2000 conditions; give at most 20",
+            }
+            for name, text in expected.items():
+                message = results[name].content[0].text
+                assert results[name].is_error and text in message and "\n" not in message, message
+            matched = await client.call_tool("keyword_search", {"keywords": ["pump"], "scope": {"source": "a*a.md"}})
+            assert matched.structured_content["source"] == f"docs/{'a' * 200}.md", matched.content[0].text
+
+
+HUGE = "x" * 2_000_000
+
+
+async def test_errors_quote_at_most_100_characters_of_their_input(sample_index: Path):
+    live = LiveIndex(str(sample_index))
+    live.start(load_model=False)
+    radium = f"{doc_key('radium')}-0"
+    calls = [
+        ("keyword_search", {"keywords": [HUGE]}),
+        ("keyword_search", {"keywords": ["radium"], "scope": {"source": HUGE}}),
+        ("keyword_search", {"keywords": ["radium"], "scope": {HUGE: "x"}}),
+        ("keyword_search", {"keywords": ["radium"], "scope": {"category": HUGE}}),
+        ("keyword_search", {"keywords": ["radium"], "top_k": HUGE}),
+        ("find", {"ref": radium, "patterns": [HUGE]}),
+        ("open", {"ref": HUGE}),
+    ]
+    async with Client(create_server(live, PROFILES["arag-plus"])) as client:
+        for tool, arguments in calls:
+            result = await client.call_tool(tool, arguments)
+            message = result.content[0].text
+            assert result.is_error and "\n" not in message, (tool, message[:200])
+            assert "x" * 90 in message and "x" * 101 not in message and len(message) < 400, (tool, message[:200])
+    live.close()
