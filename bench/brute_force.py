@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import regex
-from arag_mcp.indexer.terms import fold
+from arag_mcp.indexer.terms import fold, unspaced
 
 
 def keyword_ranking(
@@ -46,7 +46,9 @@ class WordCorpus:
     def ranking(self, keywords: Sequence[str], top_k: int) -> list[tuple[str, int]]:
         """keyword_search's default definition: Σ count · len(keyword) per chunk, where count is how
         often the keyword's folded words occur as consecutive words of the chunk's title or of its
-        text (keywords stripped, counted once per word sequence, the first spelling's length). When
+        text (keywords stripped, counted once per word sequence, the first spelling's length); a
+        keyword's word with letters of a script written without spaces occurs in every word that
+        holds it, and a keyword of that one word counts each time a word holds it. When
         top_k >= the number of keywords, each matching keyword's best chunk (the highest-scoring
         chunk it matches; ties: chunk id) is kept, the remaining places going by score; the result
         is ordered by score."""
@@ -59,14 +61,20 @@ class WordCorpus:
         for cid, fields, present in zip(self.chunk_ids, self.fields, self.words):
             score = 0
             for words, keyword in terms.items():
-                if not words or any(word not in present for word in words):
+                if not words or any(word not in present for word in words if not unspaced(word)):
                     continue
-                count = sum(
-                    1
-                    for field in fields
-                    for at in range(len(field) - len(words) + 1)
-                    if field[at : at + len(words)] == list(words)
-                )
+                if len(words) == 1 and unspaced(words[0]):
+                    count = sum(word.count(words[0]) for field in fields for word in field)
+                else:
+                    count = sum(
+                        1
+                        for field in fields
+                        for at in range(len(field) - len(words) + 1)
+                        if all(
+                            wanted in word if unspaced(wanted) else wanted == word
+                            for wanted, word in zip(words, field[at : at + len(words)])
+                        )
+                    )
                 if count:
                     counts[words][cid] = count
                 score += count * len(keyword)

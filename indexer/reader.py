@@ -34,7 +34,7 @@ from .schema import (
     DocumentColumn,
     SentenceColumn,
 )
-from .terms import WORD_BREAK, folded, terms_schema
+from .terms import UNSPACED_SCRIPTS, WORD_BREAK, folded, terms_schema, unspaced
 from .vectors import SentenceMatches, SentenceVectors
 
 C = ChunkColumn
@@ -87,6 +87,13 @@ class KeywordLookup:
     """The folded words of every title, sorted."""
     title_owners: np.ndarray
     """Chunk number of each of `title_words`."""
+    unspaced_words: pa.Array
+    """The folded forms of the words with letters of a script written without spaces (terms.py)."""
+    unspaced_positions: np.ndarray
+    """Where each of `unspaced_words` is in `words`."""
+    unspaced_title_words: pa.Array
+    """The folded title words with such letters, and the chunk number of each."""
+    unspaced_title_owners: np.ndarray
 
     @classmethod
     def load(cls, uri: str, catalogue: ChunkCatalogue, terms: Any) -> KeywordLookup:
@@ -106,9 +113,12 @@ class KeywordLookup:
         by_title_word = pc.sort_indices(title_words)
         words = sorted_words.filter(pa.array(first))
         other = np.flatnonzero(~pc.string_is_ascii(words).to_numpy(zero_copy_only=False))
+        other_folded = folded(words.take(pa.array(other, pa.int64())))
         spellings: dict[str, list[int]] = {}
-        for at, word in zip(other.tolist(), folded(words.take(pa.array(other, pa.int64()))).to_pylist()):
+        for at, word in zip(other.tolist(), other_folded.to_pylist()):
             spellings.setdefault(word, []).append(at)
+        unspaced_words = _has_unspaced(other_folded)
+        unspaced_titles = _has_unspaced(title_words)
         return cls(
             words,
             spellings,
@@ -118,6 +128,10 @@ class KeywordLookup:
             len(catalogue),
             title_words.take(by_title_word),
             title_owners[by_title_word.to_numpy()],
+            other_folded.filter(pa.array(unspaced_words)),
+            other[unspaced_words],
+            title_words.filter(pa.array(unspaced_titles)),
+            title_owners[unspaced_titles],
         )
 
     def rows_containing(self, piece: str) -> np.ndarray:
@@ -135,13 +149,23 @@ class KeywordLookup:
         return found
 
     def rows_of_word(self, folded_word: str) -> np.ndarray:
-        """Terms-table row ids of every word whose folded form is `folded_word`."""
+        """Terms-table row ids of every word whose folded form is `folded_word`, or, for a word of
+        a script written without spaces, holds it."""
+        if unspaced(folded_word):
+            holding = pc.match_substring(self.unspaced_words, pattern=folded_word).to_numpy(zero_copy_only=False)
+            positions = self.unspaced_positions[holding].tolist()
+        else:
+            positions = self.spellings(folded_word)
         starts, lengths = self.word_row_starts, self.rows_per_word
-        spans = [self.word_rows[starts[at] : starts[at] + lengths[at]] for at in self.spellings(folded_word)]
+        spans = [self.word_rows[starts[at] : starts[at] + lengths[at]] for at in positions]
         return np.concatenate([self.word_rows[:0], *spans])
 
     def title_counts(self, folded_word: str) -> np.ndarray:
-        """How often each chunk's title holds the word `folded_word` (folded), by chunk number."""
+        """How often each chunk's title holds the word `folded_word` (folded; for a word of a script
+        written without spaces, its characters in a row inside a title's word), by chunk number."""
+        if unspaced(folded_word):
+            inside = pc.count_substring(self.unspaced_title_words, pattern=folded_word).to_numpy(zero_copy_only=False)
+            return np.bincount(self.unspaced_title_owners, weights=inside, minlength=self.chunk_count).astype(np.int64)
         first = bisect.bisect_left(self.title_words, folded_word, key=_text)
         last = bisect.bisect_right(self.title_words, folded_word, lo=first, key=_text)
         return np.bincount(self.title_owners[first:last], minlength=self.chunk_count).astype(np.int64)
@@ -149,6 +173,17 @@ class KeywordLookup:
 
 def _text(value: pa.Scalar) -> str:
     return value.as_py()
+
+
+def _has_unspaced(folded_words: pa.Array) -> np.ndarray:
+    """Which of these folded words have letters of a script written without spaces (the regex runs
+    on the non-ASCII words alone: most of a large vocabulary is ASCII)."""
+    found = ~pc.string_is_ascii(folded_words).to_numpy(zero_copy_only=False)
+    other = np.flatnonzero(found)
+    if len(other):
+        inside = pc.match_substring_regex(folded_words.take(pa.array(other)), f"[{UNSPACED_SCRIPTS}]")
+        found[other] = inside.to_numpy(zero_copy_only=False)
+    return found
 
 
 @dataclass(frozen=True)

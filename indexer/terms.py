@@ -51,13 +51,30 @@ def lower(values: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
     return pc.utf8_lower(values)
 
 
+UNSPACED_SCRIPTS = r"\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}"
+"""Scripts written without spaces between words (Chinese, Japanese, Thai, Lao, Khmer, Burmese), and
+Korean, whose particles attach to the word before them: a run of their letters is one "word" of a
+text, so whole-word matching looks for a keyword's characters inside it. The same class parses in
+`regex` and in RE2 (Arrow)."""
+_UNSPACED = regex.compile(f"[{UNSPACED_SCRIPTS}]")
+_ACCENT = regex.compile(f"(?<![{UNSPACED_SCRIPTS}]\\p{{Mn}}*)\\p{{Mn}}")
+"""A nonspacing mark that is an accent: one not on a letter of those scripts, where marks are
+letters' parts (Thai vowels and tones, the kana voicing marks of が and ぱ)."""
+
+
 def fold(word: str) -> str:
     """A word as whole-word matching compares it: compatibility forms unified (NFKC: full-width
-    letters, ligatures), case folded, and nonspacing marks (accents) removed."""
+    letters, half-width kana, ligatures), case folded, and accents removed."""
     if word.isascii():
         return word.lower()
     decomposed = unicodedata.normalize("NFD", unicodedata.normalize("NFKC", word).casefold())
-    return unicodedata.normalize("NFC", "".join(c for c in decomposed if unicodedata.category(c) != "Mn"))
+    return unicodedata.normalize("NFC", _ACCENT.sub("", decomposed))
+
+
+def unspaced(word: str) -> bool:
+    """Whether a keyword's word has letters of UNSPACED_SCRIPTS: it then matches wherever its
+    characters occur in a row, inside longer words too ("東京" in "東京の歴史")."""
+    return _UNSPACED.search(word) is not None
 
 
 def folded(words: pa.Array | pa.ChunkedArray) -> pa.Array:

@@ -4,7 +4,10 @@ What a count is depends on the match mode, chosen when the server starts:
 
 - "word" (the default): a keyword counts where its words occur in a row as whole words, compared
   after `fold` (case, accents, width); the characters between words do not matter, so "Einstein"
-  matches "Einstein's" and "Block B" does not match "Block booking". A chunk's title counts as
+  matches "Einstein's" and "Block B" does not match "Block booking". A keyword's word in a script
+  written without spaces (Chinese, Japanese, Thai, ...; Korean too: terms.UNSPACED_SCRIPTS) matches
+  wherever its characters occur in a row inside a word, so "東京" counts twice in "東京の東京駅"
+  (as the keyword of one word; in a keyword of several, once per word it is in). A chunk's title counts as
   part of the chunk (as a line of its own), so the page about a name outranks pages that only
   mention it. When top_k is at least the number of keywords, the best chunk of every keyword that
   matches anywhere (the highest-scoring chunk it matches; ties: chunk id) is among the results, so
@@ -30,7 +33,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import regex
-from arag_mcp.indexer.terms import SHORT_WORD_BREAK, fold, folded, lower, words_of
+from arag_mcp.indexer.terms import SHORT_WORD_BREAK, fold, folded, lower, unspaced, words_of
 
 from .retrieval import Hit, top_chunks
 
@@ -116,13 +119,17 @@ class WordMatch:
     ) -> tuple[np.ndarray, list[np.ndarray]]:
         numbers, texts = snapshot.texts_at(numbers)
         titles = lower(snapshot.catalogue.titles.take(pa.array(numbers))).to_pylist()
-        spellings = [_spelling_pattern(snapshot, keyword.pieces) for keyword in keywords]
+        spellings = [None if _has_unspaced_piece(k) else _spelling_pattern(snapshot, k.pieces) for k in keywords]
         counts = [np.zeros(len(numbers), dtype=np.int64) for _ in keywords]
         for at, (title, text) in enumerate(zip(titles, lower(texts).to_pylist())):
             in_title = _folded_words(title)
+            in_text = _folded_words(text) if any(map(_has_unspaced_piece, keywords)) else []
             for keyword, count, spelling in zip(keywords, counts, spellings):
-                in_text = len(spelling.findall(text, overlapped=True)) if spelling else 0
-                count[at] = _occurrences(in_title, keyword.pieces) + in_text
+                if _has_unspaced_piece(keyword):
+                    count[at] = _occurrences(in_title, keyword.pieces) + _occurrences(in_text, keyword.pieces)
+                else:
+                    found = len(spelling.findall(text, overlapped=True)) if spelling else 0
+                    count[at] = _occurrences(in_title, keyword.pieces) + found
         return numbers, counts
 
     def matching_sentences(self, chunk: Chunk, keywords: Sequence[Keyword]) -> list[str]:
@@ -141,14 +148,27 @@ def _folded_words(lowered: str) -> list[str]:
 
 
 def _occurrences(words: list[str], pieces: tuple[str, ...]) -> int:
-    """Positions where `pieces` occur as consecutive `words`."""
+    """Positions where `pieces` occur as consecutive `words`; a piece of a script written without
+    spaces occurs in a word that holds it (a keyword of that one piece: as often as it holds it)."""
     span = len(pieces)
     if not span:
         return 0
     first = pieces[0]
+    if not any(map(unspaced, pieces)):
+        return sum(
+            1 for at in range(len(words) - span + 1) if words[at] == first and tuple(words[at : at + span]) == pieces
+        )
+    if span == 1:
+        return sum(word.count(first) for word in words)
     return sum(
-        1 for at in range(len(words) - span + 1) if words[at] == first and tuple(words[at : at + span]) == pieces
+        1
+        for at in range(len(words) - span + 1)
+        if all(piece in word if unspaced(piece) else piece == word for piece, word in zip(pieces, words[at:]))
     )
+
+
+def _has_unspaced_piece(keyword: Keyword) -> bool:
+    return any(map(unspaced, keyword.pieces))
 
 
 def _spelling_pattern(snapshot: IndexSnapshot, pieces: tuple[str, ...]) -> regex.Pattern | None:
@@ -229,7 +249,7 @@ class PieceCounts:
         self.chunk_count = lookup.chunk_count
 
     def of(self, piece: str) -> np.ndarray:
-        if self.whole_words:
+        if self.whole_words and not unspaced(piece):
             per_term = pc.equal(self.terms, piece).to_numpy(zero_copy_only=False).astype(np.int64)
         else:
             per_term = pc.count_substring(self.terms, pattern=piece).to_numpy(zero_copy_only=False)

@@ -19,7 +19,7 @@ from brute_force import WordCorpus, keyword_ranking
 WORDS = (
     "the there other cat catalogue concatenate dog house doghouse river riverside born reborn film "
     "university universe Marie Curie curium radium polonium naïve café 東京 東京都 co-op e.g. U.S. 3.14 "
-    "1867 x_y snake_case O'Neil don't mother brother ATHENS athens Athena résumé ÉCOLE école Ｔｏｋｙｏ Tokyo ﬁlm Straße"
+    "1867 x_y snake_case O'Neil don't mother brother ATHENS athens Athena résumé ÉCOLE école Ｔｏｋｙｏ Tokyo ﬁlm Straße 東京の歴史 東京駅 서울에서 ｶﾞｽ ガス ที่นี่"
 ).split()
 
 
@@ -36,7 +36,25 @@ def write_corpus(folder: Path, seed: int, count: int) -> None:
 
 def queries(seed: int) -> list[list[str]]:
     rng = random.Random(seed)
-    pieces = WORDS + ["he", "at", "e", "ver", "ö", "cat dog", "dog house", "e.g", "3.1", "-op", "'", " ", "no-such"]
+    pieces = WORDS + [
+        "he",
+        "at",
+        "e",
+        "ver",
+        "ö",
+        "cat dog",
+        "dog house",
+        "e.g",
+        "3.1",
+        "-op",
+        "'",
+        " ",
+        "no-such",
+        "京",
+        "歴史",
+        "서울",
+        "東京 駅",
+    ]
     pieces += [f"{a} {b}" for a, b in zip(rng.sample(WORDS, 10), rng.sample(WORDS, 10))]
     pieces += [w.upper() for w in rng.sample(WORDS, 5)]
     return [rng.sample(pieces, rng.randint(1, 3)) for _ in range(80)] + [[p] for p in pieces]
