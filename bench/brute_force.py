@@ -6,12 +6,14 @@ by chunk id; the tools must return the same ids and scores.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
 import regex
 from arag_mcp.indexer.terms import fold, unspaced
+from arag_mcp.server.keyword_weights import K1, B
 
 
 def keyword_ranking(
@@ -38,55 +40,80 @@ class WordCorpus:
     """Every chunk's title and text as folded words, made once, so that many keyword sets can be
     ranked by keyword_search's default definition without folding the corpus again for each."""
 
-    def __init__(self, chunk_ids: Sequence[str], titles: Sequence[str], texts: Sequence[str]) -> None:
+    def __init__(
+        self, chunk_ids: Sequence[str], titles: Sequence[str], texts: Sequence[str], lengths: Sequence[int]
+    ) -> None:
+        """`lengths`: each chunk's length in tokens, as the index records it."""
         self.chunk_ids = list(chunk_ids)
         self.fields = [(folded_words(title), folded_words(text)) for title, text in zip(titles, texts)]
         self.words = [Counter(title) + Counter(text) for title, text in self.fields]
+        average = sum(lengths) / len(self.chunk_ids) if sum(lengths) else 1.0
+        self.norms = [K1 * (1 - B + B * length / average) for length in lengths]
 
-    def ranking(self, keywords: Sequence[str], top_k: int) -> list[tuple[str, int]]:
-        """keyword_search's default definition: Σ count · len(keyword) per chunk, where count is how
-        often the keyword's folded words occur as consecutive words of the chunk's title or of its
-        text (keywords stripped, counted once per word sequence, the first spelling's length); a
-        keyword's word with letters of a script written without spaces occurs in every word that
-        holds it, and a keyword of that one word counts each time a word holds it. When
-        top_k >= the number of keywords, each matching keyword's best chunk (the highest-scoring
-        chunk it matches; ties: chunk id) is kept, the remaining places going by score; the result
-        is ordered by score."""
-        terms: dict[tuple[str, ...], str] = {}
-        for keyword in keywords:
-            if keyword.strip():
-                terms.setdefault(tuple(folded_words(keyword)), keyword.strip())
-        counts: dict[tuple[str, ...], dict[str, int]] = {words: {} for words in terms}
-        scores = {}
-        for cid, fields, present in zip(self.chunk_ids, self.fields, self.words):
-            score = 0
-            for words, keyword in terms.items():
-                if not words or any(word not in present for word in words if not unspaced(word)):
-                    continue
-                if len(words) == 1 and unspaced(words[0]):
-                    count = sum(word.count(words[0]) for field in fields for word in field)
-                else:
-                    count = sum(
-                        1
-                        for field in fields
-                        for at in range(len(field) - len(words) + 1)
-                        if all(
-                            wanted in word if unspaced(wanted) else wanted == word
-                            for wanted, word in zip(words, field[at : at + len(words)])
-                        )
-                    )
+    def ranking(self, keywords: Sequence[str], top_k: int) -> list[tuple[str, float]]:
+        """keyword_search's default definition. A keyword (stripped; counted once per word
+        sequence) occurs where its folded words occur as consecutive words of the chunk's title or
+        of its text; a keyword's word with letters of a script written without spaces occurs in
+        every word that holds it, and a keyword of that one word counts each time a word holds it.
+        A chunk scores Σ over keywords, in the order given, of
+        idf · count·(K1+1) / (count + K1·(1 − B + B·length/average length)), with
+        idf = ln(1 + (N − df + 0.5) / (df + 0.5)), N the chunks searched and df those holding
+        every word of the keyword (anywhere in title or text). Ties: first the chunks whose title,
+        as folded words, is one of the keywords, then chunk id. When top_k >= the number of
+        keywords, each matching keyword's best chunk (the highest-scoring chunk it matches; ties as
+        above) is kept, the remaining places going by score; the result is ordered by score."""
+        terms = list(dict.fromkeys(tuple(folded_words(k)) for k in keywords if k.strip()))
+        counts = [[self.count(words, at) for at in range(len(self.chunk_ids))] for words in terms]
+        holding = [sum(self.holds(words, at) for at in range(len(self.chunk_ids))) for words in terms]
+        chunks = len(self.chunk_ids)
+        idfs = [math.log(1 + (chunks - df + 0.5) / (df + 0.5)) for df in holding]
+        scores: dict[str, float] = {}
+        matched: list[list[str]] = [[] for _ in terms]
+        for at, cid in enumerate(self.chunk_ids):
+            score = 0.0
+            for weight, found, matching in zip(idfs, counts, matched):
+                count = found[at]
+                score += weight * (count * (K1 + 1) / (count + self.norms[at]))
                 if count:
-                    counts[words][cid] = count
-                score += count * len(keyword)
-            if score:
+                    matching.append(cid)
+            if any(found[at] for found in counts):
                 scores[cid] = score
-        ranked = sorted(scores, key=lambda cid: (-scores[cid], cid))
+        titled = {cid for cid, (title, _) in zip(self.chunk_ids, self.fields) if title and tuple(title) in terms}
+
+        def order(cid: str) -> tuple[float, bool, str]:
+            return -scores[cid], cid not in titled, cid
+
+        ranked = sorted(scores, key=order)
         chosen = ranked[:top_k]
         if top_k >= len(terms):
-            bests = [min(found, key=lambda cid: (-scores[cid], cid)) for found in counts.values() if found]
-            kept = list(dict.fromkeys(bests))
+            kept = list(dict.fromkeys(min(matching, key=order) for matching in matched if matching))
             chosen = kept + [cid for cid in ranked if cid not in kept][: top_k - len(kept)]
-        return [(cid, scores[cid]) for cid in sorted(chosen, key=lambda cid: (-scores[cid], cid))]
+        return [(cid, scores[cid]) for cid in sorted(chosen, key=order)]
+
+    def holds(self, words: tuple[str, ...], at: int) -> bool:
+        """Whether chunk `at` holds every one of these words (one of a script written without
+        spaces: inside some word)."""
+        present = self.words[at]
+        return bool(words) and all(
+            any(word in held for held in present) if unspaced(word) else word in present for word in words
+        )
+
+    def count(self, words: tuple[str, ...], at: int) -> int:
+        """How often these folded words occur in a row in chunk `at`'s title and text."""
+        if not self.holds(words, at):
+            return 0
+        fields = self.fields[at]
+        if len(words) == 1 and unspaced(words[0]):
+            return sum(word.count(words[0]) for field in fields for word in field)
+        return sum(
+            1
+            for field in fields
+            for start in range(len(field) - len(words) + 1)
+            if all(
+                wanted in word if unspaced(wanted) else wanted == word
+                for wanted, word in zip(words, field[start : start + len(words)])
+            )
+        )
 
 
 class SentenceMatrix:

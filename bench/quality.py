@@ -191,6 +191,7 @@ class Corpus:
         self.doc_of = {c.chunk_id: c.doc_id for c in chunks}
         self.texts = [c.text for c in chunks]
         self.titles = [c.title for c in chunks]
+        self.lengths = [c.tokens for c in chunks]
 
 
 def passage_labels(questions: list[dict], corpus: Corpus) -> Labels:
@@ -387,7 +388,7 @@ def check_against_brute_force(methods: Methods, questions: list[dict]) -> dict[s
     snapshot, corpus = methods.snapshot, methods.corpus
     sentences = SentenceMatrix(*snapshot.sentence_vectors())
     chunk_ids, chunk_vectors = snapshot.chunk_vectors()
-    words = WordCorpus(corpus.chunk_ids, corpus.titles, corpus.texts)
+    words = WordCorpus(corpus.chunk_ids, corpus.titles, corpus.texts, corpus.lengths)
     sample = questions[:CHECK_SAMPLE]
     agree = {"semantic_search": 0, "keyword_search": 0, "keyword_search substring": 0, "naive_embedding_search": 0}
     for question in sample:

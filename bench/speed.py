@@ -242,8 +242,9 @@ def bench_keyword(snapshot, chunks: list[tuple[str, str]]) -> dict:
     paper's code (lower-case and count), in word mode the whole-word definition."""
     held = snapshot.all_chunks()
     ids, titles, texts = [c.chunk_id for c in held], [c.title for c in held], [c.text for c in held]
+    lengths = [c.tokens for c in held]
     del held
-    word_corpus = WordCorpus(ids, titles, texts)
+    word_corpus = WordCorpus(ids, titles, texts, lengths)
     references = {
         "word": lambda q: word_corpus.ranking(q, 5),
         "substring": lambda q: keyword_ranking(ids, texts, q, 5),

@@ -22,7 +22,7 @@ from .readers import file_type
 from .schema import ChunkColumn, chunks_schema
 
 C = ChunkColumn
-HELD_COLUMNS = (C.ID, C.DOC_ID, C.TITLE, C.SOURCE, C.PART, C.PARTS, C.METADATA, *C.ADDED_LATER)
+HELD_COLUMNS = (C.ID, C.DOC_ID, C.TITLE, C.SOURCE, C.PART, C.PARTS, C.TOKENS, C.METADATA, *C.ADDED_LATER)
 """Chunk columns held in memory, with each chunk's sentence count (derived from its sentence offsets)."""
 SENTENCE_COUNT = "sentence_count"
 NO_HEADINGS: tuple[str, ...] = ()
@@ -41,6 +41,8 @@ class ChunkHeader:
     parts: int
     """How many chunks its document has."""
     sentence_count: int
+    tokens: int
+    """Its length in the embedding model's tokens (keyword scores discount long chunks by it)."""
     metadata: dict[str, Any]
     heading_path: tuple[str, ...]
     """The headings its first character sits under, outermost first."""
@@ -75,6 +77,8 @@ class ChunkCatalogue:
         """Ascending LanceDB row id by chunk number."""
         self.chunk_ids: pa.Array = self.table[C.ID].chunk(0) if self.table.num_rows else pa.array([], pa.string())
         self.titles: pa.Array = pc.fill_null(self.table[C.TITLE], "").combine_chunks()
+        self.lengths: np.ndarray = self.table[C.TOKENS].to_numpy().astype(np.int64)
+        """Each chunk's length in tokens, by chunk number."""
         ids = np.asarray(self.chunk_ids.to_numpy(zero_copy_only=False), dtype=str)
         self.numbers_by_id: np.ndarray = np.argsort(ids, kind="stable")
         """Chunk numbers in sorted id order: ids are found by bisection."""
@@ -158,6 +162,7 @@ class ChunkCatalogue:
                 part=field[C.PART][number],
                 parts=field[C.PARTS][number],
                 sentence_count=field[SENTENCE_COUNT][number],
+                tokens=field[C.TOKENS][number],
                 metadata=json.loads(field[C.METADATA][number]) if field[C.METADATA][number] else {},
                 heading_path=tuple(field[C.HEADING_PATH][number] or NO_HEADINGS),
                 pages=None

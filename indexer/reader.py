@@ -87,6 +87,8 @@ class KeywordLookup:
     """The folded words of every title, sorted."""
     title_owners: np.ndarray
     """Chunk number of each of `title_words`."""
+    title_lengths: np.ndarray
+    """How many words each chunk's title has, by chunk number."""
     unspaced_words: pa.Array
     """The folded forms of the words with letters of a script written without spaces (terms.py)."""
     unspaced_positions: np.ndarray
@@ -128,6 +130,7 @@ class KeywordLookup:
             len(catalogue),
             title_words.take(by_title_word),
             title_owners[by_title_word.to_numpy()],
+            np.bincount(title_owners, minlength=len(catalogue)),
             other_folded.filter(pa.array(unspaced_words)),
             other[unspaced_words],
             title_words.filter(pa.array(unspaced_titles)),

@@ -1,6 +1,7 @@
-"""keyword_search: chunks ranked by Σ count(keyword, chunk) · len(keyword), exactly, from the postings.
+"""keyword_search: chunks ranked by a score of their keyword counts, exactly, from the postings.
 
-What a count is depends on the match mode, chosen when the server starts:
+What a count is, and how counts make a score (keyword_weights.py), depend on the match mode,
+chosen when the server starts:
 
 - "word" (the default): a keyword counts where its words occur in a row as whole words, compared
   after `fold` (case, accents, width); the characters between words do not matter, so "Einstein"
@@ -9,18 +10,20 @@ What a count is depends on the match mode, chosen when the server starts:
   wherever its characters occur in a row inside a word, so "東京" counts twice in "東京の東京駅"
   (as the keyword of one word; in a keyword of several, once per word it is in). A chunk's title counts as
   part of the chunk (as a line of its own), so the page about a name outranks pages that only
-  mention it. When top_k is at least the number of keywords, the best chunk of every keyword that
-  matches anywhere (the highest-scoring chunk it matches; ties: chunk id) is among the results, so
-  a frequent keyword cannot drown a rare one; the other places go by score.
+  mention it. Scores weigh keywords by rarity (BM25); of equal scores, the chunks whose title is
+  one of the keywords (the same folded words) come first, then by chunk id. When top_k is at
+  least the number of keywords, the best chunk of every keyword that matches anywhere (the
+  highest-scoring chunk it matches, ties as above) is among the results, so a frequent keyword
+  cannot drown a rare one; the other places go by score.
 - "substring": the paper's definition, unchanged: case-insensitive substring counts in the chunk
-  text (titles not counted), plain top k by score.
+  text (titles not counted), scored Σ count · len(keyword), plain top k by score (ties: chunk id).
 
 A single-word keyword (in substring mode: one made only of word characters) is counted from the
-postings alone. A longer one occurs no more often than its rarest word, which bounds it; it is
-counted in the texts of the chunks whose bound could still matter, best bound first, until none
-can: exact results while reading a few texts, not thousands. Per-keyword chunk counts come from
-the same arrays; where settling one would take more than COUNT_READ_LIMIT further texts, it is
-given as a range.
+postings alone. A longer one occurs no more often than its rarest word, which bounds its count
+and so its weight (which only grows with the count); it is counted in the texts of the chunks
+whose bound could still matter, best bound first, until none can: exact results while reading a
+few texts, not thousands. Per-keyword chunk counts come from the same arrays; where settling
+one would take more than COUNT_READ_LIMIT further texts, it is given as a range.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ import pyarrow.compute as pc
 import regex
 from arag_mcp.indexer.terms import SHORT_WORD_BREAK, fold, folded, lower, unspaced, words_of
 
+from .keyword_weights import LengthWeights, RarityWeights, Weights
 from .retrieval import Hit, top_chunks
 
 if TYPE_CHECKING:
@@ -96,6 +100,16 @@ class Matcher(Protocol):
 
     def matching_sentences(self, chunk: Chunk, keywords: Sequence[Keyword]) -> list[str]: ...
 
+    def weights(
+        self, snapshot: IndexSnapshot, keywords: Sequence[Keyword], holding: list[int], scope: np.ndarray | None
+    ) -> Weights:
+        """How counts make scores; `holding`: per keyword, the chunks searched that hold all its pieces."""
+        ...
+
+    def tie_rank(self, snapshot: IndexSnapshot, keywords: Sequence[Keyword]) -> np.ndarray:
+        """Per chunk number, what orders chunks of equal score (smaller first)."""
+        ...
+
 
 class WordMatch:
     """Whole words, folded, titles included."""
@@ -140,6 +154,32 @@ class WordMatch:
             for sentence, words in zip(sentences, map(_folded_words, lowered))
             if any(_occurrences(words, keyword.pieces) for keyword in keywords)
         ]
+
+    def weights(
+        self, snapshot: IndexSnapshot, keywords: Sequence[Keyword], holding: list[int], scope: np.ndarray | None
+    ) -> Weights:
+        return RarityWeights(snapshot.catalogue.lengths, holding, scope)
+
+    def tie_rank(self, snapshot: IndexSnapshot, keywords: Sequence[Keyword]) -> np.ndarray:
+        """Chunk id order, the chunks whose title is a keyword (the same folded words) first."""
+        rank = snapshot.catalogue.id_rank
+        return rank + np.where(_titled(snapshot, keywords), 0, len(rank))
+
+
+def _titled(snapshot: IndexSnapshot, keywords: Sequence[Keyword]) -> np.ndarray:
+    """Whether each chunk's title is, word for word, one of the keywords: the titles with as many
+    words that hold a keyword's first word are compared, each distinct title once."""
+    lookup = snapshot.keywords
+    titled = np.zeros(lookup.chunk_count, dtype=bool)
+    for keyword in keywords:
+        if not keyword.pieces:
+            continue
+        sized = lookup.title_lengths == len(keyword.pieces)
+        candidates = np.flatnonzero(sized & (lookup.title_counts(keyword.pieces[0]) > 0))
+        titles = lower(snapshot.catalogue.titles.take(pa.array(candidates, pa.int64()))).to_pylist()
+        equal = {title: tuple(_folded_words(title)) == keyword.pieces for title in set(titles)}
+        titled[candidates[[equal[title] for title in titles]]] = True
+    return titled
 
 
 def _folded_words(lowered: str) -> list[str]:
@@ -221,6 +261,14 @@ class SubstringMatch:
             matching |= pc.match_substring(lowered, pattern=keyword.text).to_numpy(zero_copy_only=False)
         return [sentence for sentence, keep in zip(sentences, matching) if keep]
 
+    def weights(
+        self, snapshot: IndexSnapshot, keywords: Sequence[Keyword], holding: list[int], scope: np.ndarray | None
+    ) -> Weights:
+        return LengthWeights([len(keyword.text) for keyword in keywords])
+
+    def tie_rank(self, snapshot: IndexSnapshot, keywords: Sequence[Keyword]) -> np.ndarray:
+        return snapshot.catalogue.id_rank
+
 
 class PieceCounts:
     """count(piece, chunk) for every chunk number, from one read of the postings of the words the
@@ -265,21 +313,20 @@ MATCHERS: dict[KeywordMatch, Matcher] = {"word": WordMatch(), "substring": Subst
 
 class _Tally:
     """Per-keyword counts by chunk number: exact from the postings for single keywords, and for the
-    others exact in the chunks read so far (`settled`), bounded elsewhere."""
+    others exact in the chunks read so far (`settled`), bounded elsewhere; scores from the counts
+    by the matcher's weights, ties broken by its `tie_rank` (smaller first)."""
 
     def __init__(
         self, snapshot: IndexSnapshot, matcher: Matcher, keywords: list[Keyword], scope: np.ndarray | None
     ) -> None:
         """`scope`: the chunk numbers searched (a mask); chunks outside it count nothing."""
         self.snapshot, self.matcher, self.keywords = snapshot, matcher, keywords
-        self.rank = snapshot.catalogue.id_rank
+        self.rank = matcher.tie_rank(snapshot, keywords)
         chunk_count = len(self.rank)
         pieces = sorted({piece for keyword in keywords for piece in keyword.pieces})
         piece_counts = matcher.piece_counts(snapshot, pieces)
         self.counts: list[np.ndarray] = []
         self.bounds: list[np.ndarray | None] = []
-        self.known = np.zeros(chunk_count, dtype=np.int64)
-        self.bound = np.zeros(chunk_count, dtype=np.int64)
 
         def within(counts: np.ndarray) -> np.ndarray:
             return counts if scope is None else np.where(scope, counts, 0)
@@ -288,17 +335,33 @@ class _Tally:
             if keyword.single:
                 self.counts.append(within(piece_counts.of(keyword.pieces[0])))
                 self.bounds.append(None)
-                self.known += self.counts[-1] * len(keyword.text)
             else:
-                bound = within(
-                    _phrase_bound(keyword.pieces, piece_counts, chunk_count, matcher.reads_all_without_words)
-                )
+                bound = _phrase_bound(keyword.pieces, piece_counts, chunk_count, matcher.reads_all_without_words)
                 self.counts.append(np.zeros(chunk_count, dtype=np.int64))
-                self.bounds.append(bound)
-                self.bound += bound * len(keyword.text)
+                self.bounds.append(within(bound))
         self.phrases = [at for at, keyword in enumerate(keywords) if not keyword.single]
-        self.settled = self.bound == 0
-        self.scores = self.known.copy()
+        maybe = [counts if bound is None else bound for counts, bound in zip(self.counts, self.bounds)]
+        holding = [int(np.count_nonzero(counts)) for counts in maybe]
+        self.weights = matcher.weights(snapshot, keywords, holding, scope)
+        self.single_match = np.zeros(chunk_count, dtype=bool)
+        """Chunks a single keyword matches."""
+        self.phrase_match = np.zeros(chunk_count, dtype=bool)
+        """Chunks a several-word keyword may match."""
+        for counts, bound in zip(self.counts, self.bounds):
+            if bound is None:
+                self.single_match |= counts > 0
+            else:
+                self.phrase_match |= bound > 0
+        self.settled = ~self.phrase_match
+        self.scores = self._scored(self.counts, self.single_match)
+        self.upper = self._scored(maybe, self.single_match | self.phrase_match)
+
+    def _scored(self, counts: list[np.ndarray], where: np.ndarray) -> np.ndarray:
+        """Scores from these per-keyword counts at the chunks `where` (a mask), 0 elsewhere."""
+        numbers = np.flatnonzero(where)
+        scores = np.zeros(len(where), dtype=self.weights.dtype)
+        scores[numbers] = self.weights.score([count[numbers] for count in counts], numbers)
+        return scores
 
     def read(self, numbers: np.ndarray) -> None:
         """Count the several-word keywords in these chunks' texts."""
@@ -308,7 +371,7 @@ class _Tally:
         numbers, found = self.matcher.count_in(self.snapshot, numbers, [self.keywords[at] for at in self.phrases])
         for at, counts in zip(self.phrases, found):
             self.counts[at][numbers] = counts
-            self.scores[numbers] += counts * len(self.keywords[at].text)
+        self.scores[numbers] = self.weights.score([counts[numbers] for counts in self.counts], numbers)
         self.settled[numbers] = True
 
     def settled_scores(self) -> np.ndarray:
@@ -317,7 +380,7 @@ class _Tally:
     def settle_top(self, top_k: int) -> None:
         """Read until the top k by score are settled and no unread chunk could enter them."""
         pending = np.flatnonzero(~self.settled)
-        upper = self.known + self.bound
+        upper = self.upper
         pending = pending[np.lexsort((self.rank[pending], -upper[pending]))]
         batch = PHRASE_READ_BATCH
         while len(pending):
@@ -332,10 +395,10 @@ class _Tally:
             batch *= 2
 
     def best_chunk(self, at: int) -> int | None:
-        """The highest-scoring chunk that keyword `at` matches (ties: chunk id), reading chunks in
+        """The highest-scoring chunk that keyword `at` matches (ties: `rank`), reading chunks in
         order of their upper bound until no unread one could score higher."""
         counts, bound = self.counts[at], self.bounds[at]
-        upper = self.known + self.bound
+        upper = self.upper
         pending = np.flatnonzero((counts > 0 if bound is None else bound > 0) & ~self.settled)
         pending = pending[np.lexsort((self.rank[pending], -upper[pending]))]
         batch = PHRASE_READ_BATCH
@@ -365,8 +428,8 @@ class _Tally:
             found = int(np.count_nonzero(counts))
             maybe = 0 if bound is None else int(np.count_nonzero((bound > 0) & ~self.settled))
             per_keyword.append(ChunkCount(found, found + maybe))
-        found = (self.known > 0) | (self.settled & (self.scores > 0))
-        maybe = ~found & ~self.settled & (self.bound > 0)
+        found = self.single_match | (self.settled & (self.scores > 0))
+        maybe = ~found & ~self.settled & self.phrase_match
         return per_keyword, ChunkCount(int(np.count_nonzero(found)), int(np.count_nonzero(found | maybe)))
 
 
@@ -400,7 +463,7 @@ def keyword_search(
     match: KeywordMatch = "word",
     scope: np.ndarray | None = None,
 ) -> KeywordFindings:
-    """Chunks ranked by keyword score (ties: chunk id), with the keywords and sentences that matched
+    """Chunks ranked by keyword score (ties: see the module's docstring), with the keywords and sentences that matched
     (see the module's docstring for what counts as a match); with `scope` (a mask over chunk
     numbers), only the chunks in it, and the counts are counts within it."""
     matcher = MATCHERS[match]
@@ -418,7 +481,7 @@ def keyword_search(
     for number in chosen.tolist():
         found = [keyword for keyword, counts in zip(keywords, tally.counts) if counts[number]]
         sentences = matcher.matching_sentences(chunks[number], found) or chunks[number].sentences[:1]
-        hits.append(Hit(chunks[number], int(tally.scores[number]), sentences, tuple(k.text for k in found)))
+        hits.append(Hit(chunks[number], tally.scores[number].item(), sentences, tuple(k.text for k in found)))
     return KeywordFindings(hits, [k.text for k in keywords], per_keyword, matching)
 
 

@@ -50,7 +50,10 @@ class KeywordResult(BaseModel):
     pages: str | None = PAGES_FIELD
     file_type: str = FILE_TYPE_FIELD
     metadata: dict[str, Any] | None = METADATA_FIELD
-    score: int = Field(description="sum over keywords of occurrences x keyword length")
+    score: float | int = Field(
+        description="the keyword score the tool description defines: by keyword rarity (BM25, to 2 "
+        "decimals) with whole-word matching; occurrences x keyword length, summed, with substring matching"
+    )
     keywords: list[str] = Field(description="the keywords this chunk matched")
     snippet: str = Field(description="the chunk's sentences that contain a keyword, joined with ' ... '")
     whole_chunk: bool | None = WHOLE_CHUNK_FIELD
@@ -201,7 +204,7 @@ def keyword_output(
         fields = _hit_fields(hit, source, deliveries, at)
         separator = " " if fields["whole_chunk"] else SNIPPET_SEPARATOR
         snippet = separator.join(bounded_sentences(hit.matched))
-        results.append(KeywordResult(**fields, score=int(hit.score), keywords=list(hit.keywords), snippet=snippet))
+        results.append(KeywordResult(**fields, score=round(hit.score, 2), keywords=list(hit.keywords), snippet=snippet))
     per_keyword = "; ".join(
         f"{keyword!r}: {chunks_phrase(count)}" for keyword, count in zip(findings.keywords, findings.per_keyword)
     )

@@ -22,9 +22,7 @@ SESSION_NOTE = (
 
 KEYWORD_SEARCH = """Search the knowledge base for chunks that contain the given keywords.
 
-{matching}
-A chunk's score is the sum over keywords of (occurrences of the keyword in the chunk) x (keyword
-length), so longer, more specific keywords weigh more. {results} Returns chunk ids with title,
+{matching} {scoring} {results} Returns chunk ids with title,
 source, section and pages (where the document has headings or pages), score, the keywords each
 chunk matched, and {shows}. {metadata}
 
@@ -55,6 +53,15 @@ KEYWORD_MATCHING = {
     ),
     "substring": "Matching is case-insensitive and literal: each keyword is looked up as written, independently, "
     "also inside longer words; titles are not searched.",
+}
+KEYWORD_SCORING = {
+    "word": (
+        "A chunk's score weighs each keyword by its rarity (BM25): a keyword found in few chunks counts "
+        "more than one found in many, repeats add less and less, and long chunks are discounted; scores "
+        "are shown to 2 decimals, and of equal scores a chunk titled exactly as a keyword comes first."
+    ),
+    "substring": "A chunk's score is the sum over keywords of (occurrences of the keyword in the chunk) x "
+    "(keyword length), so longer, more specific keywords weigh more.",
 }
 KEYWORD_RESULTS = {
     "word": (
@@ -164,6 +171,7 @@ TOOL_GUIDES = {
 def keyword_search_description(tools: Sequence[str], full_text: bool, keyword_match: str = "word") -> str:
     return KEYWORD_SEARCH.format(
         matching=KEYWORD_MATCHING[keyword_match],
+        scoring=KEYWORD_SCORING[keyword_match],
         results=KEYWORD_RESULTS[keyword_match],
         shows=FULL_TEXT_SHOWS if full_text else SNIPPET_SHOWS["keyword_search"],
         sentence_tool="semantic_search" if "semantic_search" in tools else "several short keywords",

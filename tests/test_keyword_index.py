@@ -90,7 +90,7 @@ def test_keyword_search_equals_brute_force(churned_index: Path, read_batch: int,
     snapshot = open_index(str(churned_index))
     chunks = snapshot.all_chunks()
     ids, titles, texts = [c.chunk_id for c in chunks], [c.title for c in chunks], [c.text for c in chunks]
-    words = WordCorpus(ids, titles, texts)
+    words = WordCorpus(ids, titles, texts, [c.tokens for c in chunks])
     checked = 0
     for keywords in queries(seed=3):
         for top_k in (1, 2, 5, 50):

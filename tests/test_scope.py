@@ -157,14 +157,16 @@ async def test_keyword_search_shows_file_type_and_metadata(live: LiveIndex):
 async def test_scoped_keyword_search_is_brute_force_within_the_scope(live: LiveIndex, chunks, scope: dict):
     admitted = scoped(chunks, scope)
     inside = [chunk for chunk in chunks if chunk.chunk_id in admitted]
-    words = WordCorpus([c.chunk_id for c in inside], [c.title for c in inside], [c.text for c in inside])
+    words = WordCorpus(
+        [c.chunk_id for c in inside], [c.title for c in inside], [c.text for c in inside], [c.tokens for c in inside]
+    )
     texts = [c.text for c in inside]
     for match in ("word", "substring"):
         async with Client(create_server(live, keyword_match=match)) as client:
             for keywords in (["pump"], ["valve", "water"], ["rain water"]):
                 result = await client.call_tool("keyword_search", {"keywords": keywords, "top_k": 3, "scope": scope})
                 if match == "word":
-                    expected = words.ranking(keywords, 3)
+                    expected = [(cid, round(score, 2)) for cid, score in words.ranking(keywords, 3)]
                 else:
                     expected = keyword_ranking([c.chunk_id for c in inside], texts, keywords, 3)
                 assert ranked(result) == expected, (match, keywords)
