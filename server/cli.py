@@ -51,8 +51,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         _env("--keyword-match"),
         choices=KEYWORD_MATCHES,
         default="word",
-        help="keyword_search matches whole words, ignoring case, accents and width, titles included (word, "
-        "the default), or the A-RAG paper's case-insensitive substrings of the chunk text (substring)",
+        help="keyword_search matches whole words, ignoring case, accents and width, titles included, ranked "
+        "by keyword rarity (BM25) (word, the default), or the A-RAG paper's case-insensitive substrings of the "
+        "chunk text, scored count x keyword length (substring)",
     )
     env_option(parser, "--transport", _env("--transport"), choices=("stdio", "sse", "streamable-http"), default="stdio")
     env_option(parser, "--host", _env("--host"), default="127.0.0.1", help="HTTP bind address (default: 127.0.0.1)")
