@@ -10,21 +10,26 @@ from pydantic import BaseModel, Field
 
 from .documents import PatternMatches, numbered
 from .results import (
+    ALREADY_SENT_FIELD,
+    ALREADY_SENT_NOTE,
     FILE_TYPE_FIELD,
     METADATA_FIELD,
     PAGES_FIELD,
     SECTION_FIELD,
+    SENTENCES_ALREADY_SENT_FIELD,
     SESSION_FIELD,
     SNIPPET_SEPARATOR,
+    already_sent_text,
     bounded_metadata,
-    bounded_sentences,
     metadata_text,
+    omitted_text,
     place_fields,
     place_text,
     with_notice,
     with_session,
 )
 from .retrieval import MergedHit
+from .snippets import Snippet
 
 MATCH_LINES_LISTED = 20
 
@@ -39,7 +44,9 @@ class DocumentResult(BaseModel):
     metadata: dict[str, Any] | None = METADATA_FIELD
     score: float = Field(description="cosine similarity of the chunk's best sentence to the best matching query")
     queries: list[int] = Field(description="which queries (from 0) found this chunk")
-    snippet: str
+    snippet: str | None = Field(None, description="the sentences that matched (long ones cut to their start)")
+    already_sent: bool | None = ALREADY_SENT_FIELD
+    sentences_already_sent: int | None = SENTENCES_ALREADY_SENT_FIELD
 
 
 class DocumentSearchOutput(BaseModel):
@@ -82,9 +89,11 @@ class OpenOutput(BaseModel):
     text: str = Field(description="the lines, each after its number; runs this conversation already has are marked")
 
 
-def search_output(found: list[MergedHit], queries: list[str], session: str, notice: str) -> DocumentSearchOutput:
+def search_output(
+    found: list[MergedHit], snippets: list[Snippet], queries: list[str], session: str, notice: str
+) -> DocumentSearchOutput:
     results = []
-    for merged in found:
+    for merged, snippet in zip(found, snippets):
         chunk = merged.hit.chunk
         results.append(
             DocumentResult(
@@ -96,13 +105,16 @@ def search_output(found: list[MergedHit], queries: list[str], session: str, noti
                 metadata=bounded_metadata(chunk.metadata) or None,
                 score=round(merged.hit.score, 4),
                 queries=merged.queries,
-                snippet=SNIPPET_SEPARATOR.join(bounded_sentences(merged.hit.matched)),
+                snippet=None if snippet.nothing_new else SNIPPET_SEPARATOR.join(snippet.sentences),
+                already_sent=snippet.nothing_new or None,
+                sentences_already_sent=(0 if snippet.nothing_new else snippet.already_sent) or None,
             )
         )
     plural = "query" if len(queries) == 1 else "queries"
     message = (
         f"{len(results)} results from {len(queries)} {plural}, merged. Snippets are partial: use find or open "
         "with a ref to read inside its document."
+        + (f" {ALREADY_SENT_NOTE}" if any(r.already_sent or r.sentences_already_sent for r in results) else "")
         if results
         else "The index is empty."
     )
@@ -191,13 +203,16 @@ def _shown_before(run: list[int]) -> str:
 def search_text(output: DocumentSearchOutput) -> str:
     lines = [output.message]
     for rank, result in enumerate(output.results, 1):
+        if result.already_sent:
+            lines.append(already_sent_text(rank, result.ref, result.title))
+            continue
         lines.append(
             f"[{rank}] ref: {result.ref} | title: {result.title} | file: {result.file_name} ({result.file_type})"
             f"{place_text(result.section, result.pages)} | score: {result.score:.4f} | queries: {result.queries}"
         )
         if result.metadata:
             lines.append(f"    metadata: {metadata_text(result.metadata)}")
-        lines.append(f"    {result.snippet}")
+        lines.append(f"    {result.snippet}{omitted_text(result.sentences_already_sent)}")
     return with_session(lines, output.session)
 
 

@@ -53,13 +53,13 @@ from .results import (
     SemanticSearchOutput,
     chunk_read_output,
     chunk_read_text,
-    is_whole_chunk,
     keyword_output,
     keyword_text,
     semantic_output,
     semantic_text,
 )
 from .scope import ScopeError, in_scope
+from .snippets import Snippet, keyword_pieces, semantic_pieces, snippet
 
 if TYPE_CHECKING:
     from arag_mcp.indexer.documents import DocumentLines
@@ -131,7 +131,9 @@ class Toolkit:
         conversation = self.conversations.resume(session)
         findings = keyword_matching.keyword_search(snapshot, terms, top_k, self.keyword_match, mask)
         deliveries = self._deliver(snapshot, conversation, findings.hits)
-        output = keyword_output(findings, conversation.handle, conversation.notice, deliveries)
+        pieces = [keyword_pieces(hit.matched, hit.keywords, self.keyword_match) for hit in findings.hits]
+        snippets = self._snippets(conversation, findings.hits, pieces, deliveries is not None)
+        output = keyword_output(findings, conversation.handle, conversation.notice, deliveries, snippets)
         return _result(_with_scope(output, scope, mask), keyword_text)
 
     def semantic_search(
@@ -143,7 +145,10 @@ class Toolkit:
         conversation = self.conversations.resume(session)
         hits = retrieval.semantic_search(snapshot, self._query_vector(snapshot, query), top_k, mask)
         deliveries = self._deliver(snapshot, conversation, hits)
-        output = semantic_output(hits, conversation.handle, conversation.notice, deliveries, "their best sentence")
+        snippets = self._semantic_snippets(conversation, hits, deliveries is not None)
+        output = semantic_output(
+            hits, conversation.handle, conversation.notice, deliveries, snippets, "their best sentence"
+        )
         return _result(_with_scope(output, scope, mask), semantic_text)
 
     def naive_embedding_search(
@@ -155,7 +160,10 @@ class Toolkit:
         conversation = self.conversations.resume(session)
         hits = retrieval.naive_search(snapshot, self._query_vector(snapshot, query), top_k, mask)
         deliveries = self._deliver(snapshot, conversation, hits, always=True)
-        output = semantic_output(hits, conversation.handle, conversation.notice, deliveries, "their chunk vector")
+        snippets = self._semantic_snippets(conversation, hits, True)
+        output = semantic_output(
+            hits, conversation.handle, conversation.notice, deliveries, snippets, "their chunk vector"
+        )
         return _result(_with_scope(output, scope, mask), semantic_text)
 
     def semantic_search_queries(
@@ -167,9 +175,9 @@ class Toolkit:
         conversation = self.conversations.resume(session)
         found = retrieval.merged_semantic_search(snapshot, self._query_vectors(snapshot, checked), top_k, mask)
         hits = [merged.hit for merged in found]
-        self._mark_whole_chunks(conversation, hits)
+        snippets = self._semantic_snippets(conversation, hits, False)
         ranked_by = f"their best sentence over {len(checked)} {'query' if len(checked) == 1 else 'queries'}"
-        output = semantic_output(hits, conversation.handle, conversation.notice, None, ranked_by)
+        output = semantic_output(hits, conversation.handle, conversation.notice, None, snippets, ranked_by)
         for result, merged in zip(output.results, found):
             result.queries = merged.queries
         return _result(_with_scope(output, scope, mask), semantic_text)
@@ -182,7 +190,8 @@ class Toolkit:
         mask = _scope_mask(snapshot, scope)
         conversation = self.conversations.resume(session)
         found = retrieval.merged_semantic_search(snapshot, self._query_vectors(snapshot, checked), top_k, mask)
-        output = search_output(found, checked, conversation.handle, conversation.notice)
+        snippets = self._semantic_snippets(conversation, [merged.hit for merged in found], False)
+        output = search_output(found, snippets, checked, conversation.handle, conversation.notice)
         return _result(_with_scope(output, scope, mask), search_text)
 
     def find(
@@ -253,17 +262,30 @@ class Toolkit:
         self, snapshot: IndexSnapshot, conversation: Conversation, hits: list[retrieval.Hit], always: bool = False
     ) -> list[Delivery] | None:
         """Whole chunks for the conversation (read-before and size bound applied), where this tool sends
-        them; otherwise None, and the hits whose matched sentences are the whole chunk count as read."""
+        them; otherwise None."""
         if not (self.full_text or always):
-            self._mark_whole_chunks(conversation, hits)
             return None
         wanted = [hit.chunk.chunk_id for hit in hits]
         found = {hit.chunk.chunk_id: hit.chunk for hit in hits if isinstance(hit.chunk, Chunk)}
         found.update(snapshot.chunks([cid for cid in wanted if cid not in found]))
         return self.conversations.deliver(conversation, wanted, found)
 
-    def _mark_whole_chunks(self, conversation: Conversation, hits: list[retrieval.Hit]) -> None:
-        self.conversations.mark_received(conversation, [hit.chunk.chunk_id for hit in hits if is_whole_chunk(hit)])
+    def _semantic_snippets(
+        self, conversation: Conversation, hits: list[retrieval.Hit], whole_chunks: bool
+    ) -> list[Snippet]:
+        return self._snippets(conversation, hits, [semantic_pieces(hit.matched) for hit in hits], whole_chunks)
+
+    def _snippets(
+        self, conversation: Conversation, hits: list[retrieval.Hit], pieces: list[list[str]], whole_chunks: bool
+    ) -> list[Snippet]:
+        """What each hit shows of its matched sentences: all of them where the results carry whole
+        chunks (the chunk text is what is tracked), else those this conversation was not sent."""
+        if whole_chunks:
+            return [snippet(shown, set(), False) for shown in pieces]
+        return [
+            self.conversations.send_snippet(conversation, hit.chunk.chunk_id, shown, _covers_chunk(hit, shown))
+            for hit, shown in zip(hits, pieces)
+        ]
 
     def _snapshot(self) -> IndexSnapshot:
         """The served build; its IndexStoreError reaches the model as one line (errors.py)."""
@@ -277,6 +299,12 @@ class Toolkit:
             return self.live.query_vectors(snapshot, queries, MODEL_WAIT_SECONDS)
         except ModelNotReady as exc:
             raise ToolError(str(exc)) from None
+
+
+def _covers_chunk(hit: retrieval.Hit, pieces: list[str]) -> bool:
+    """Whether the pieces are every sentence of the hit's chunk, unshortened (a chunk's sentence is
+    matched at most once, so matching as many as it has is matching them all)."""
+    return 0 < hit.chunk.sentence_count == len(hit.matched) and pieces == hit.matched
 
 
 def _check_keyword_sizes(terms: list[str]) -> None:
