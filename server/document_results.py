@@ -9,6 +9,7 @@ from arag_mcp.indexer.documents import DocumentLines
 from pydantic import BaseModel, Field
 
 from .documents import PatternMatches, numbered
+from .keywords import KeywordFindings
 from .results import (
     ALREADY_SENT_FIELD,
     ALREADY_SENT_NOTE,
@@ -19,8 +20,10 @@ from .results import (
     SENTENCES_ALREADY_SENT_FIELD,
     SESSION_FIELD,
     SNIPPET_SEPARATOR,
+    KeywordCount,
     already_sent_text,
     bounded_metadata,
+    chunks_phrase,
     metadata_text,
     omitted_text,
     place_fields,
@@ -42,8 +45,12 @@ class DocumentResult(BaseModel):
     section: str | None = SECTION_FIELD
     pages: str | None = PAGES_FIELD
     metadata: dict[str, Any] | None = METADATA_FIELD
-    score: float = Field(description="cosine similarity of the chunk's best sentence to the best matching query")
-    queries: list[int] = Field(description="which queries (from 0) found this chunk")
+    score: float | None = Field(
+        None, description="cosine similarity of the chunk's best sentence to the best matching query"
+    )
+    queries: list[int] = Field(description="which queries (from 0) found this chunk (none: only keywords did)")
+    keywords: list[str] | None = Field(None, description="the keywords this chunk matched")
+    keyword_score: int | None = Field(None, description="sum over keywords of occurrences x keyword length")
     snippet: str | None = Field(None, description="the sentences that matched (long ones cut to their start)")
     already_sent: bool | None = ALREADY_SENT_FIELD
     sentences_already_sent: int | None = SENTENCES_ALREADY_SENT_FIELD
@@ -52,6 +59,7 @@ class DocumentResult(BaseModel):
 class DocumentSearchOutput(BaseModel):
     message: str
     session: str = SESSION_FIELD
+    keyword_counts: list[KeywordCount] | None = Field(None, description="chunks each keyword matches, in all")
     results: list[DocumentResult]
 
 
@@ -90,11 +98,17 @@ class OpenOutput(BaseModel):
 
 
 def search_output(
-    found: list[MergedHit], snippets: list[Snippet], queries: list[str], session: str, notice: str
+    found: list[MergedHit],
+    snippets: list[Snippet],
+    queries: list[str],
+    findings: KeywordFindings | None,
+    session: str,
+    notice: str,
 ) -> DocumentSearchOutput:
     results = []
     for merged, snippet in zip(found, snippets):
         chunk = merged.hit.chunk
+        keyword_hit = merged.keyword_hit
         results.append(
             DocumentResult(
                 ref=chunk.chunk_id,
@@ -103,22 +117,35 @@ def search_output(
                 file_type=chunk.file_type,
                 **place_fields(chunk),
                 metadata=bounded_metadata(chunk.metadata) or None,
-                score=round(merged.hit.score, 4),
+                score=round(merged.hit.score, 4) if merged.queries else None,
                 queries=merged.queries,
+                keywords=list(keyword_hit.keywords) if keyword_hit else None,
+                keyword_score=int(keyword_hit.score) if keyword_hit else None,
                 snippet=None if snippet.nothing_new else SNIPPET_SEPARATOR.join(snippet.sentences),
                 already_sent=snippet.nothing_new or None,
                 sentences_already_sent=(0 if snippet.nothing_new else snippet.already_sent) or None,
             )
         )
     plural = "query" if len(queries) == 1 else "queries"
+    keyword_counts = None
+    searched = f"{len(queries)} {plural}"
+    if findings is not None:
+        keyword_counts = [
+            KeywordCount(keyword=k, chunks=c.at_least, chunks_up_to=None if c.exact else c.at_most)
+            for k, c in zip(findings.keywords, findings.per_keyword)
+        ]
+        counts = "; ".join(f"{k!r}: {chunks_phrase(c)}" for k, c in zip(findings.keywords, findings.per_keyword))
+        searched += f" and keywords ({counts})"
     message = (
-        f"{len(results)} results from {len(queries)} {plural}, merged. Snippets are partial: use find or open "
+        f"{len(results)} results from {searched}, merged. Snippets are partial: use find or open "
         "with a ref to read inside its document."
         + (f" {ALREADY_SENT_NOTE}" if any(r.already_sent or r.sentences_already_sent for r in results) else "")
         if results
         else "The index is empty."
     )
-    return DocumentSearchOutput(message=with_notice(notice, message), session=session, results=results)
+    return DocumentSearchOutput(
+        message=with_notice(notice, message), session=session, keyword_counts=keyword_counts, results=results
+    )
 
 
 def find_output(
@@ -206,9 +233,13 @@ def search_text(output: DocumentSearchOutput) -> str:
         if result.already_sent:
             lines.append(already_sent_text(rank, result.ref, result.title))
             continue
+        found_by = f" | score: {result.score:.4f} | queries: {result.queries}" if result.queries else ""
+        if result.keywords:
+            matched = ", ".join(repr(k) for k in result.keywords)
+            found_by += f" | keywords: {matched} (score {result.keyword_score})"
         lines.append(
             f"[{rank}] ref: {result.ref} | title: {result.title} | file: {result.file_name} ({result.file_type})"
-            f"{place_text(result.section, result.pages)} | score: {result.score:.4f} | queries: {result.queries}"
+            f"{place_text(result.section, result.pages)}{found_by}"
         )
         if result.metadata:
             lines.append(f"    metadata: {metadata_text(result.metadata)}")

@@ -113,7 +113,9 @@ Give several phrasings of one need (or its parts) in one call instead of one cal
 SEARCH = f"""Search the document collection by meaning with 1 to 5 queries at once (reformulations or parts
 of one information need). Each query is compared with every sentence of the collection; each
 query's best chunks (top_k per query, up to 10) are merged, and a passage found by several
-queries appears once, with the queries that found it.
+queries appears once, with the queries that found it. Names, titles or exact terms given as
+keywords are also looked up literally (by default as whole words, ignoring case and accents): the chunks they
+match join the results, and the header says how many chunks each matches (0 proves an absence).
 
 Each result has a ref (find and open take it), the document's title, file name and file type
 (md, html, pdf, jsonl, ...), its metadata (a JSON/JSONL record's own fields, up to {METADATA_FIELDS}), a score and a snippet of the sentences that matched (a long one cut to its start). Snippets are partial: when a result

@@ -88,6 +88,13 @@ ScopeConditions = Annotated[
         "the best within it"
     ),
 ]
+ExactNames = Annotated[
+    list[str] | None,
+    Field(
+        description="optional names, titles or exact terms, looked up literally (by default as whole words, ignoring case and "
+        "accents); the chunks they match join the results, with each keyword's count of matching chunks (0: absent)"
+    ),
+]
 Ref = Annotated[str, Field(description="a ref from search results (a chunk id, or the document part before '-')")]
 Patterns = Annotated[
     list[str], Field(description=f"1-{documents.MAX_PATTERNS} words or phrases to look for in the document")
@@ -113,19 +120,7 @@ class Toolkit:
     def keyword_search(
         self, keywords: Keywords, top_k: TopK = 5, scope: ScopeConditions = None, session: Session = None
     ) -> Annotated[CallToolResult, KeywordSearchOutput]:
-        terms = [k.strip() for k in keywords if k.strip()]
-        if not terms:
-            raise ToolError('keywords is empty; give one or more short terms, e.g. ["Marie Curie"]')
-        if len(terms) > MAX_KEYWORDS:
-            raise ToolError(f"{len(terms)} keywords given; pass at most {MAX_KEYWORDS}, the most specific first")
-        _check_keyword_sizes(terms)
-        if self.keyword_match == "word":
-            wordless = keyword_matching.wordless(terms)
-            if wordless:
-                raise ToolError(
-                    f"keyword {quoted(wordless[0])} has no letter or digit; keywords match whole words, "
-                    "so give names, terms or numbers"
-                )
+        terms = self._checked_keywords(keywords)
         snapshot = self._snapshot()
         mask = _scope_mask(snapshot, scope)
         conversation = self.conversations.resume(session)
@@ -183,15 +178,25 @@ class Toolkit:
         return _result(_with_scope(output, scope, mask), semantic_text)
 
     def search(
-        self, queries: Queries, top_k: PerQuery = 5, scope: ScopeConditions = None, session: Session = None
+        self,
+        queries: Queries,
+        top_k: PerQuery = 5,
+        keywords: ExactNames = None,
+        scope: ScopeConditions = None,
+        session: Session = None,
     ) -> Annotated[CallToolResult, DocumentSearchOutput]:
         checked = _checked_queries(queries)
+        terms = self._checked_keywords(keywords) if keywords else []
         snapshot = self._snapshot()
         mask = _scope_mask(snapshot, scope)
         conversation = self.conversations.resume(session)
         found = retrieval.merged_semantic_search(snapshot, self._query_vectors(snapshot, checked), top_k, mask)
-        snippets = self._semantic_snippets(conversation, [merged.hit for merged in found], False)
-        output = search_output(found, snippets, checked, conversation.handle, conversation.notice)
+        findings = keyword_matching.keyword_search(snapshot, terms, top_k, self.keyword_match, mask) if terms else None
+        if findings is not None:
+            found = retrieval.with_keyword_hits(found, findings.hits)
+        pieces = [self._search_pieces(merged) for merged in found]
+        snippets = self._snippets(conversation, [merged.hit for merged in found], pieces, False)
+        output = search_output(found, snippets, checked, findings, conversation.handle, conversation.notice)
         return _result(_with_scope(output, scope, mask), search_text)
 
     def find(
@@ -269,6 +274,30 @@ class Toolkit:
         found = {hit.chunk.chunk_id: hit.chunk for hit in hits if isinstance(hit.chunk, Chunk)}
         found.update(snapshot.chunks([cid for cid in wanted if cid not in found]))
         return self.conversations.deliver(conversation, wanted, found)
+
+    def _checked_keywords(self, keywords: list[str]) -> list[str]:
+        terms = [k.strip() for k in keywords if k.strip()]
+        if not terms:
+            raise ToolError('keywords is empty; give one or more short terms, e.g. ["Marie Curie"]')
+        if len(terms) > MAX_KEYWORDS:
+            raise ToolError(f"{len(terms)} keywords given; pass at most {MAX_KEYWORDS}, the most specific first")
+        _check_keyword_sizes(terms)
+        if self.keyword_match == "word":
+            wordless = keyword_matching.wordless(terms)
+            if wordless:
+                raise ToolError(
+                    f"keyword {quoted(wordless[0])} has no letter or digit; keywords match whole words, "
+                    "so give names, terms or numbers"
+                )
+        return terms
+
+    def _search_pieces(self, merged: retrieval.MergedHit) -> list[str]:
+        """A search result's pieces: its matched sentences, then the keyword sentences not among them."""
+        pieces = semantic_pieces(merged.hit.matched) if merged.queries else []
+        found = merged.keyword_hit
+        if found is not None:
+            pieces += [p for p in keyword_pieces(found.matched, found.keywords, self.keyword_match) if p not in pieces]
+        return pieces
 
     def _semantic_snippets(
         self, conversation: Conversation, hits: list[retrieval.Hit], whole_chunks: bool

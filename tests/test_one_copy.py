@@ -175,3 +175,21 @@ async def test_a_long_infobox_line_is_cut_around_the_keywords(records: LiveIndex
         semantic = await client.call_tool("semantic_search", {"query": "Frank Lampard's place of birth", "top_k": 1})
         [sentence] = semantic.structured_content["results"][0]["sentences"]
         assert sentence.endswith(" …") and LAMPARD_INFOBOX.startswith(sentence[:-2]) and 250 <= len(sentence) <= 302
+
+
+async def test_search_looks_up_exact_names_and_shows_an_absence_in_one_call(sample: LiveIndex):
+    async with client_for(sample, "agentic") as client:
+        arguments = {"queries": ["Pierre Curie's work on magnetism"], "top_k": 1, "keywords": ["pitchblende", "Zyxwv"]}
+        found = await client.call_tool("search", arguments)
+        assert not found.is_error, found.content[0].text
+        output = found.structured_content
+        assert output["keyword_counts"] == [{"keyword": "pitchblende", "chunks": 1}, {"keyword": "Zyxwv", "chunks": 0}]
+        assert "'Zyxwv': 0 chunks" in output["message"] and "'Zyxwv': 0 chunks" in found.content[0].text
+        semantic, radium = output["results"]
+        assert semantic["queries"] == [0] and semantic["ref"] != RADIUM and "keywords" not in semantic
+        assert radium["ref"] == RADIUM and radium["queries"] == [] and "score" not in radium
+        assert radium["keywords"] == ["pitchblende"] and radium["keyword_score"] == len("pitchblende")
+        assert "pitchblende" in radium["snippet"]
+        assert (
+            f"ref: {RADIUM}" in found.content[0].text and "keywords: 'pitchblende' (score 11)" in found.content[0].text
+        )
