@@ -1,5 +1,6 @@
-"""Conversations: which chunk texts and document lines each conversation has received, so "read
-before" is only ever said to the conversation that received the text.
+"""Conversations: which chunk texts, snippet sentences and document lines each conversation has
+received, so that a text is sent to a conversation once, and "read before" or "already sent" is
+only ever said to the conversation that received it.
 
 A conversation is named by a handle the server issues: a tool call that brings no `session`
 starts a new conversation, and its result carries the handle to pass back. The same rule holds on
@@ -8,8 +9,8 @@ every transport and protocol era, because a transport session does not tell conv
 session at all). Only handles this server issued are accepted. A conversation idle for
 `idle_seconds` is forgotten; past `max_conversations`, or past `max_bytes` of what all
 conversations remember together, the least recently used go first, with a warning in the log.
-What one remembers is counted as about ENTRY_BYTES per chunk id, document and run of lines sent
-(lines are held as runs, so an `open` window costs one entry, not one per line).
+What one remembers is counted as about ENTRY_BYTES per chunk id, snippet sentence, document and run
+of lines sent (lines are held as runs, so an `open` window costs one entry, not one per line).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from .line_runs import LineRuns
+from .snippets import Snippet, piece_key, snippet
 
 if TYPE_CHECKING:
     from arag_mcp.indexer.documents import DocumentLines
@@ -55,6 +57,8 @@ class Conversation:
     handle: str
     received: set[str] = field(default_factory=set)
     """Ids of the chunks whose full text this conversation was sent."""
+    sent_pieces: dict[str, set[int]] = field(default_factory=dict)
+    """Chunk id → the keys (snippets.piece_key) of the snippet sentences of it this conversation was sent."""
     shown_lines: dict[str, LineRuns] = field(default_factory=dict)
     """Document key → the numbered lines of it this conversation was sent (find, open)."""
     notice: str = ""
@@ -64,7 +68,8 @@ class Conversation:
 
     def remembered_bytes(self) -> int:
         runs = sum(len(lines) for lines in self.shown_lines.values())
-        return ENTRY_BYTES * (1 + len(self.received) + len(self.shown_lines) + runs)
+        pieces = sum(len(keys) for keys in self.sent_pieces.values())
+        return ENTRY_BYTES * (1 + len(self.received) + len(self.sent_pieces) + pieces + len(self.shown_lines) + runs)
 
 
 @dataclass(frozen=True)
@@ -136,12 +141,23 @@ class Conversations:
             self._count(conversation)
         return deliveries
 
-    def mark_received(self, conversation: Conversation, chunk_ids: Iterable[str]) -> None:
-        """Record chunks whose whole text reached the conversation some other way (a search result
-        that is the whole chunk), so that chunk_read does not send it again."""
+    def send_snippet(self, conversation: Conversation, chunk_id: str, pieces: list[str], covers_chunk: bool) -> Snippet:
+        """What a search result shows of its matched `pieces` (snippets.snippet): not those the
+        conversation was sent, as pieces or in its chunk's whole text; the shown ones become sent, and
+        the chunk received once the conversation has all of it (`covers_chunk`: the pieces are every
+        sentence of it)."""
         with self._lock:
-            conversation.received.update(chunk_ids)
+            if chunk_id in conversation.received:
+                return Snippet([], 0, len(pieces), True)
+            sent = conversation.sent_pieces.get(chunk_id, set())
+            shown = snippet(pieces, sent, covers_chunk)
+            if shown.shown:
+                conversation.sent_pieces.setdefault(chunk_id, set()).update(map(piece_key, shown.shown))
+            if shown.whole:
+                conversation.received.add(chunk_id)
+                conversation.sent_pieces.pop(chunk_id, None)
             self._count(conversation)
+        return shown
 
     def lines_seen(self, conversation: Conversation, document: DocumentLines) -> set[int]:
         """The lines of `document` this conversation has: sent as lines, or within a chunk it received."""

@@ -9,22 +9,30 @@ from arag_mcp.indexer.documents import DocumentLines
 from pydantic import BaseModel, Field
 
 from .documents import PatternMatches, numbered
+from .keywords import KeywordFindings
 from .results import (
+    ALREADY_SENT_FIELD,
+    ALREADY_SENT_NOTE,
     FILE_TYPE_FIELD,
     METADATA_FIELD,
     PAGES_FIELD,
     SECTION_FIELD,
+    SENTENCES_ALREADY_SENT_FIELD,
     SESSION_FIELD,
     SNIPPET_SEPARATOR,
+    KeywordCount,
+    already_sent_text,
     bounded_metadata,
-    bounded_sentences,
+    chunks_phrase,
     metadata_text,
+    omitted_text,
     place_fields,
     place_text,
     with_notice,
     with_session,
 )
 from .retrieval import MergedHit
+from .snippets import Snippet
 
 MATCH_LINES_LISTED = 20
 
@@ -37,14 +45,21 @@ class DocumentResult(BaseModel):
     section: str | None = SECTION_FIELD
     pages: str | None = PAGES_FIELD
     metadata: dict[str, Any] | None = METADATA_FIELD
-    score: float = Field(description="cosine similarity of the chunk's best sentence to the best matching query")
-    queries: list[int] = Field(description="which queries (from 0) found this chunk")
-    snippet: str
+    score: float | None = Field(
+        None, description="cosine similarity of the chunk's best sentence to the best matching query"
+    )
+    queries: list[int] = Field(description="which queries (from 0) found this chunk (none: only keywords did)")
+    keywords: list[str] | None = Field(None, description="the keywords this chunk matched")
+    keyword_score: int | None = Field(None, description="sum over keywords of occurrences x keyword length")
+    snippet: str | None = Field(None, description="the sentences that matched (long ones cut to their start)")
+    already_sent: bool | None = ALREADY_SENT_FIELD
+    sentences_already_sent: int | None = SENTENCES_ALREADY_SENT_FIELD
 
 
 class DocumentSearchOutput(BaseModel):
     message: str
     session: str = SESSION_FIELD
+    keyword_counts: list[KeywordCount] | None = Field(None, description="chunks each keyword matches, in all")
     results: list[DocumentResult]
 
 
@@ -82,10 +97,18 @@ class OpenOutput(BaseModel):
     text: str = Field(description="the lines, each after its number; runs this conversation already has are marked")
 
 
-def search_output(found: list[MergedHit], queries: list[str], session: str, notice: str) -> DocumentSearchOutput:
+def search_output(
+    found: list[MergedHit],
+    snippets: list[Snippet],
+    queries: list[str],
+    findings: KeywordFindings | None,
+    session: str,
+    notice: str,
+) -> DocumentSearchOutput:
     results = []
-    for merged in found:
+    for merged, snippet in zip(found, snippets):
         chunk = merged.hit.chunk
+        keyword_hit = merged.keyword_hit
         results.append(
             DocumentResult(
                 ref=chunk.chunk_id,
@@ -94,19 +117,35 @@ def search_output(found: list[MergedHit], queries: list[str], session: str, noti
                 file_type=chunk.file_type,
                 **place_fields(chunk),
                 metadata=bounded_metadata(chunk.metadata) or None,
-                score=round(merged.hit.score, 4),
+                score=round(merged.hit.score, 4) if merged.queries else None,
                 queries=merged.queries,
-                snippet=SNIPPET_SEPARATOR.join(bounded_sentences(merged.hit.matched)),
+                keywords=list(keyword_hit.keywords) if keyword_hit else None,
+                keyword_score=int(keyword_hit.score) if keyword_hit else None,
+                snippet=None if snippet.nothing_new else SNIPPET_SEPARATOR.join(snippet.sentences),
+                already_sent=snippet.nothing_new or None,
+                sentences_already_sent=(0 if snippet.nothing_new else snippet.already_sent) or None,
             )
         )
     plural = "query" if len(queries) == 1 else "queries"
+    keyword_counts = None
+    searched = f"{len(queries)} {plural}"
+    if findings is not None:
+        keyword_counts = [
+            KeywordCount(keyword=k, chunks=c.at_least, chunks_up_to=None if c.exact else c.at_most)
+            for k, c in zip(findings.keywords, findings.per_keyword)
+        ]
+        counts = "; ".join(f"{k!r}: {chunks_phrase(c)}" for k, c in zip(findings.keywords, findings.per_keyword))
+        searched += f" and keywords ({counts})"
     message = (
-        f"{len(results)} results from {len(queries)} {plural}, merged. Snippets are partial: use find or open "
+        f"{len(results)} results from {searched}, merged. Snippets are partial: use find or open "
         "with a ref to read inside its document."
+        + (f" {ALREADY_SENT_NOTE}" if any(r.already_sent or r.sentences_already_sent for r in results) else "")
         if results
         else "The index is empty."
     )
-    return DocumentSearchOutput(message=with_notice(notice, message), session=session, results=results)
+    return DocumentSearchOutput(
+        message=with_notice(notice, message), session=session, keyword_counts=keyword_counts, results=results
+    )
 
 
 def find_output(
@@ -191,13 +230,20 @@ def _shown_before(run: list[int]) -> str:
 def search_text(output: DocumentSearchOutput) -> str:
     lines = [output.message]
     for rank, result in enumerate(output.results, 1):
+        if result.already_sent:
+            lines.append(already_sent_text(rank, result.ref, result.title))
+            continue
+        found_by = f" | score: {result.score:.4f} | queries: {result.queries}" if result.queries else ""
+        if result.keywords:
+            matched = ", ".join(repr(k) for k in result.keywords)
+            found_by += f" | keywords: {matched} (score {result.keyword_score})"
         lines.append(
             f"[{rank}] ref: {result.ref} | title: {result.title} | file: {result.file_name} ({result.file_type})"
-            f"{place_text(result.section, result.pages)} | score: {result.score:.4f} | queries: {result.queries}"
+            f"{place_text(result.section, result.pages)}{found_by}"
         )
         if result.metadata:
             lines.append(f"    metadata: {metadata_text(result.metadata)}")
-        lines.append(f"    {result.snippet}")
+        lines.append(f"    {result.snippet}{omitted_text(result.sentences_already_sent)}")
     return with_session(lines, output.session)
 
 

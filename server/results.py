@@ -15,16 +15,18 @@ from pydantic import BaseModel, Field
 from .conversations import Delivery, DeliveryStatus
 from .keywords import ChunkCount, KeywordFindings
 from .retrieval import SNIPPET_SEPARATOR, Hit
+from .snippets import Snippet
 
 if TYPE_CHECKING:
     from arag_mcp.indexer.catalogue import ChunkHeader
     from arag_mcp.indexer.reader import Chunk
 
-MAX_SNIPPET_CHARS = 1200
 METADATA_FIELDS = 10
 METADATA_VALUE_CHARS = 200
 READ_BEFORE = "This chunk has been read before"
 WHOLE_CHUNK_NOTE = "A result marked (whole chunk) shows the complete chunk: no need to read it."
+ALREADY_SENT = "already sent"
+ALREADY_SENT_NOTE = f"A result marked '{ALREADY_SENT}' holds only text this conversation was sent before: it keeps its place, without the text."
 SESSION_FIELD = Field(description="the conversation's handle: pass it back as `session` in every later call")
 
 
@@ -33,6 +35,12 @@ SECTION_FIELD = Field(None, description="the headings the chunk starts under, ou
 PAGES_FIELD = Field(None, description="the pages the chunk spans, e.g. '3' or '3-4'")
 WHOLE_CHUNK_FIELD = Field(
     None, description="true when the snippet is the whole chunk: it counts as read, chunk_read adds nothing"
+)
+ALREADY_SENT_FIELD = Field(
+    None, description="true when this conversation was sent all of this result's text before: none is sent again"
+)
+SENTENCES_ALREADY_SENT_FIELD = Field(
+    None, description="matched sentences left out because this conversation was sent them before"
 )
 FILE_TYPE_FIELD = Field(description='what the document was read as: "md", "html", "pdf", "jsonl", "txt", ...')
 METADATA_FIELD = Field(
@@ -55,8 +63,12 @@ class KeywordResult(BaseModel):
         "decimals) with whole-word matching; occurrences x keyword length, summed, with substring matching"
     )
     keywords: list[str] = Field(description="the keywords this chunk matched")
-    snippet: str = Field(description="the chunk's sentences that contain a keyword, joined with ' ... '")
+    snippet: str | None = Field(
+        None, description="the chunk's sentences that contain a keyword (long ones cut around it), joined with ' ... '"
+    )
     whole_chunk: bool | None = WHOLE_CHUNK_FIELD
+    already_sent: bool | None = ALREADY_SENT_FIELD
+    sentences_already_sent: int | None = SENTENCES_ALREADY_SENT_FIELD
     status: DeliveryStatus | None = Field(None, description="whether the chunk's full text is in `text`")
     text: str | None = Field(None, description="the chunk's full text, where the tool returns whole chunks")
 
@@ -70,9 +82,13 @@ class SemanticResult(BaseModel):
     file_type: str = FILE_TYPE_FIELD
     metadata: dict[str, Any] | None = METADATA_FIELD
     score: float = Field(description="cosine similarity of the chunk's best sentence (or vector) to the query")
-    sentences: list[str] = Field(description="the chunk's matched sentences, in document order")
+    sentences: list[str] | None = Field(
+        None, description="the chunk's matched sentences (long ones cut to their start), in document order"
+    )
     queries: list[int] | None = Field(None, description="which queries (from 0) found this chunk")
     whole_chunk: bool | None = WHOLE_CHUNK_FIELD
+    already_sent: bool | None = ALREADY_SENT_FIELD
+    sentences_already_sent: int | None = SENTENCES_ALREADY_SENT_FIELD
     status: DeliveryStatus | None = Field(None, description="whether the chunk's full text is in `text`")
     text: str | None = Field(None, description="the chunk's full text, where the tool returns whole chunks")
 
@@ -117,19 +133,6 @@ class ChunkReadOutput(ToolOutput):
     chunks: list[ChunkResult]
 
 
-def bounded_sentences(sentences: list[str], limit: int = MAX_SNIPPET_CHARS) -> list[str]:
-    """The leading sentences within `limit` characters (at least one), plus a count of the rest."""
-    kept: list[str] = []
-    size = 0
-    for sentence in sentences:
-        if kept and size + len(sentence) > limit:
-            kept.append(f"(+{len(sentences) - len(kept)} more matching sentences: read the chunk)")
-            break
-        kept.append(sentence if len(sentence) <= limit else sentence[:limit] + "…")
-        size += len(sentence)
-    return kept
-
-
 def place_fields(chunk: ChunkHeader) -> dict[str, str | None]:
     """Where a chunk sits in its document: its heading path (less a heading that repeats the
     title shown beside it) and pages, where it has them."""
@@ -151,17 +154,11 @@ def _cut(value: str) -> str:
     return value if len(value) <= METADATA_VALUE_CHARS else value[:METADATA_VALUE_CHARS] + "…"
 
 
-def _hit_fields(hit: Hit, source: str | None, deliveries: list[Delivery] | None, at: int) -> dict:
+def _hit_fields(hit: Hit, source: str | None, delivery: Delivery | None, snippet: Snippet) -> dict:
     """What every search result says of its chunk: id, title, source (unless said once for all),
-    section and pages, file type, metadata, whether it is shown whole, and where whole chunks are
-    sent, its delivery
-    and text."""
-    status, text = None, None
-    if deliveries is not None:
-        delivery = deliveries[at]
-        status = delivery.status
-        text = delivery.chunk.text if delivery.status == "ok" and delivery.chunk else None
-    whole = deliveries is None and is_whole_chunk(hit)
+    section and pages, file type, metadata; whether it is shown whole or was sent before (then
+    nothing of its text is sent); where whole chunks are sent, its delivery and text."""
+    already = delivery.status == "read_before" if delivery is not None else snippet.nothing_new
     return {
         "chunk_id": hit.chunk.chunk_id,
         "title": hit.chunk.title,
@@ -169,17 +166,12 @@ def _hit_fields(hit: Hit, source: str | None, deliveries: list[Delivery] | None,
         **place_fields(hit.chunk),
         "file_type": hit.chunk.file_type,
         "metadata": bounded_metadata(hit.chunk.metadata) or None,
-        "whole_chunk": whole or None,
-        "status": status,
-        "text": text,
+        "whole_chunk": (delivery is None and snippet.whole and not already) or None,
+        "already_sent": already or None,
+        "sentences_already_sent": (snippet.already_sent if delivery is None and not already else 0) or None,
+        "status": None if delivery is None else delivery.status,
+        "text": delivery.chunk.text if delivery is not None and delivery.status == "ok" and delivery.chunk else None,
     }
-
-
-def is_whole_chunk(hit: Hit) -> bool:
-    """Whether the matched sentences, as shown, are every sentence of the chunk (each sentence of
-    a chunk is matched at most once, so matching as many as it has is matching them all)."""
-    count = hit.chunk.sentence_count
-    return count > 0 and len(hit.matched) == count and bounded_sentences(hit.matched) == hit.matched
 
 
 def shared_source(hits: list[Hit]) -> str | None:
@@ -196,15 +188,19 @@ def chunks_phrase(count: ChunkCount) -> str:
 
 
 def keyword_output(
-    findings: KeywordFindings, session: str, notice: str, deliveries: list[Delivery] | None
+    findings: KeywordFindings,
+    session: str,
+    notice: str,
+    deliveries: list[Delivery] | None,
+    snippets: list[Snippet],
 ) -> KeywordSearchOutput:
     source = shared_source(findings.hits)
     results = []
-    for at, hit in enumerate(findings.hits):
-        fields = _hit_fields(hit, source, deliveries, at)
-        separator = " " if fields["whole_chunk"] else SNIPPET_SEPARATOR
-        snippet = separator.join(bounded_sentences(hit.matched))
-        results.append(KeywordResult(**fields, score=round(hit.score, 2), keywords=list(hit.keywords), snippet=snippet))
+    for at, (hit, snippet) in enumerate(zip(findings.hits, snippets)):
+        fields = _hit_fields(hit, source, None if deliveries is None else deliveries[at], snippet)
+        whole = fields["whole_chunk"] and not snippet.already_sent
+        text = None if fields["already_sent"] else (" " if whole else SNIPPET_SEPARATOR).join(snippet.sentences)
+        results.append(KeywordResult(**fields, score=round(hit.score, 2), keywords=list(hit.keywords), snippet=text))
     per_keyword = "; ".join(
         f"{keyword!r}: {chunks_phrase(count)}" for keyword, count in zip(findings.keywords, findings.per_keyword)
     )
@@ -213,7 +209,7 @@ def keyword_output(
         verb = "matches" if matching.exact and matching.at_least == 1 else "match"
         count = f"{chunks_phrase(matching)} {verb} ({per_keyword}); showing {len(results)}, best first."
         partial = "Snippets are partial: chunk_read the relevant ids."
-        message = f"{count} {_next_step(deliveries, partial, any(r.whole_chunk for r in results))}"
+        message = f"{count} {_next_step(deliveries, partial, results)}"
     else:
         message = f"No chunk matches ({per_keyword}). Try shorter or alternative terms, or another search."
     return KeywordSearchOutput(
@@ -231,29 +227,39 @@ def keyword_output(
 
 
 def semantic_output(
-    hits: list[Hit], session: str, notice: str, deliveries: list[Delivery] | None, ranked_by: str
+    hits: list[Hit],
+    session: str,
+    notice: str,
+    deliveries: list[Delivery] | None,
+    snippets: list[Snippet],
+    ranked_by: str,
 ) -> SemanticSearchOutput:
     source = shared_source(hits)
     results = []
-    for at, hit in enumerate(hits):
-        fields = _hit_fields(hit, source, deliveries, at)
-        sentences = bounded_sentences(hit.matched)
+    for at, (hit, snippet) in enumerate(zip(hits, snippets)):
+        fields = _hit_fields(hit, source, None if deliveries is None else deliveries[at], snippet)
+        sentences = None if fields["already_sent"] else snippet.sentences
         results.append(SemanticResult(**fields, score=round(hit.score, 4), sentences=sentences))
     if results:
         count = f"{len(results)} {'chunk' if len(results) == 1 else 'chunks'} ranked by {ranked_by}."
         partial = "Matched sentences are partial: chunk_read the relevant ids."
-        message = f"{count} {_next_step(deliveries, partial, any(r.whole_chunk for r in results))}"
+        message = f"{count} {_next_step(deliveries, partial, results)}"
     else:
         message = "The index is empty."
     return SemanticSearchOutput(message=with_notice(notice, message), session=session, source=source, results=results)
 
 
-def _next_step(deliveries: list[Delivery] | None, partial: str, whole: bool = False) -> str:
-    """What the model should do next: read the chunks, or (whole chunks returned) nothing more."""
+def _next_step(
+    deliveries: list[Delivery] | None, partial: str, results: list[KeywordResult] | list[SemanticResult]
+) -> str:
+    """What the model should do next: read the chunks, or (whole chunks returned) nothing more; and
+    what the marks on the results mean."""
+    notes = [WHOLE_CHUNK_NOTE] if any(r.whole_chunk for r in results) else []
+    notes += [ALREADY_SENT_NOTE] if any(r.already_sent or r.sentences_already_sent for r in results) else []
     if deliveries is None:
-        return f"{partial} {WHOLE_CHUNK_NOTE}" if whole else partial
+        return " ".join([partial, *notes])
     held_back = [d.chunk_id for d in deliveries if d.status == "not_sent"]
-    note = "Full chunk texts are included; a chunk sent earlier in this conversation is marked read before."
+    note = " ".join(["Full chunk texts are included.", *notes])
     return f"{note} Not sent (size limit): {held_back}; search again for them." if held_back else note
 
 
@@ -298,7 +304,7 @@ def semantic_text(output: SemanticSearchOutput) -> str:
         (
             r,
             f"{r.score:.4f}" + (f" | queries: {r.queries}" if r.queries is not None else ""),
-            f"matched: {SNIPPET_SEPARATOR.join(r.sentences)}",
+            f"matched: {SNIPPET_SEPARATOR.join(r.sentences or [])}",
         )
         for r in output.results
     ]
@@ -316,6 +322,9 @@ def _search_text(
     if shared_type is not None:
         lines.append(f"type (every result): {shared_type}")
     for rank, (result, score, body) in enumerate(rows, 1):
+        if result.already_sent:
+            lines.append(already_sent_text(rank, result.chunk_id, result.title))
+            continue
         source = f" | source: {result.source}" if result.source is not None else ""
         kind = f" | type: {result.file_type}" if shared_type is None else ""
         whole = " (whole chunk)" if result.whole_chunk else ""
@@ -326,12 +335,22 @@ def _search_text(
         if result.metadata:
             lines.append(f"    metadata: {metadata_text(result.metadata)}")
         if result.status is None or result.status == "not_sent":
-            lines.append(f"    {body}")
+            lines.append(f"    {body}{omitted_text(result.sentences_already_sent)}")
         if result.status == "ok":
             lines.append(result.text or "")
-        elif result.status == "read_before":
-            lines.append(f"    {READ_BEFORE}")
     return with_session(lines, output.session)
+
+
+def already_sent_text(rank: int, chunk_id: str, title: str) -> str:
+    """A result whose text the conversation has: its place, id and title, in one line."""
+    return f"[{rank}] {chunk_id} | {title} — {ALREADY_SENT}"
+
+
+def omitted_text(count: int | None) -> str:
+    """After a snippet: how many of its matched sentences were left out as sent before."""
+    if not count:
+        return ""
+    return f" (+{count} matched {'sentence' if count == 1 else 'sentences'} {ALREADY_SENT})"
 
 
 def metadata_text(metadata: dict[str, Any]) -> str:

@@ -7,7 +7,7 @@ tracks what a conversation has read, results.py renders hits.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -102,10 +102,13 @@ def naive_search(
 
 @dataclass(frozen=True)
 class MergedHit:
-    """A chunk found by one or more of several queries: its best hit, and which queries found it."""
+    """A chunk found by one or more of several queries: its best hit, and which queries found it;
+    or found by keywords (then `queries` is empty and `hit` is `keyword_hit`)."""
 
     hit: Hit
     queries: list[int]
+    keyword_hit: Hit | None = None
+    """The chunk as keyword search found it, where it did."""
 
 
 def merged_semantic_search(
@@ -123,3 +126,11 @@ def merged_semantic_search(
                 best = hit if hit.score > earlier.hit.score else earlier.hit
                 merged[hit.chunk.chunk_id] = MergedHit(best, [*earlier.queries, number])
     return sorted(merged.values(), key=lambda found: (-found.hit.score, found.hit.chunk.chunk_id))
+
+
+def with_keyword_hits(found: list[MergedHit], keyword_hits: list[Hit]) -> list[MergedHit]:
+    """The semantic results, each with its keyword hit where keyword search found that chunk too,
+    then the chunks only keyword search found, in its order."""
+    by_chunk = {hit.chunk.chunk_id: hit for hit in keyword_hits}
+    merged = [replace(result, keyword_hit=by_chunk.pop(result.hit.chunk.chunk_id, None)) for result in found]
+    return merged + [MergedHit(hit, [], hit) for hit in by_chunk.values()]

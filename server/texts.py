@@ -15,6 +15,11 @@ METADATA_NOTE = (
     f"own fields as metadata (up to {METADATA_FIELDS})."
 )
 SCOPE_NOTE = "To search part of the collection (a folder, a file type, a metadata value), pass scope."
+ALREADY_SENT_NOTE = (
+    "Text this conversation was already sent (a whole chunk, a snippet sentence) is not sent again: "
+    'a result holding only such text is one line, "[rank] id | title — already sent", in its '
+    "place; one with some new sentences shows only those and says how many were left out."
+)
 SESSION_NOTE = (
     "Every result carries a `session` handle: pass it back as `session` in every later call of this "
     "conversation, so that chunks you already received are not sent again."
@@ -72,18 +77,18 @@ KEYWORD_RESULTS = {
     "substring": "The header says how many chunks each keyword matches (0 proves an absence).",
 }
 SNIPPET_SHOWS = {
-    "keyword_search": "a snippet made of the chunk's sentences that contain a keyword",
-    "semantic_search": "the chunk's sentences that matched",
+    "keyword_search": "a snippet made of the chunk's sentences that contain a keyword (a long one cut around it)",
+    "semantic_search": "the chunk's sentences that matched (a long one cut to its start)",
 }
 FULL_TEXT_SHOWS = "the chunk's complete text (what does not fit in one answer is named; search again for it)"
 SNIPPET_AFTER = (
     "Snippets and matched sentences are fragments: they are not enough to answer. Call chunk_read on "
     "the promising chunk ids to read the full text before relying on them. A result marked "
-    "(whole chunk) already shows the complete chunk: do not read it."
+    f"(whole chunk) already shows the complete chunk: do not read it. {ALREADY_SENT_NOTE}"
 )
 FULL_TEXT_AFTER = (
     "Whole chunks are returned, so there is nothing more to read; a chunk already sent in this "
-    'conversation comes back as "This chunk has been read before" instead of its text.'
+    'conversation comes back as one line, "[rank] id | title — already sent", in its place.'
 )
 
 CHUNK_READ = f"""Read the full text of chunks by id (ids come from the search tools).
@@ -98,8 +103,8 @@ NAIVE_EMBEDDING_SEARCH = f"""Search the knowledge base by meaning and get whole 
 
 The query is embedded and compared with one vector per chunk (cosine similarity); the top_k most
 similar chunks are returned with their id, title, source, score and complete text. {METADATA_NOTE} A chunk
-already sent in this conversation comes back as "This chunk has been read before" instead of its
-text; chunks that do not fit in one answer are named, and chunk_read fetches them. Ask about one
+already sent in this conversation comes back as one line, "[rank] id | title — already sent", in its
+place; chunks that do not fit in one answer are named, and chunk_read fetches them. Ask about one
 thing at a time, and search again with new words taken from what you read. {SESSION_NOTE}"""
 
 SEMANTIC_SEARCH_QUERIES = """Search the knowledge base by meaning with 1 to 5 queries at once: each query is embedded and
@@ -115,20 +120,23 @@ Give several phrasings of one need (or its parts) in one call instead of one cal
 SEARCH = f"""Search the document collection by meaning with 1 to 5 queries at once (reformulations or parts
 of one information need). Each query is compared with every sentence of the collection; each
 query's best chunks (top_k per query, up to 10) are merged, and a passage found by several
-queries appears once, with the queries that found it.
+queries appears once, with the queries that found it. Names, titles or exact terms given as
+keywords are also looked up literally (by default as whole words, ignoring case and accents): the chunks they
+match join the results, and the header says how many chunks each matches (0 proves an absence).
 
 Each result has a ref (find and open take it), the document's title, file name and file type
-(md, html, pdf, jsonl, ...), its metadata (a JSON/JSONL record's own fields, up to {METADATA_FIELDS}), a score and a snippet of the sentences that matched. Snippets are partial: when a result
+(md, html, pdf, jsonl, ...), its metadata (a JSON/JSONL record's own fields, up to {METADATA_FIELDS}), a score and a snippet of the sentences that matched (a long one cut to its start). Snippets are partial: when a result
 looks relevant, look inside its document with find (words or phrases) or open (a window of
-numbered lines). {SESSION_NOTE}"""
+numbered lines). {ALREADY_SENT_NOTE} {SESSION_NOTE}"""
 
 FIND = f"""Find words or phrases inside one document, given a ref from search results.
 
 Each pattern is matched case-insensitively as a substring of the document's lines (or, with
 semantic=true, by meaning: the document's sentences nearest the pattern). For each pattern you
 get how many lines match, the first matching line numbers, and up to 2 passages (the matching line
-with 2 lines either side), every line after its number; a passage identical to one already given
-is not repeated, and one this conversation already has is marked instead of sent again. Open a
+with 2 lines either side; passages that overlap or touch are one), every line after its number; a
+passage already given for an earlier pattern is not repeated, and one this conversation already has
+is marked instead of sent again. Open a
 line number to read around it. Up to 10 patterns per call. {SESSION_NOTE}"""
 
 OPEN = f"""Open a window of a document's numbered lines, given a ref from search results.

@@ -53,13 +53,13 @@ from .results import (
     SemanticSearchOutput,
     chunk_read_output,
     chunk_read_text,
-    is_whole_chunk,
     keyword_output,
     keyword_text,
     semantic_output,
     semantic_text,
 )
 from .scope import ScopeError, in_scope
+from .snippets import Snippet, keyword_pieces, semantic_pieces, snippet
 
 if TYPE_CHECKING:
     from arag_mcp.indexer.documents import DocumentLines
@@ -88,6 +88,13 @@ ScopeConditions = Annotated[
         "the best within it"
     ),
 ]
+ExactNames = Annotated[
+    list[str] | None,
+    Field(
+        description="optional names, titles or exact terms, looked up literally (by default as whole words, ignoring case and "
+        "accents); the chunks they match join the results, with each keyword's count of matching chunks (0: absent)"
+    ),
+]
 Ref = Annotated[str, Field(description="a ref from search results (a chunk id, or the document part before '-')")]
 Patterns = Annotated[
     list[str], Field(description=f"1-{documents.MAX_PATTERNS} words or phrases to look for in the document")
@@ -113,25 +120,15 @@ class Toolkit:
     def keyword_search(
         self, keywords: Keywords, top_k: TopK = 5, scope: ScopeConditions = None, session: Session = None
     ) -> Annotated[CallToolResult, KeywordSearchOutput]:
-        terms = [k.strip() for k in keywords if k.strip()]
-        if not terms:
-            raise ToolError('keywords is empty; give one or more short terms, e.g. ["Marie Curie"]')
-        if len(terms) > MAX_KEYWORDS:
-            raise ToolError(f"{len(terms)} keywords given; pass at most {MAX_KEYWORDS}, the most specific first")
-        _check_keyword_sizes(terms)
-        if self.keyword_match == "word":
-            wordless = keyword_matching.wordless(terms)
-            if wordless:
-                raise ToolError(
-                    f"keyword {quoted(wordless[0])} has no letter or digit; keywords match whole words, "
-                    "so give names, terms or numbers"
-                )
+        terms = self._checked_keywords(keywords)
         snapshot = self._snapshot()
         mask = _scope_mask(snapshot, scope)
         conversation = self.conversations.resume(session)
         findings = keyword_matching.keyword_search(snapshot, terms, top_k, self.keyword_match, mask)
         deliveries = self._deliver(snapshot, conversation, findings.hits)
-        output = keyword_output(findings, conversation.handle, conversation.notice, deliveries)
+        pieces = [keyword_pieces(hit.matched, hit.keywords, self.keyword_match) for hit in findings.hits]
+        snippets = self._snippets(conversation, findings.hits, pieces, deliveries is not None)
+        output = keyword_output(findings, conversation.handle, conversation.notice, deliveries, snippets)
         return _result(_with_scope(output, scope, mask), keyword_text)
 
     def semantic_search(
@@ -143,7 +140,10 @@ class Toolkit:
         conversation = self.conversations.resume(session)
         hits = retrieval.semantic_search(snapshot, self._query_vector(snapshot, query), top_k, mask)
         deliveries = self._deliver(snapshot, conversation, hits)
-        output = semantic_output(hits, conversation.handle, conversation.notice, deliveries, "their best sentence")
+        snippets = self._semantic_snippets(conversation, hits, deliveries is not None)
+        output = semantic_output(
+            hits, conversation.handle, conversation.notice, deliveries, snippets, "their best sentence"
+        )
         return _result(_with_scope(output, scope, mask), semantic_text)
 
     def naive_embedding_search(
@@ -155,7 +155,10 @@ class Toolkit:
         conversation = self.conversations.resume(session)
         hits = retrieval.naive_search(snapshot, self._query_vector(snapshot, query), top_k, mask)
         deliveries = self._deliver(snapshot, conversation, hits, always=True)
-        output = semantic_output(hits, conversation.handle, conversation.notice, deliveries, "their chunk vector")
+        snippets = self._semantic_snippets(conversation, hits, True)
+        output = semantic_output(
+            hits, conversation.handle, conversation.notice, deliveries, snippets, "their chunk vector"
+        )
         return _result(_with_scope(output, scope, mask), semantic_text)
 
     def semantic_search_queries(
@@ -167,22 +170,33 @@ class Toolkit:
         conversation = self.conversations.resume(session)
         found = retrieval.merged_semantic_search(snapshot, self._query_vectors(snapshot, checked), top_k, mask)
         hits = [merged.hit for merged in found]
-        self._mark_whole_chunks(conversation, hits)
+        snippets = self._semantic_snippets(conversation, hits, False)
         ranked_by = f"their best sentence over {len(checked)} {'query' if len(checked) == 1 else 'queries'}"
-        output = semantic_output(hits, conversation.handle, conversation.notice, None, ranked_by)
+        output = semantic_output(hits, conversation.handle, conversation.notice, None, snippets, ranked_by)
         for result, merged in zip(output.results, found):
             result.queries = merged.queries
         return _result(_with_scope(output, scope, mask), semantic_text)
 
     def search(
-        self, queries: Queries, top_k: PerQuery = 5, scope: ScopeConditions = None, session: Session = None
+        self,
+        queries: Queries,
+        top_k: PerQuery = 5,
+        keywords: ExactNames = None,
+        scope: ScopeConditions = None,
+        session: Session = None,
     ) -> Annotated[CallToolResult, DocumentSearchOutput]:
         checked = _checked_queries(queries)
+        terms = self._checked_keywords(keywords) if keywords else []
         snapshot = self._snapshot()
         mask = _scope_mask(snapshot, scope)
         conversation = self.conversations.resume(session)
         found = retrieval.merged_semantic_search(snapshot, self._query_vectors(snapshot, checked), top_k, mask)
-        output = search_output(found, checked, conversation.handle, conversation.notice)
+        findings = keyword_matching.keyword_search(snapshot, terms, top_k, self.keyword_match, mask) if terms else None
+        if findings is not None:
+            found = retrieval.with_keyword_hits(found, findings.hits)
+        pieces = [self._search_pieces(merged) for merged in found]
+        snippets = self._snippets(conversation, [merged.hit for merged in found], pieces, False)
+        output = search_output(found, snippets, checked, findings, conversation.handle, conversation.notice)
         return _result(_with_scope(output, scope, mask), search_text)
 
     def find(
@@ -253,17 +267,54 @@ class Toolkit:
         self, snapshot: IndexSnapshot, conversation: Conversation, hits: list[retrieval.Hit], always: bool = False
     ) -> list[Delivery] | None:
         """Whole chunks for the conversation (read-before and size bound applied), where this tool sends
-        them; otherwise None, and the hits whose matched sentences are the whole chunk count as read."""
+        them; otherwise None."""
         if not (self.full_text or always):
-            self._mark_whole_chunks(conversation, hits)
             return None
         wanted = [hit.chunk.chunk_id for hit in hits]
         found = {hit.chunk.chunk_id: hit.chunk for hit in hits if isinstance(hit.chunk, Chunk)}
         found.update(snapshot.chunks([cid for cid in wanted if cid not in found]))
         return self.conversations.deliver(conversation, wanted, found)
 
-    def _mark_whole_chunks(self, conversation: Conversation, hits: list[retrieval.Hit]) -> None:
-        self.conversations.mark_received(conversation, [hit.chunk.chunk_id for hit in hits if is_whole_chunk(hit)])
+    def _checked_keywords(self, keywords: list[str]) -> list[str]:
+        terms = [k.strip() for k in keywords if k.strip()]
+        if not terms:
+            raise ToolError('keywords is empty; give one or more short terms, e.g. ["Marie Curie"]')
+        if len(terms) > MAX_KEYWORDS:
+            raise ToolError(f"{len(terms)} keywords given; pass at most {MAX_KEYWORDS}, the most specific first")
+        _check_keyword_sizes(terms)
+        if self.keyword_match == "word":
+            wordless = keyword_matching.wordless(terms)
+            if wordless:
+                raise ToolError(
+                    f"keyword {quoted(wordless[0])} has no letter or digit; keywords match whole words, "
+                    "so give names, terms or numbers"
+                )
+        return terms
+
+    def _search_pieces(self, merged: retrieval.MergedHit) -> list[str]:
+        """A search result's pieces: its matched sentences, then the keyword sentences not among them."""
+        pieces = semantic_pieces(merged.hit.matched) if merged.queries else []
+        found = merged.keyword_hit
+        if found is not None:
+            pieces += [p for p in keyword_pieces(found.matched, found.keywords, self.keyword_match) if p not in pieces]
+        return pieces
+
+    def _semantic_snippets(
+        self, conversation: Conversation, hits: list[retrieval.Hit], whole_chunks: bool
+    ) -> list[Snippet]:
+        return self._snippets(conversation, hits, [semantic_pieces(hit.matched) for hit in hits], whole_chunks)
+
+    def _snippets(
+        self, conversation: Conversation, hits: list[retrieval.Hit], pieces: list[list[str]], whole_chunks: bool
+    ) -> list[Snippet]:
+        """What each hit shows of its matched sentences: all of them where the results carry whole
+        chunks (the chunk text is what is tracked), else those this conversation was not sent."""
+        if whole_chunks:
+            return [snippet(shown, set(), False) for shown in pieces]
+        return [
+            self.conversations.send_snippet(conversation, hit.chunk.chunk_id, shown, _covers_chunk(hit, shown))
+            for hit, shown in zip(hits, pieces)
+        ]
 
     def _snapshot(self) -> IndexSnapshot:
         """The served build; its IndexStoreError reaches the model as one line (errors.py)."""
@@ -277,6 +328,12 @@ class Toolkit:
             return self.live.query_vectors(snapshot, queries, MODEL_WAIT_SECONDS)
         except ModelNotReady as exc:
             raise ToolError(str(exc)) from None
+
+
+def _covers_chunk(hit: retrieval.Hit, pieces: list[str]) -> bool:
+    """Whether the pieces are every sentence of the hit's chunk, unshortened (a chunk's sentence is
+    matched at most once, so matching as many as it has is matching them all)."""
+    return 0 < hit.chunk.sentence_count == len(hit.matched) and pieces == hit.matched
 
 
 def _check_keyword_sizes(terms: list[str]) -> None:
