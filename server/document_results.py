@@ -50,7 +50,10 @@ class DocumentResult(BaseModel):
     )
     queries: list[int] = Field(description="which queries (from 0) found this chunk (none: only keywords did)")
     keywords: list[str] | None = Field(None, description="the keywords this chunk matched")
-    keyword_score: int | None = Field(None, description="sum over keywords of occurrences x keyword length")
+    keyword_score: float | int | None = Field(
+        None,
+        description="its score for the keywords: their matches weighted by rarity (BM25), or the paper's occurrences x length under --keyword-match substring",
+    )
     snippet: str | None = Field(None, description="the sentences that matched (long ones cut to their start)")
     already_sent: bool | None = ALREADY_SENT_FIELD
     sentences_already_sent: int | None = SENTENCES_ALREADY_SENT_FIELD
@@ -120,7 +123,7 @@ def search_output(
                 score=round(merged.hit.score, 4) if merged.queries else None,
                 queries=merged.queries,
                 keywords=list(keyword_hit.keywords) if keyword_hit else None,
-                keyword_score=int(keyword_hit.score) if keyword_hit else None,
+                keyword_score=round(keyword_hit.score, 2) if keyword_hit else None,
                 snippet=None if snippet.nothing_new else SNIPPET_SEPARATOR.join(snippet.sentences),
                 already_sent=snippet.nothing_new or None,
                 sentences_already_sent=(0 if snippet.nothing_new else snippet.already_sent) or None,

@@ -12,6 +12,7 @@ from arag_mcp.indexer.build import BuildOptions, build_index
 from arag_mcp.indexer.ids import doc_key
 from arag_mcp.server.app import create_server
 from arag_mcp.server.conversations import Conversations
+from arag_mcp.server.keywords import keyword_search
 from arag_mcp.server.live_index import LiveIndex
 from arag_mcp.server.profiles import PROFILES
 from mcp import Client
@@ -188,8 +189,11 @@ async def test_search_looks_up_exact_names_and_shows_an_absence_in_one_call(samp
         semantic, radium = output["results"]
         assert semantic["queries"] == [0] and semantic["ref"] != RADIUM and "keywords" not in semantic
         assert radium["ref"] == RADIUM and radium["queries"] == [] and "score" not in radium
-        assert radium["keywords"] == ["pitchblende"] and radium["keyword_score"] == len("pitchblende")
+        [expected] = keyword_search(sample.snapshot(), ["pitchblende", "Zyxwv"], 5).hits
+        assert expected.chunk.chunk_id == RADIUM and expected.score > 0
+        assert radium["keywords"] == ["pitchblende"] and radium["keyword_score"] == round(expected.score, 2)
         assert "pitchblende" in radium["snippet"]
         assert (
-            f"ref: {RADIUM}" in found.content[0].text and "keywords: 'pitchblende' (score 11)" in found.content[0].text
+            f"ref: {RADIUM}" in found.content[0].text
+            and f"keywords: 'pitchblende' (score {round(expected.score, 2)})" in found.content[0].text
         )
