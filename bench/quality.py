@@ -58,6 +58,7 @@ from arag_mcp.indexer.reader import IndexSnapshot, open_index  # noqa: E402
 from arag_mcp.server import results as rendered  # noqa: E402
 from arag_mcp.server import retrieval  # noqa: E402
 from arag_mcp.server.keywords import keyword_search  # noqa: E402
+from arag_mcp.server.snippets import keyword_pieces, semantic_pieces, snippet  # noqa: E402
 from brute_force import SentenceMatrix, WordCorpus, keyword_ranking, vector_ranking  # noqa: E402
 from common import BENCH_DATA, RESULTS, log, read_jsonl  # noqa: E402
 
@@ -329,12 +330,16 @@ class Methods:
         return [cid for cid, _ in ranked]
 
     def tool_text(self, method: str, question: dict) -> str:
-        """The text the tool itself answers with at top_k=5 (header, ids, titles, snippets)."""
+        """The text the tool itself answers a new conversation with at top_k=5 (header, ids, titles, snippets)."""
         if method == "semantic":
             hits = retrieval.semantic_search(self.snapshot, self.query_vectors[question["question"]], 5)
-            return rendered.semantic_text(rendered.semantic_output(hits, SESSION, "", None, "their best sentence"))
+            shown = [snippet(semantic_pieces(hit.matched), set(), False) for hit in hits]
+            return rendered.semantic_text(
+                rendered.semantic_output(hits, SESSION, "", None, shown, "their best sentence")
+            )
         found = keyword_search(self.snapshot, extract_keywords(question["question"]), 5)
-        return rendered.keyword_text(rendered.keyword_output(found, SESSION, "", None))
+        shown = [snippet(keyword_pieces(hit.matched, hit.keywords, "word"), set(), False) for hit in found.hits]
+        return rendered.keyword_text(rendered.keyword_output(found, SESSION, "", None, shown))
 
     def returned_text(self, method: str, question: dict) -> str:
         """What one call at top_k=5 shows the host."""
