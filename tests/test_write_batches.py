@@ -87,11 +87,16 @@ def test_documents_across_write_batches_equal_a_one_batch_build(tmp_path: Path, 
 
 
 def test_a_document_past_the_default_write_batch_is_found_by_its_last_word(tmp_path: Path):
+    """6,000 sentences against the default write batch of 4,096: every chunk is written, and they
+    hold the whole text, as a one-batch build's chunks would (chunking does not depend on batches)."""
     (tmp_path / "long.txt").write_text(_document("long", 6000))
     index = tmp_path / "idx"
     result = run_cli("arag_mcp.indexer", "build", str(tmp_path / "long.txt"), "--index", str(index), "--quiet")
     assert result.returncode == 0, result.stderr
     _assert_whole(index, 1)
+    chunks, sentences, _ = _rows(index)
+    assert " ".join(text for *_, text in sorted(chunks, key=lambda row: row[2])) == (tmp_path / "long.txt").read_text()
+    assert len(sentences) == 6000
     found = run_cli("arag_mcp.server", "--index", str(index), "--call", "keyword_search", 'keywords=["longend"]')
     assert "1 chunk matches" in found.stdout, found.stdout
 
