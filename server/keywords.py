@@ -28,7 +28,7 @@ one would take more than COUNT_READ_LIMIT further texts, it is given as a range.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol
 
@@ -188,20 +188,26 @@ def _folded_words(lowered: str) -> list[str]:
 
 
 def _occurrences(words: list[str], pieces: tuple[str, ...]) -> int:
-    """Positions where `pieces` occur as consecutive `words`; a piece of a script written without
-    spaces occurs in a word that holds it (a keyword of that one piece: as often as it holds it)."""
+    """How often `pieces` occur in these folded words: at each of `word_matches`, except that a
+    keyword of one piece of a script written without spaces counts as often as a word holds it."""
+    if len(pieces) == 1 and unspaced(pieces[0]):
+        return sum(word.count(pieces[0]) for word in words)
+    return sum(1 for _ in word_matches(words, pieces))
+
+
+def word_matches(words: Sequence[str], pieces: Sequence[str]) -> Iterator[int]:
+    """The positions where `pieces` (folded) occur as consecutive folded `words`: each piece equal
+    to its word, or, a piece of a script written without spaces, held inside it."""
     span = len(pieces)
     if not span:
-        return 0
+        return
     first = pieces[0]
     if not any(map(unspaced, pieces)):
-        return sum(
-            1 for at in range(len(words) - span + 1) if words[at] == first and tuple(words[at : at + span]) == pieces
-        )
-    if span == 1:
-        return sum(word.count(first) for word in words)
-    return sum(
-        1
+        wanted = list(pieces)
+        yield from (at for at in range(len(words) - span + 1) if words[at] == first and words[at : at + span] == wanted)
+        return
+    yield from (
+        at
         for at in range(len(words) - span + 1)
         if all(piece in word if unspaced(piece) else piece == word for piece, word in zip(pieces, words[at:]))
     )

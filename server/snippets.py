@@ -12,7 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import regex
-from arag_mcp.indexer.terms import fold, unspaced, words_of
+from arag_mcp.indexer.terms import fold, words_of
+
+from .keywords import word_matches
 
 MAX_SNIPPET_CHARS = 1200
 LONG_SENTENCE_CHARS = 300
@@ -54,14 +56,12 @@ def keyword_spans(sentence: str, keywords: Sequence[str], match: str) -> list[tu
     case-insensitive substrings ("substring")."""
     if match == "substring":
         return [found.span() for k in keywords for found in regex.finditer(regex.escape(k), sentence, regex.I)]
-    words = [(found.start(), found.end(), fold(found.group())) for found in _WORD.finditer(sentence)]
+    found = list(_WORD.finditer(sentence))
+    words = [fold(word.group().lower()) for word in found]
     spans = []
     for pieces in words_of([keyword.lower() for keyword in keywords]):
         wanted = [fold(piece) for piece in pieces]
-        for at in range(len(words) - len(wanted) + 1) if wanted else ():
-            run = words[at : at + len(wanted)]
-            if all(word == piece or (unspaced(piece) and piece in word) for (_, _, word), piece in zip(run, wanted)):
-                spans.append((run[0][0], run[-1][1]))
+        spans += [(found[at].start(), found[at + len(wanted) - 1].end()) for at in word_matches(words, wanted)]
     return spans
 
 
