@@ -65,18 +65,29 @@ class LiveIndex:
         self._embedders: dict[EmbeddingKey, Embedder] = {}
         self._ready: dict[EmbeddingKey, threading.Event] = {}
         self._errors: dict[EmbeddingKey, str] = {}
+        self._opening: threading.Thread | None = None
         self._to_load: queue.SimpleQueue[IndexSnapshot] = queue.SimpleQueue()
+        self._vector_loads = 0
+        """Builds queued for `_load_vectors_in_turn` and not yet read: `close` waits for them."""
+        self._vectors_read = threading.Condition()
 
     def start(self, load_model: bool = True) -> None:
         """Open the index, then load its model (unless `load_model` is false), on background threads."""
-        threading.Thread(target=self._open, args=(load_model,), name="arag-open", daemon=True).start()
+        self._opening = threading.Thread(target=self._open, args=(load_model,), name="arag-open", daemon=True)
+        self._opening.start()
         threading.Thread(target=self._load_vectors_in_turn, name="arag-vectors", daemon=True).start()
 
     def close(self, timeout: float = 60.0) -> None:
-        """Wait for model loads in flight: a process must not exit while one runs inside ONNX Runtime."""
+        """Wait for the opening, and the model and vector loads it started: a process must not exit
+        while one runs inside LanceDB or ONNX Runtime (a daemon thread stopped there aborts the
+        interpreter, as a call that fails before it needs the index would)."""
         deadline = time.monotonic() + timeout
+        if self._opening is not None:
+            self._opening.join(timeout)
         for event in list(self._ready.values()):
             event.wait(max(0.0, deadline - time.monotonic()))
+        with self._vectors_read:
+            self._vectors_read.wait_for(lambda: not self._vector_loads, max(0.0, deadline - time.monotonic()))
 
     def _open(self, load_model: bool) -> None:
         try:
@@ -92,7 +103,7 @@ class LiveIndex:
             self._opened.set()
         if self._snapshot is not None and load_model:
             self._ensure_loading(embedding_key(self.manifest))
-            self._to_load.put(self._snapshot)
+            self._queue_vectors(self._snapshot)
 
     def snapshot(self) -> IndexSnapshot:
         """The newest committed build (checked for a newer one at most every `reload_seconds`)."""
@@ -116,12 +127,17 @@ class LiveIndex:
                 self._snapshot = open_index(self.uri, previous=self._snapshot)
                 self.manifest = self._snapshot.manifest
                 log.info("serving the build of %s committed at %s", self.uri, self.manifest.built_at)
-                self._to_load.put(self._snapshot)
+                self._queue_vectors(self._snapshot)
             elif manifest and manifest != self._snapshot.manifest.raw:  # the same build, described anew
                 self.manifest = Manifest.from_dict(self.uri, manifest)
                 self._snapshot = replace(self._snapshot, manifest=self.manifest)
         except Exception as exc:  # noqa: BLE001 - keep serving the build we have
             log.warning("could not open the new build of %s, still serving the previous one: %s", self.uri, exc)
+
+    def _queue_vectors(self, snapshot: IndexSnapshot) -> None:
+        with self._vectors_read:
+            self._vector_loads += 1
+        self._to_load.put(snapshot)
 
     def _load_vectors_in_turn(self) -> None:
         """Read each build's vectors, one build after another, on this one thread: with a thread of
@@ -130,6 +146,9 @@ class LiveIndex:
             snapshot = self._to_load.get()
             _load_vectors(snapshot)
             del snapshot  # not kept while waiting for the next build
+            with self._vectors_read:
+                self._vector_loads -= 1
+                self._vectors_read.notify_all()
 
     def _ensure_loading(self, key: EmbeddingKey) -> threading.Event:
         """The event set once the model of `key` has loaded (or failed); starts loading it the first time."""

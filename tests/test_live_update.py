@@ -96,3 +96,15 @@ def test_each_build_s_vectors_are_read_on_one_thread_and_a_replaced_build_is_fre
         logging.getLogger("arag_mcp.indexer.vectors").removeFilter(note_reader)
         live.close()
     assert len(readers) == 4 and len(set(readers)) == 1, readers
+
+
+@pytest.mark.parametrize("load_model", [False, True])
+def test_close_returns_once_the_opening_and_the_loads_it_started_are_done(sample_index: Path, load_model: bool):
+    """A process closes its LiveIndex before it exits: no thread may then still be inside LanceDB or
+    ONNX Runtime, as the opening is when a call fails before it needs the index."""
+    live = LiveIndex(str(sample_index))
+    live.start(load_model=load_model)
+    live.close()
+    assert not any(thread.name == "arag-open" and thread.is_alive() for thread in threading.enumerate())
+    assert all(ready.is_set() for ready in live._ready.values())
+    assert len(live._ready) == load_model and live._vector_loads == 0
