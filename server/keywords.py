@@ -133,13 +133,16 @@ class WordMatch:
     ) -> tuple[np.ndarray, list[np.ndarray]]:
         numbers, texts = snapshot.texts_at(numbers)
         titles = lower(snapshot.catalogue.titles.take(pa.array(numbers))).to_pylist()
-        spellings = [None if _has_unspaced_piece(k) else _spelling_pattern(snapshot, k.pieces) for k in keywords]
+        inside_words = [_has_unspaced_piece(keyword) for keyword in keywords]
+        spellings = [
+            None if inside else _spelling_pattern(snapshot, k.pieces) for k, inside in zip(keywords, inside_words)
+        ]
         counts = [np.zeros(len(numbers), dtype=np.int64) for _ in keywords]
         for at, (title, text) in enumerate(zip(titles, lower(texts).to_pylist())):
             in_title = _folded_words(title)
-            in_text = _folded_words(text) if any(map(_has_unspaced_piece, keywords)) else []
-            for keyword, count, spelling in zip(keywords, counts, spellings):
-                if _has_unspaced_piece(keyword):
+            in_text = _folded_words(text) if any(inside_words) else []
+            for keyword, count, spelling, inside in zip(keywords, counts, spellings, inside_words):
+                if inside:
                     count[at] = _occurrences(in_title, keyword.pieces) + _occurrences(in_text, keyword.pieces)
                 else:
                     found = len(spelling.findall(text, overlapped=True)) if spelling else 0
