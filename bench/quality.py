@@ -3,7 +3,7 @@
 For each dataset an index is built with the default model; then every question is asked once
 (single shot) of:
 
-- ``semantic_search``  ours, exactly as the MCP tool runs it (arag_mcp.server.retrieval);
+- ``semantic_search``  ours, exactly as the MCP tool runs it (arag_mcp.server.search.retrieval);
 - ``keyword_search``   ours (whole words, the default), fed by a fixed keyword extractor over the
   question (a floor for what an agent does with the tool);
 - ``naive``            Naive RAG: one vector per chunk (the index's chunk vectors, which the
@@ -52,13 +52,13 @@ from scipy import sparse
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from arag_mcp.indexer.build import BuildOptions, build_index, check_compatible  # noqa: E402
-from arag_mcp.indexer.embedding import BACKENDS, DEFAULT_BACKEND, Embedder  # noqa: E402
-from arag_mcp.indexer.manifest import IndexStoreError, read_manifest  # noqa: E402
-from arag_mcp.indexer.reader import IndexSnapshot, open_index  # noqa: E402
-from arag_mcp.server import results as rendered  # noqa: E402
-from arag_mcp.server import retrieval  # noqa: E402
-from arag_mcp.server.keywords import keyword_search  # noqa: E402
-from arag_mcp.server.snippets import keyword_pieces, semantic_pieces, snippet  # noqa: E402
+from arag_mcp.indexer.embedding.embedder import BACKENDS, DEFAULT_BACKEND, Embedder  # noqa: E402
+from arag_mcp.indexer.index.manifest import IndexStoreError, read_manifest  # noqa: E402
+from arag_mcp.indexer.index.snapshot import IndexSnapshot, open_index  # noqa: E402
+from arag_mcp.server.output import chunk_results as rendered  # noqa: E402
+from arag_mcp.server.search import retrieval  # noqa: E402
+from arag_mcp.server.search.keywords import keyword_search  # noqa: E402
+from arag_mcp.server.search.snippets import keyword_pieces, semantic_pieces, snippet  # noqa: E402
 from brute_force import SentenceMatrix, WordCorpus, keyword_ranking, vector_ranking  # noqa: E402
 from common import BENCH_DATA, RESULTS, log, read_jsonl  # noqa: E402
 

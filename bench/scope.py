@@ -22,10 +22,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from arag_mcp.indexer.reader import open_index  # noqa: E402
-from arag_mcp.indexer.schema import SentenceColumn  # noqa: E402
-from arag_mcp.indexer.store import sql_list  # noqa: E402
-from arag_mcp.server.scope import in_scope  # noqa: E402
+from arag_mcp.indexer.index.schema import SentenceColumn  # noqa: E402
+from arag_mcp.indexer.index.snapshot import open_index  # noqa: E402
+from arag_mcp.indexer.index.writer import sql_list  # noqa: E402
+from arag_mcp.server.search.scope import in_scope  # noqa: E402
 from common import RESULTS, log  # noqa: E402
 
 S = SentenceColumn

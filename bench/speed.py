@@ -48,16 +48,16 @@ import pyarrow as pa
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from arag_mcp.indexer.embedding import BACKENDS, DEFAULT_BACKEND, Embedder  # noqa: E402
-from arag_mcp.indexer.ids import chunk_id, doc_key  # noqa: E402
-from arag_mcp.indexer.manifest import FORMAT_VERSION, read_manifest  # noqa: E402
-from arag_mcp.indexer.reader import IndexSnapshot, open_index  # noqa: E402
-from arag_mcp.indexer.schema import chunks_schema, documents_schema, sentences_schema  # noqa: E402
-from arag_mcp.indexer.sentences import split_sentences  # noqa: E402
-from arag_mcp.indexer.store import VECTOR_SEARCH, IndexWriter  # noqa: E402
-from arag_mcp.indexer.vectors import SentenceVectors  # noqa: E402
-from arag_mcp.server import retrieval  # noqa: E402
-from arag_mcp.server.keywords import keyword_search  # noqa: E402
+from arag_mcp.indexer.embedding.embedder import BACKENDS, DEFAULT_BACKEND, Embedder  # noqa: E402
+from arag_mcp.indexer.index.ids import chunk_id, doc_key  # noqa: E402
+from arag_mcp.indexer.index.manifest import FORMAT_VERSION, read_manifest  # noqa: E402
+from arag_mcp.indexer.index.schema import chunks_schema, documents_schema, sentences_schema  # noqa: E402
+from arag_mcp.indexer.index.snapshot import IndexSnapshot, open_index  # noqa: E402
+from arag_mcp.indexer.index.vectors import SentenceVectors  # noqa: E402
+from arag_mcp.indexer.index.writer import VECTOR_SEARCH, IndexWriter  # noqa: E402
+from arag_mcp.indexer.text.sentences import split_sentences  # noqa: E402
+from arag_mcp.server.search import retrieval  # noqa: E402
+from arag_mcp.server.search.keywords import keyword_search  # noqa: E402
 from brute_force import SentenceMatrix, WordCorpus, keyword_ranking  # noqa: E402
 from common import BENCH_DATA, RESULTS, log, read_jsonl  # noqa: E402
 

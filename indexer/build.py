@@ -20,15 +20,11 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-from tqdm import tqdm
-
-from .chunking import Span, pack_chunks, sentence_spans
-from .collection import checked_description
-from .completeness import describe_problems
-from .context import SENTENCE_CONTEXT, chunk_context_terms, embedding_text
-from .embedding import DEFAULT_BACKEND, DEFAULT_MODEL, Embedder
-from .ids import chunk_id, doc_key
-from .manifest import (
+from arag_mcp.indexer.embedding.embedder import DEFAULT_BACKEND, DEFAULT_MODEL, Embedder
+from arag_mcp.indexer.index.collection import checked_description
+from arag_mcp.indexer.index.completeness import describe_problems
+from arag_mcp.indexer.index.ids import chunk_id, doc_key
+from arag_mcp.indexer.index.manifest import (
     FORMAT_VERSION,
     IndexStoreError,
     check_manifest,
@@ -37,11 +33,14 @@ from .manifest import (
     read_manifest,
     write_manifest,
 )
-from .outline import HeadingMarks, heading_path, page_range
-from .readers import CorpusError, Document, SkippedFile, Source, iter_documents
-from .schema import ChunkColumn, chunks_schema, documents_schema, sentences_schema
-from .sentences import SPLITTER_VERSION, split_sentences
-from .store import IndexWriter, StoredDocument, build_lock
+from arag_mcp.indexer.index.schema import ChunkColumn, chunks_schema, documents_schema, sentences_schema
+from arag_mcp.indexer.index.writer import IndexWriter, StoredDocument, build_lock
+from arag_mcp.indexer.sources.files import CorpusError, Document, SkippedFile, Source, iter_documents
+from arag_mcp.indexer.sources.outline import HeadingMarks, heading_path, page_range
+from arag_mcp.indexer.text.chunking import Span, pack_chunks, sentence_spans
+from arag_mcp.indexer.text.context import SENTENCE_CONTEXT, chunk_context_terms, embedding_text
+from arag_mcp.indexer.text.sentences import SPLITTER_VERSION, split_sentences
+from tqdm import tqdm
 
 log = logging.getLogger(__name__)
 

@@ -13,10 +13,17 @@ import sys
 from collections.abc import Sequence
 from dataclasses import replace
 
-from .embedding import BACKENDS, DEFAULT_BACKEND, DEFAULT_MODEL, ModelError, limit_cpu_threads
-from .env_options import LOG_LEVELS, add_version, env_name, env_option, log_level
-from .manifest import IndexStoreError
-from .readers import SUPPORTED_SUFFIXES, CorpusError
+from arag_mcp.indexer.embedding.embedder import (
+    BACKENDS,
+    DEFAULT_BACKEND,
+    DEFAULT_MODEL,
+    ModelError,
+    limit_cpu_threads,
+)
+from arag_mcp.indexer.index.manifest import IndexStoreError
+from arag_mcp.indexer.sources.files import SUPPORTED_SUFFIXES, CorpusError
+
+from .command_options import LOG_LEVELS, add_version, env_name, env_option, log_level
 
 log = logging.getLogger("arag_mcp.indexer")
 
@@ -200,7 +207,7 @@ def _positive_int(value: str) -> int:
 
 
 def _description(value: str) -> str:
-    from .collection import checked_description
+    from arag_mcp.indexer.index.collection import checked_description
 
     try:
         return checked_description(value)
@@ -264,7 +271,7 @@ def run_remove(args: argparse.Namespace) -> None:
 
 
 def run_list(args: argparse.Namespace) -> None:
-    from .reader import list_documents
+    from arag_mcp.indexer.index.snapshot import list_documents
 
     documents = list_documents(args.index)
     if args.json:
@@ -279,15 +286,16 @@ def run_list(args: argparse.Namespace) -> None:
 
 
 def run_info(args: argparse.Namespace) -> None:
-    from .reader import open_index
+    from arag_mcp.indexer.index.snapshot import open_index
 
     snapshot = open_index(args.index)
     print(json.dumps({"index": snapshot.uri, **snapshot.manifest.raw}, indent=2, sort_keys=True))
 
 
 def run_describe(args: argparse.Namespace) -> None:
+    from arag_mcp.indexer.index.manifest import check_manifest, normalise_uri
+
     from .build import describe_index
-    from .manifest import check_manifest, normalise_uri
 
     if args.text is not None:
         describe_index(args.index, args.text)
@@ -311,8 +319,9 @@ COMMANDS = {
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level=args.log_level, format="%(message)s")
+    from arag_mcp.indexer.index.writer import IndexBusy
+
     from .build import BuildFailed
-    from .store import IndexBusy
 
     try:
         COMMANDS[args.command](args)

@@ -5,18 +5,17 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from arag_mcp.indexer.manifest import IndexStoreError
+from arag_mcp.indexer.index.manifest import IndexStoreError
+from arag_mcp.server.search.conversations import Conversations
+from arag_mcp.server.search.keywords import KeywordMatch
+from arag_mcp.server.search.live_index import LiveIndex
+from arag_mcp.server.tools.arguments import coerce_arguments, describe_invalid
+from arag_mcp.server.tools.errors import tool_error
+from arag_mcp.server.tools.profiles import DEFAULT_PROFILE, PROFILES, Profile
+from arag_mcp.server.tools.toolkit import Toolkit
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import ValidationError
-
-from .arguments import coerce_arguments, describe_invalid
-from .conversations import Conversations
-from .errors import tool_error
-from .keywords import KeywordMatch
-from .live_index import LiveIndex
-from .profiles import DEFAULT_PROFILE, PROFILES, Profile
-from .tools import Toolkit
 
 PRIVATE_MANIFEST_KEYS = frozenset({"sources"})
 """Left out of what models read: the recorded sources are paths on the indexing machine."""
@@ -93,7 +92,7 @@ def create_server(
 
     @server.resource("arag://documents", name="documents", title="Documents in the index", mime_type="application/json")
     def documents() -> str:
-        from arag_mcp.indexer.reader import list_documents  # LanceDB is imported after the handshake
+        from arag_mcp.indexer.index.snapshot import list_documents  # LanceDB is imported after the handshake
 
         try:
             listed = list_documents(live.uri)

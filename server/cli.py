@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import argparse
-import ipaddress
 import json
 import logging
 import sys
 from collections.abc import Sequence
 
-from arag_mcp.indexer.embedding import limit_cpu_threads
-from arag_mcp.indexer.env_options import LOG_LEVELS, add_version, env_name, env_option, log_level
-from arag_mcp.indexer.manifest import IndexStoreError
-
-from .keywords import KEYWORD_MATCHES
-from .profiles import DEFAULT_PROFILE, PROFILES, Profile
+from arag_mcp.indexer.command_options import LOG_LEVELS, add_version, env_name, env_option, log_level
+from arag_mcp.indexer.embedding.embedder import limit_cpu_threads
+from arag_mcp.indexer.index.manifest import IndexStoreError
+from arag_mcp.server.search.keywords import KEYWORD_MATCHES
+from arag_mcp.server.tools.profiles import DEFAULT_PROFILE, PROFILES, Profile
 
 log = logging.getLogger("arag_mcp.server")
 
@@ -114,15 +112,6 @@ def list_profiles() -> str:
     )
 
 
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def parse_call(call: Sequence[str], profile: Profile) -> tuple[str, dict]:
     """Tool name and arguments from `--call TOOL {json}` or `--call TOOL key=value ...`."""
     tool, *rest = call
@@ -155,15 +144,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(list_profiles())
         return 0
     logging.basicConfig(stream=sys.stderr, level=args.log_level, format="arag-mcp %(levelname)s %(message)s")
-    if args.transport != "stdio" and not is_loopback(args.host) and not args.auth_token:
-        print(
-            f"arag-mcp: error: binding to {args.host} needs a bearer token; pass --auth-token or set {TOKEN_ENV}",
-            file=sys.stderr,
-        )
-        return 2
+    if args.transport != "stdio":
+        from .http import is_loopback
+
+        if not is_loopback(args.host) and not args.auth_token:
+            print(
+                f"arag-mcp: error: binding to {args.host} needs a bearer token; pass --auth-token or set {TOKEN_ENV}",
+                file=sys.stderr,
+            )
+            return 2
     limit_cpu_threads(args.threads)
+    from arag_mcp.server.search.live_index import LiveIndex
+
     from .app import create_server
-    from .live_index import LiveIndex
 
     try:
         live = LiveIndex(args.index, device=args.device)

@@ -12,8 +12,6 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from .cli import is_loopback
-
 HEALTH_PATH = "/health"
 
 
@@ -104,3 +102,12 @@ def serve_http(
     }
     logging.getLogger(__name__).info("listening on http://%s:%d (%s)", host, port, transport)
     uvicorn.run(app, host=host, port=port, log_config=log_config, access_log=False, lifespan="on")
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

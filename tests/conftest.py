@@ -31,7 +31,7 @@ def onnx_cache(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def embedder():
-    from arag_mcp.indexer.embedding import Embedder
+    from arag_mcp.indexer.embedding.embedder import Embedder
 
     return Embedder().load()
 

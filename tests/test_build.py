@@ -11,11 +11,11 @@ import lancedb
 import numpy as np
 import pytest
 from arag_mcp.indexer.build import BuildOptions, build_index, sync_index
-from arag_mcp.indexer.chunking import CHARS_PER_TOKEN_BOUND, sentence_spans
-from arag_mcp.indexer.ids import doc_key
-from arag_mcp.indexer.manifest import IndexStoreError, read_manifest, write_manifest
-from arag_mcp.indexer.reader import open_index
-from arag_mcp.indexer.schema import CHUNK_VECTORS, DOCUMENTS, SENTENCES, TABLES
+from arag_mcp.indexer.index.ids import doc_key
+from arag_mcp.indexer.index.manifest import IndexStoreError, read_manifest, write_manifest
+from arag_mcp.indexer.index.schema import CHUNK_VECTORS, DOCUMENTS, SENTENCES, TABLES
+from arag_mcp.indexer.index.snapshot import open_index
+from arag_mcp.indexer.text.chunking import CHARS_PER_TOKEN_BOUND, sentence_spans
 
 from .conftest import BENCH_DATA, SAMPLE, kill_build_when, run_cli
 
@@ -205,7 +205,7 @@ def test_bad_input_is_one_line_without_traceback(tmp_path: Path):
 def test_index_refuses_another_model(tmp_path: Path, sample_index: Path):
     other = tmp_path / "other-model"
     # The same weights under another name stand in for a different model.
-    from arag_mcp.indexer.embedding import resolve_model_path
+    from arag_mcp.indexer.embedding.embedder import resolve_model_path
 
     shutil.copytree(resolve_model_path("all-MiniLM-L6-v2"), other)
     index = tmp_path / "idx"

@@ -8,10 +8,10 @@ import time
 from pathlib import Path
 
 import pytest
-from arag_mcp.indexer.manifest import read_manifest
+from arag_mcp.indexer.index.manifest import read_manifest
 from arag_mcp.server.app import create_server
-from arag_mcp.server.live_index import LiveIndex
-from arag_mcp.server.profiles import PROFILES
+from arag_mcp.server.search.live_index import LiveIndex
+from arag_mcp.server.tools.profiles import PROFILES
 from mcp import Client
 
 from .conftest import SAMPLE, run_cli

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import numpy as np
 from arag_mcp.indexer.build import BuildOptions, build_index
-from arag_mcp.indexer.context import CONTEXT_TERMS, chunk_context_terms, embedding_text
-from arag_mcp.indexer.reader import open_index
+from arag_mcp.indexer.index.snapshot import open_index
+from arag_mcp.indexer.text.context import CONTEXT_TERMS, chunk_context_terms, embedding_text
 
 CHUNKS = [
     "The patient has basal cell carcinoma of the skin. Basal cells divide in the epidermis. It was 2019.",

@@ -8,12 +8,12 @@ import tracemalloc
 
 import pytest
 from arag_mcp.indexer.build import BuildOptions, build_index
-from arag_mcp.indexer.ids import doc_key
-from arag_mcp.server import documents
+from arag_mcp.indexer.index.ids import doc_key
 from arag_mcp.server.app import create_server
-from arag_mcp.server.conversations import Conversations
-from arag_mcp.server.live_index import LiveIndex
-from arag_mcp.server.profiles import PROFILES
+from arag_mcp.server.search import within_document
+from arag_mcp.server.search.conversations import Conversations
+from arag_mcp.server.search.live_index import LiveIndex
+from arag_mcp.server.tools.profiles import PROFILES
 from mcp import Client
 
 pytestmark = pytest.mark.anyio
@@ -36,7 +36,7 @@ def live(tmp_path_factory) -> LiveIndex:
 
 def test_an_open_window_is_remembered_in_a_few_hundred_bytes(live: LiveIndex):
     document = live.snapshot().document(LEDGER)
-    window = documents.window(document, 0)
+    window = within_document.window(document, 0)
     conversations = Conversations()
     conversation = conversations.resume(None)
     tracemalloc.start()
@@ -46,7 +46,7 @@ def test_an_open_window_is_remembered_in_a_few_hundred_bytes(live: LiveIndex):
         kept = tracemalloc.get_traced_memory()[0] - before
     finally:
         tracemalloc.stop()
-    assert len(window) == documents.WINDOW_LINES
+    assert len(window) == within_document.WINDOW_LINES
     assert kept < 4096, f"one open window of {len(window)} lines is remembered in {kept} bytes"
     assert conversations.lines_seen(conversation, document) == set(window)
 

@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 from arag_mcp.agent.mcp_tools import named_chunks
 from arag_mcp.indexer.build import BuildOptions, build_index
-from arag_mcp.indexer.documents import LINE_CHARS
-from arag_mcp.indexer.reader import open_index
-from arag_mcp.server import documents, retrieval
+from arag_mcp.indexer.index.document_lines import LINE_CHARS
+from arag_mcp.indexer.index.snapshot import open_index
 from arag_mcp.server.app import create_server
-from arag_mcp.server.live_index import LiveIndex
-from arag_mcp.server.profiles import PROFILES
+from arag_mcp.server.search import retrieval, within_document
+from arag_mcp.server.search.live_index import LiveIndex
+from arag_mcp.server.tools.profiles import PROFILES
 from brute_force import SentenceMatrix
 from mcp import Client
 
@@ -86,7 +86,7 @@ def test_find_is_every_matching_line_with_passages_around_the_first(index: Path)
     for document in documents_of(index):
         words = re.findall(r"[A-Za-z]{6,}", " ".join(document.lines))
         patterns = [words[0], words[len(words) // 2].upper(), "no such phrase anywhere", words[-1]]
-        found = documents.find(document, patterns)
+        found = within_document.find(document, patterns)
         given: set[str] = set()
         for pattern, matches in zip(patterns, found):
             expected = [i for i, line in enumerate(document.lines) if pattern.lower() in line.lower()]
@@ -108,13 +108,13 @@ def test_open_windows_are_bounded_and_tile_the_document(index: Path):
     for document in documents_of(index):
         start, covered = 0, []
         while start < len(document.lines):
-            lines = documents.window(document, start)
-            assert lines.start == start and len(lines) <= documents.WINDOW_LINES
-            assert sum(len(document.lines[i]) + 1 for i in lines) <= documents.MAX_WINDOW_CHARS or len(lines) == 1
+            lines = within_document.window(document, start)
+            assert lines.start == start and len(lines) <= within_document.WINDOW_LINES
+            assert sum(len(document.lines[i]) + 1 for i in lines) <= within_document.MAX_WINDOW_CHARS or len(lines) == 1
             covered.extend(lines)
             start = lines.stop
         assert covered == list(range(len(document.lines)))
-        short = documents.window(document, len(document.lines) - 3)
+        short = within_document.window(document, len(document.lines) - 3)
         assert list(short) == list(range(len(document.lines) - 3, len(document.lines)))
 
 
@@ -124,7 +124,7 @@ def test_semantic_find_gives_the_lines_of_the_nearest_sentences(index: Path, emb
     chunk_ids, starts, vectors = snapshot.document_sentences(document)
     pattern = "how a build that is interrupted is recovered"
     vector = embedder.encode_queries([pattern])[0]
-    [matches] = documents.find_semantic(document, [pattern], vector[None, :], (chunk_ids, starts, vectors))
+    [matches] = within_document.find_semantic(document, [pattern], vector[None, :], (chunk_ids, starts, vectors))
     best = int(np.argmax(vectors @ vector))
     index_of = {cid: i for i, cid in enumerate(document.chunk_ids)}
     assert matches.lines[0] == document.line_at(index_of[chunk_ids[best]], starts[best])

@@ -2,24 +2,22 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 from collections import Counter
 from pathlib import Path
 
 import docx
-import lancedb
 import numpy as np
 import pytest
 from arag_mcp.indexer.build import BuildOptions, build_index
-from arag_mcp.indexer.context import chunk_context_terms, embedding_text
-from arag_mcp.indexer.outline import heading_path
-from arag_mcp.indexer.pdf_text import join_hyphenated
-from arag_mcp.indexer.reader import open_index
-from arag_mcp.indexer.readers import Document, iter_documents
+from arag_mcp.indexer.index.snapshot import open_index
+from arag_mcp.indexer.sources.files import Document, iter_documents
+from arag_mcp.indexer.sources.outline import heading_path
+from arag_mcp.indexer.sources.pdf import join_hyphenated
+from arag_mcp.indexer.text.context import chunk_context_terms, embedding_text
 from arag_mcp.server.app import create_server
-from arag_mcp.server.live_index import LiveIndex
-from arag_mcp.server.profiles import PROFILES
+from arag_mcp.server.search.live_index import LiveIndex
+from arag_mcp.server.tools.profiles import PROFILES
 from mcp import Client
 from reportlab.lib.pagesizes import A4
 from reportlab.pdfgen import canvas
@@ -249,27 +247,5 @@ async def test_results_and_chunk_read_show_section_and_pages(documents_index: Pa
             [hit] = found.structured_content["results"]
             assert hit["file_type"] == "docx" and hit["title"] == "Gear Handbook", hit
             assert "section" not in hit and "| section:" not in found.content[0].text  # under the title alone
-    finally:
-        live.close()
-
-
-async def test_an_index_without_section_and_page_columns_is_still_served(tmp_path: Path):
-    (tmp_path / "notes.md").write_text("# Notes\n\n## Gears\n\nGears turn sprockets.\n")
-    index = tmp_path / "idx"
-    build_index([tmp_path / "notes.md"], str(index), BuildOptions(progress=False))
-    chunks = lancedb.connect(str(index)).open_table("chunks")
-    chunks.drop_columns(["heading_path", "first_page", "last_page"])
-    manifest = json.loads((index / "manifest.json").read_text())
-    manifest["tables"]["chunks"] = chunks.version
-    (index / "manifest.json").write_text(json.dumps(manifest))
-    live = LiveIndex(str(index))
-    live.start()
-    try:
-        async with Client(create_server(live, PROFILES["arag"])) as client:
-            found = await client.call_tool("keyword_search", {"keywords": ["sprockets"]})
-            [hit] = found.structured_content["results"]
-            assert "section" not in hit and "pages" not in hit and "| section:" not in found.content[0].text
-            read = await client.call_tool("chunk_read", {"chunk_ids": [hit["chunk_id"]]})
-            assert read.structured_content["chunks"][0]["text"].endswith("Gears turn sprockets.")
     finally:
         live.close()

@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from arag_mcp.indexer.build import BuildOptions, build_index
-from arag_mcp.indexer.embedding import Embedder
-from arag_mcp.indexer.reader import open_index
+from arag_mcp.indexer.embedding.embedder import Embedder
+from arag_mcp.indexer.index.snapshot import open_index
 
 from .conftest import SAMPLE, run_cli
 
@@ -55,7 +55,7 @@ def test_export_is_cached_and_serving_needs_no_torch(embedder: Embedder, onnx_ca
     """With the export cached, a process embeds queries without importing torch (memory, start-up)."""
     assert any((folder / "recipe.json").exists() for folder in (onnx_cache / "onnx").iterdir())
     script = (
-        "import sys; from arag_mcp.indexer.embedding import Embedder; "
+        "import sys; from arag_mcp.indexer.embedding.embedder import Embedder; "
         "e = Embedder().load(); v = e.encode_queries(['radium']); "
         "print(e.backend, v.shape[1], 'torch' in sys.modules)"
     )

@@ -10,7 +10,7 @@ import httpx2
 import pytest
 from arag_mcp.server.app import create_server
 from arag_mcp.server.http import build_app
-from arag_mcp.server.live_index import LiveIndex
+from arag_mcp.server.search.live_index import LiveIndex
 
 from .mcp_helpers import http_client, http_server
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 from arag_mcp.indexer.build import BuildOptions, build_index, remove_from_index, sync_index
-from arag_mcp.indexer.manifest import read_manifest
-from arag_mcp.indexer.reader import list_documents, open_index
+from arag_mcp.indexer.index.manifest import read_manifest
+from arag_mcp.indexer.index.snapshot import list_documents, open_index
 
 from .conftest import kill_build_when, run_cli
 
@@ -182,7 +182,7 @@ def test_the_lock_works_without_fcntl(tmp_path: Path):
         sys.modules["fcntl"] = None  # as on Windows: importing it fails
         import filelock
         from arag_mcp.indexer.cli import main
-        from arag_mcp.indexer.store import build_lock
+        from arag_mcp.indexer.index.writer import build_lock
         assert not filelock.has_fcntl
         index = {str(tmp_path / "idx")!r}
         with build_lock(index):
@@ -223,7 +223,7 @@ def test_a_build_interrupted_before_its_commit_leaves_an_index_older_than_a_week
     before = open_index(str(index)).version
 
     _write(corpus / "new.md", "# New\n\nA new document.")
-    import arag_mcp.indexer.store as store
+    import arag_mcp.indexer.index.writer as store
 
     def killed(uri: str, manifest: dict) -> None:
         raise KeyboardInterrupt  # the process dies after its table writes, before the commit

@@ -10,10 +10,10 @@ import random
 from pathlib import Path
 
 import pytest
-from arag_mcp.indexer import terms
 from arag_mcp.indexer.build import BuildOptions, build_index, sync_index
-from arag_mcp.indexer.reader import open_index
-from arag_mcp.server import keywords as keyword_matching
+from arag_mcp.indexer.index import terms
+from arag_mcp.indexer.index.snapshot import open_index
+from arag_mcp.server.search import keywords as keyword_matching
 from brute_force import WordCorpus, keyword_ranking
 
 WORDS = (

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 from arag_mcp.indexer.build import BuildOptions, build_index
-from arag_mcp.indexer.ids import doc_key
-from arag_mcp.indexer.reader import IndexSnapshot, open_index
+from arag_mcp.indexer.index.ids import doc_key
+from arag_mcp.indexer.index.snapshot import IndexSnapshot, open_index
 from arag_mcp.server.app import create_server
-from arag_mcp.server.keywords import keyword_search
-from arag_mcp.server.live_index import LiveIndex
+from arag_mcp.server.search.keywords import keyword_search
+from arag_mcp.server.search.live_index import LiveIndex
 from mcp import Client
 
 from .conftest import FIXTURES

@@ -13,9 +13,9 @@ from pathlib import Path
 import anyio
 import pytest
 from arag_mcp.indexer.build import BuildOptions, build_index
-from arag_mcp.indexer.ids import doc_key
-from arag_mcp.indexer.manifest import read_manifest, write_manifest
-from arag_mcp.server.live_index import LiveIndex
+from arag_mcp.indexer.index.ids import doc_key
+from arag_mcp.indexer.index.manifest import read_manifest, write_manifest
+from arag_mcp.server.search.live_index import LiveIndex
 
 from .conftest import SAMPLE
 from .mcp_helpers import stdio_client_for
@@ -75,8 +75,8 @@ def test_each_build_s_vectors_are_read_on_one_thread_and_a_replaced_build_is_fre
             readers.append(threading.get_native_id())
         return True
 
-    caplog.set_level(logging.INFO, logger="arag_mcp.indexer.vectors")
-    logging.getLogger("arag_mcp.indexer.vectors").addFilter(note_reader)
+    caplog.set_level(logging.INFO, logger="arag_mcp.indexer.index.vectors")
+    logging.getLogger("arag_mcp.indexer.index.vectors").addFilter(note_reader)
     live = LiveIndex(index, reload_seconds=0)
     live.start(load_model=False)
     try:
@@ -93,7 +93,7 @@ def test_each_build_s_vectors_are_read_on_one_thread_and_a_replaced_build_is_fre
             replaced = weakref.ref(served)
             del served
     finally:
-        logging.getLogger("arag_mcp.indexer.vectors").removeFilter(note_reader)
+        logging.getLogger("arag_mcp.indexer.index.vectors").removeFilter(note_reader)
         live.close()
     assert len(readers) == 4 and len(set(readers)) == 1, readers
 

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 from arag_mcp.indexer.build import BuildOptions, build_index
-from arag_mcp.indexer.ids import doc_key
+from arag_mcp.indexer.index.ids import doc_key
 from arag_mcp.server.app import create_server
-from arag_mcp.server.conversations import Conversations
-from arag_mcp.server.keywords import keyword_search
-from arag_mcp.server.live_index import LiveIndex
-from arag_mcp.server.profiles import PROFILES
+from arag_mcp.server.search.conversations import Conversations
+from arag_mcp.server.search.keywords import keyword_search
+from arag_mcp.server.search.live_index import LiveIndex
+from arag_mcp.server.tools.profiles import PROFILES
 from mcp import Client
 
 pytestmark = pytest.mark.anyio

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from arag_mcp.indexer.quantised import QuantisedScorer
+from arag_mcp.indexer.index.quantised import QuantisedScorer
 
 
 def unit(rows: np.ndarray) -> np.ndarray:

@@ -12,9 +12,9 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from arag_mcp.indexer.archive_limits import ARCHIVE_LIMIT, MEMBER_LIMIT, RATIO_FLOOR, RATIO_LIMIT, check_zip
-from arag_mcp.indexer.headings import ALIAS_GROWTH_LIMIT
-from arag_mcp.indexer.readers import Document, SkippedFile, iter_documents
+from arag_mcp.indexer.sources.archive_limits import ARCHIVE_LIMIT, MEMBER_LIMIT, RATIO_FLOOR, RATIO_LIMIT, check_zip
+from arag_mcp.indexer.sources.files import Document, SkippedFile, iter_documents
+from arag_mcp.indexer.sources.headings import ALIAS_GROWTH_LIMIT
 
 from .bombs import (
     DOCUMENT_XML,

@@ -8,7 +8,7 @@ import random
 from pathlib import Path
 
 import pytest
-from arag_mcp.indexer.readers import CorpusError, Document, SkippedFile, Source, iter_documents
+from arag_mcp.indexer.sources.files import CorpusError, Document, SkippedFile, Source, iter_documents
 
 from .conftest import BENCH_DATA
 

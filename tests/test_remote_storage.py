@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from arag_mcp.indexer.ids import doc_key
+from arag_mcp.indexer.index.ids import doc_key
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 

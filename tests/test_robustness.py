@@ -13,13 +13,13 @@ import anyio
 import httpx2
 import pytest
 from arag_mcp.indexer.build import BuildOptions, build_index
-from arag_mcp.indexer.ids import doc_key, parse_chunk_id
-from arag_mcp.indexer.manifest import IndexStoreError
-from arag_mcp.indexer.reader import open_index
+from arag_mcp.indexer.index.ids import doc_key, parse_chunk_id
+from arag_mcp.indexer.index.manifest import IndexStoreError
+from arag_mcp.indexer.index.snapshot import open_index
 from arag_mcp.server.app import create_server
-from arag_mcp.server.keywords import keyword_search
-from arag_mcp.server.live_index import LiveIndex
-from arag_mcp.server.profiles import PROFILES
+from arag_mcp.server.search.keywords import keyword_search
+from arag_mcp.server.search.live_index import LiveIndex
+from arag_mcp.server.tools.profiles import PROFILES
 from mcp import Client
 
 from .conftest import run_cli

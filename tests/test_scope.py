@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 from arag_mcp.indexer.build import BuildOptions, build_index
-from arag_mcp.indexer.reader import open_index
+from arag_mcp.indexer.index.snapshot import open_index
 from arag_mcp.server.app import create_server
-from arag_mcp.server.live_index import LiveIndex
-from arag_mcp.server.profiles import PROFILES
+from arag_mcp.server.search.live_index import LiveIndex
+from arag_mcp.server.tools.profiles import PROFILES
 from brute_force import SentenceMatrix, WordCorpus, keyword_ranking, vector_ranking
 from mcp import Client
 
@@ -267,8 +267,8 @@ async def test_a_scope_as_text_is_a_source_pattern_or_json(live: LiveIndex, chun
 
 def test_an_index_built_before_file_types_were_recorded_derives_them_and_takes_new_documents(tmp_path: Path):
     import lancedb
-    from arag_mcp.indexer.manifest import read_manifest, write_manifest
-    from arag_mcp.server.scope import in_scope
+    from arag_mcp.indexer.index.manifest import read_manifest, write_manifest
+    from arag_mcp.server.search.scope import in_scope
 
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "guide.markdown").write_text("# Guide\n\nThe harbour pump moves water.")
@@ -299,15 +299,15 @@ def test_every_semantic_search_path_is_exact_within_the_scope(live: LiveIndex, c
     vectors and a large one through the table's search, filtered first; both equal brute force."""
     import dataclasses
 
-    from arag_mcp.indexer import reader
-    from arag_mcp.server import retrieval
-    from arag_mcp.server.scope import in_scope
+    from arag_mcp.indexer.index import snapshot as snapshots
+    from arag_mcp.server.search import retrieval
+    from arag_mcp.server.search.scope import in_scope
 
     snapshot = open_index(live.uri)
     if path != "in memory":
         snapshot = dataclasses.replace(snapshot, vectors=None)
     if path == "filtered table search":
-        monkeypatch.setattr(reader, "EXACT_SCOPE_SENTENCES", 0)
+        monkeypatch.setattr(snapshots, "EXACT_SCOPE_SENTENCES", 0)
     sentence_ids, sentence_vectors = snapshot.sentence_vectors()
     for scope in SCOPES:
         admitted = scoped(chunks, scope)
@@ -321,9 +321,9 @@ def test_every_semantic_search_path_is_exact_within_the_scope(live: LiveIndex, c
 def test_widening_a_scoped_search_stops_at_the_scope_s_sentences(live: LiveIndex, embedder, monkeypatch):
     """A scope of fewer chunks than top_k widens its pool of nearest sentences only until the pool
     holds every sentence of the scope, not towards the whole index's count."""
-    from arag_mcp.indexer.reader import IndexSnapshot
-    from arag_mcp.server import retrieval
-    from arag_mcp.server.scope import in_scope
+    from arag_mcp.indexer.index.snapshot import IndexSnapshot
+    from arag_mcp.server.search import retrieval
+    from arag_mcp.server.search.scope import in_scope
 
     snapshot = open_index(live.uri)
     scope = in_scope(snapshot, {"file_type": "txt"})

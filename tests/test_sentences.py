@@ -6,7 +6,7 @@ import json
 
 import pytest
 import regex
-from arag_mcp.indexer.sentences import split_sentences
+from arag_mcp.indexer.text.sentences import split_sentences
 
 from .conftest import BENCH_DATA
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import anyio
 import httpx2
 import pytest
-from arag_mcp.indexer.ids import doc_key
+from arag_mcp.indexer.index.ids import doc_key
 
 from .conftest import run_cli
 from .mcp_helpers import MODES, http_client, http_server

@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from arag_mcp.indexer.ids import doc_key
-from arag_mcp.indexer.manifest import check_manifest
-from arag_mcp.server.profiles import PROFILES
+from arag_mcp.indexer.index.ids import doc_key
+from arag_mcp.indexer.index.manifest import check_manifest
+from arag_mcp.server.tools.profiles import PROFILES
 
 from .conftest import run_cli
 from .mcp_helpers import MODES, stdio_client_for

@@ -8,8 +8,8 @@ import random
 import pathspec
 import pyarrow as pa
 import pytest
-from arag_mcp.server.limits import MAX_PATTERN_WILDCARDS
-from arag_mcp.server.source_patterns import matches, problem
+from arag_mcp.server.search.limits import MAX_PATTERN_WILDCARDS
+from arag_mcp.server.search.source_patterns import matches, problem
 
 SOURCES = [
     "kb/guide/install.md",

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 from arag_mcp.indexer.build import BuildOptions, build_index
-from arag_mcp.indexer.ids import doc_key
-from arag_mcp.indexer.reader import open_index
+from arag_mcp.indexer.index.ids import doc_key
+from arag_mcp.indexer.index.snapshot import open_index
 from arag_mcp.server.app import create_server
-from arag_mcp.server.conversations import Conversations
-from arag_mcp.server.live_index import LiveIndex
-from arag_mcp.server.profiles import PROFILES
+from arag_mcp.server.search.conversations import Conversations
+from arag_mcp.server.search.live_index import LiveIndex
+from arag_mcp.server.tools.profiles import PROFILES
 from brute_force import vector_ranking
 from mcp import Client
 

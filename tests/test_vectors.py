@@ -11,14 +11,14 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pytest
-from arag_mcp.indexer import store, vectors
 from arag_mcp.indexer.build import BuildOptions, build_index
-from arag_mcp.indexer.ids import chunk_id, doc_key
-from arag_mcp.indexer.reader import SentenceMatches, open_index
-from arag_mcp.indexer.schema import chunks_schema, documents_schema, sentences_schema
-from arag_mcp.indexer.store import IndexWriter
-from arag_mcp.server import retrieval
-from arag_mcp.server.live_index import LiveIndex
+from arag_mcp.indexer.index import vectors, writer
+from arag_mcp.indexer.index.ids import chunk_id, doc_key
+from arag_mcp.indexer.index.schema import chunks_schema, documents_schema, sentences_schema
+from arag_mcp.indexer.index.snapshot import SentenceMatches, open_index
+from arag_mcp.indexer.index.writer import IndexWriter
+from arag_mcp.server.search import retrieval
+from arag_mcp.server.search.live_index import LiveIndex
 
 from .conftest import SAMPLE
 
@@ -234,7 +234,7 @@ def test_live_index_follows_a_new_build_with_exact_search(tmp_path: Path):
 
 
 def test_above_the_threshold_the_vector_index_answers(tmp_path: Path, monkeypatch):
-    monkeypatch.setattr(store, "VECTOR_INDEX_MIN_ROWS", 5_000)
+    monkeypatch.setattr(writer, "VECTOR_INDEX_MIN_ROWS", 5_000)
     matrix = clustered(8_000, seed=3)
     write_synthetic(tmp_path / "idx", matrix)
     snapshot = open_index(str(tmp_path / "idx"))

@@ -11,11 +11,11 @@ import numpy as np
 import pyarrow as pa
 import pytest
 from arag_mcp.indexer.build import BuildOptions, build_index
-from arag_mcp.indexer.completeness import IncompleteWrite
-from arag_mcp.indexer.manifest import read_manifest, write_manifest
-from arag_mcp.indexer.reader import list_documents, open_index
-from arag_mcp.indexer.schema import CHUNKS, DOCUMENTS, SENTENCES, chunks_schema, documents_schema
-from arag_mcp.indexer.store import IndexWriter
+from arag_mcp.indexer.index.completeness import IncompleteWrite
+from arag_mcp.indexer.index.manifest import read_manifest, write_manifest
+from arag_mcp.indexer.index.schema import CHUNKS, DOCUMENTS, SENTENCES, chunks_schema, documents_schema
+from arag_mcp.indexer.index.snapshot import list_documents, open_index
+from arag_mcp.indexer.index.writer import IndexWriter
 
 from .conftest import kill_build_when, run_cli
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from ..conversation import AgentResult, Conversation
-from ..llm import ChatModel
-from ..loop import LoopLimits, react
-from ..mcp_tools import ServerTools
+from arag_mcp.agent.conversation import AgentResult, Conversation
+from arag_mcp.agent.llm import ChatModel
+from arag_mcp.agent.loop import LoopLimits, react
+from arag_mcp.agent.mcp_tools import ServerTools
+
 from .direct import direct
 from .ma_rag import ma_rag
 from .naive_rag import naive_rag

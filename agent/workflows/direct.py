@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from .. import prompts
-from ..conversation import AgentResult, Conversation
-from ..loop import LoopLimits
+from arag_mcp.agent import prompts
+from arag_mcp.agent.conversation import AgentResult, Conversation
+from arag_mcp.agent.loop import LoopLimits
 
 
 async def direct(conversation: Conversation, question: str, limits: LoopLimits) -> AgentResult:

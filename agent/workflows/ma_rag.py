@@ -7,10 +7,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .. import prompts
-from ..conversation import AgentResult, Conversation
-from ..loop import LoopLimits
-from ..model_json import ModelJSONError, NotJSON, loads, string_list
+from arag_mcp.agent import prompts
+from arag_mcp.agent.conversation import AgentResult, Conversation
+from arag_mcp.agent.loop import LoopLimits
+from arag_mcp.agent.model_json import ModelJSONError, NotJSON, loads, string_list
+
 from .errors import WorkflowError
 
 SEARCH_TOOLS = ("semantic_search", "naive_embedding_search")

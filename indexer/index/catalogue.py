@@ -1,0 +1,133 @@
+"""Every chunk's describing fields, held in memory by chunk number.
+
+A search ranks chunks; showing a ranked chunk takes its id, title, source, place and metadata but
+not its text, so these are held here and a search reads no chunk row (chunk_read reads texts).
+Chunk numbers are positions in LanceDB row-id order: the numbering keyword postings use.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .chunks import ChunkHeader
+from .ids import DOC_KEY_CHARS
+from .schema import ChunkColumn
+
+C = ChunkColumn
+HELD_COLUMNS = (
+    C.ID,
+    C.DOC_ID,
+    C.TITLE,
+    C.SOURCE,
+    C.PART,
+    C.PARTS,
+    C.TOKENS,
+    C.METADATA,
+    C.HEADING_PATH,
+    C.FIRST_PAGE,
+    C.LAST_PAGE,
+    C.FILE_TYPE,
+)
+"""Chunk columns held in memory, with each chunk's sentence count (derived from its sentence offsets)."""
+SENTENCE_COUNT = "sentence_count"
+NO_HEADINGS: tuple[str, ...] = ()
+
+
+class ChunkCatalogue:
+    """The held columns of every chunk, by chunk number, with lookup of numbers by chunk id."""
+
+    def __init__(self, numbered: pa.Table) -> None:
+        """`numbered`: HELD_COLUMNS, `sentence_count` and `_rowid`, one row per chunk, any order."""
+        numbered = numbered.sort_by("_rowid").combine_chunks()
+        self.table = numbered.drop_columns(["_rowid"])
+        self.row_ids: np.ndarray = numbered["_rowid"].to_numpy()
+        """Ascending LanceDB row id by chunk number."""
+        self.chunk_ids: pa.Array = self.table[C.ID].chunk(0) if self.table.num_rows else pa.array([], pa.string())
+        self.titles: pa.Array = pc.fill_null(self.table[C.TITLE], "").combine_chunks()
+        self.lengths: np.ndarray = self.table[C.TOKENS].to_numpy().astype(np.int64)
+        """Each chunk's length in tokens, by chunk number."""
+        ids = np.asarray(self.chunk_ids.to_numpy(zero_copy_only=False), dtype=str)
+        self.numbers_by_id: np.ndarray = np.argsort(ids, kind="stable")
+        """Chunk numbers in sorted id order: ids are found by bisection."""
+        self.sorted_ids: np.ndarray = ids[self.numbers_by_id]
+        self.id_rank = np.empty(len(ids), dtype=np.int64)
+        """Position of each chunk number's id in sorted id order (ties are ranked by chunk id)."""
+        self.id_rank[self.numbers_by_id] = np.arange(len(ids))
+        self._fields: dict[str, list[Any]] = {name: self.table[name].to_pylist() for name in self.table.column_names}
+        """The held columns as Python values: a search's few headers are made without Arrow calls."""
+        self._headers: list[ChunkHeader | None] = [None] * len(ids)
+        """Headers made so far, by chunk number (a chunk found once is likely found again)."""
+
+    @classmethod
+    def from_rows(cls, rows: pa.Table) -> ChunkCatalogue:
+        """From rows of HELD_COLUMNS and the sentence offsets, with `_rowid`."""
+        counts = pc.fill_null(pc.list_value_length(rows[C.SENTENCE_STARTS]), 0)
+        return cls(rows.drop_columns([C.SENTENCE_STARTS]).append_column(SENTENCE_COUNT, counts))
+
+    def __len__(self) -> int:
+        return self.table.num_rows
+
+    @cached_property
+    def labels(self) -> pa.Table:
+        """What scopes select chunks by, by chunk number: `source`, `file_type`, `metadata` (JSON
+        text, "" for none), `doc_key` and the number of `sentences`."""
+        return pa.table(
+            {
+                "source": pc.fill_null(self.table[C.SOURCE], "").combine_chunks(),
+                "file_type": self.table[C.FILE_TYPE].combine_chunks(),
+                "metadata": pc.fill_null(self.table[C.METADATA], "").combine_chunks(),
+                "doc_key": pc.utf8_slice_codeunits(self.chunk_ids, 0, DOC_KEY_CHARS),
+                "sentences": self.table[SENTENCE_COUNT].combine_chunks(),
+            }
+        )
+
+    def numbers_of(self, chunk_ids: Sequence[str]) -> np.ndarray:
+        """Chunk numbers of these ids, in the order given; ids not in the index are left out."""
+        numbers, found = self.locate(chunk_ids)
+        return numbers[found]
+
+    def locate(self, chunk_ids: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """(chunk number, whether the id is in the index) of each id."""
+        if not len(chunk_ids) or not len(self.sorted_ids):
+            return np.zeros(len(chunk_ids), dtype=np.int64), np.zeros(len(chunk_ids), dtype=bool)
+        wanted = np.asarray(chunk_ids, dtype=str)
+        at = np.minimum(np.searchsorted(self.sorted_ids, wanted), len(self.sorted_ids) - 1)
+        return self.numbers_by_id[at].astype(np.int64), self.sorted_ids[at] == wanted
+
+    def headers_at(self, numbers: Sequence[int] | np.ndarray) -> list[ChunkHeader]:
+        """The headers of these chunk numbers, in the order given."""
+        wanted = np.asarray(numbers, dtype=np.int64).tolist()
+        missing = [number for number in wanted if self._headers[number] is None]
+        for number, header in zip(missing, self._made(missing)):
+            self._headers[number] = header
+        return [self._headers[number] for number in wanted]  # type: ignore[misc]
+
+    def _made(self, numbers: list[int]) -> list[ChunkHeader]:
+        """Headers of these chunk numbers, made from the held columns."""
+        field = self._fields
+        return [
+            ChunkHeader(
+                chunk_id=field[C.ID][number],
+                doc_id=field[C.DOC_ID][number],
+                title=field[C.TITLE][number] or "",
+                source=field[C.SOURCE][number] or "",
+                part=field[C.PART][number],
+                parts=field[C.PARTS][number],
+                sentence_count=field[SENTENCE_COUNT][number],
+                tokens=field[C.TOKENS][number],
+                metadata=json.loads(field[C.METADATA][number]) if field[C.METADATA][number] else {},
+                heading_path=tuple(field[C.HEADING_PATH][number] or NO_HEADINGS),
+                pages=None
+                if field[C.FIRST_PAGE][number] is None
+                else (field[C.FIRST_PAGE][number], field[C.LAST_PAGE][number]),
+                file_type=field[C.FILE_TYPE][number],
+            )
+            for number in numbers
+        ]

@@ -1,0 +1,341 @@
+"""Writing the index format: LanceDB tables and a manifest that commits a build.
+
+Layout of an index at URI (a local folder or an object-store URI such as ``s3://bucket/idx``)::
+
+    URI/manifest.json        what was built, and which table versions make up the index
+    URI/chunks.lance         one row per chunk (text, document, neighbours by id, its words)
+    URI/sentences.lance      one row per sentence (chunk id, offsets, vector)
+    URI/terms.lance          one row per word (and segment): the chunks holding it (see terms.py)
+    URI/chunk_vectors.lance  one vector per chunk (Naive RAG's embedding search)
+    URI/documents.lance      one row per document (id, title, source, file, counts, when indexed)
+
+The manifest is written after the tables and replaced atomically, so a reader that opens the
+tables at the versions it names never sees half a build. A build commits in steps: a killed build
+keeps the steps it committed. Old table versions are only cleaned up when they are older than the
+versions the index named when the build started, so no cleanup removes a version that the
+committed manifest, or a server that has followed it, still reads. Columns: schema.py; reading a
+build: reader.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import filelock
+import lancedb
+import numpy as np
+import pyarrow as pa
+from lancedb.index import BTree, IvfPq
+
+from .collection import summary
+from .completeness import WrittenRows, incomplete_documents
+from .ids import doc_key
+from .manifest import (
+    FORMAT,
+    FORMAT_VERSION,
+    IndexStoreError,
+    is_remote,
+    missing_bucket,
+    normalise_uri,
+    read_manifest,
+    write_manifest,
+)
+from .schema import (
+    CHUNK_VECTORS,
+    CHUNKS,
+    DOCUMENTS,
+    SENTENCES,
+    TABLES,
+    TERMS,
+    ChunkColumn,
+    ChunkVectorColumn,
+    DocumentColumn,
+    SentenceColumn,
+    chunk_vectors_schema,
+    chunks_schema,
+    documents_schema,
+    sentences_schema,
+)
+from .terms import chunk_terms, invert, terms_schema
+
+LOCK_FILE = ".arag-build.lock"
+NO_CLEANUP = timedelta(days=365_000)
+"""LanceDB's optimize() cleans up versions older than 7 days unless told an age: this one means never."""
+VECTOR_INDEX_MIN_ROWS = 200_000
+"""Below this many sentences semantic search is exact (vectors.py: a float32 matrix in memory);
+from here on an IVF-PQ index is built, and search re-ranks its candidates with the exact vectors.
+The crossover: at 200k sentences (bench/speed.py --chunks 20000, one run on 2 busy cores) the
+whole semantic_search took p50 38 ms through the IVF-PQ index (recall@10 0.958) against 88 ms
+exact in memory, whose matrix alone would then hold 300 MB.
+Search probes 60 of its ~sqrt(rows) partitions and re-ranks 10x the candidates it needs: at 1M
+sentences, over 150 questions (bench/speed.py's index and questions), recall@10 of semantic_search
+against exact search and its p50 on 2 busy cores were, on one training of the index: 30 probes / 8x
+0.938 (19.6 ms), 40 / 8x 0.949 (20.2 ms), 50 / 10x 0.958 (23.0 ms), 60 / 10x 0.960 (24.2 ms),
+80 / 10x 0.972 (27.0 ms); another training gave 0.961 at 30 / 8x."""
+VECTOR_SEARCH = {"nprobes": 60, "refine_factor": 10}
+"""How search uses the vector index; recorded in the manifest with the index's own parameters."""
+
+
+def sql_list(values: Sequence[str]) -> str:
+    """Strings as an SQL list for an `IN (...)` filter, quoted."""
+    return ", ".join("'" + value.replace("'", "''") + "'" for value in values)
+
+
+def chunk_vector_table(chunk_ids: list[str], doc_keys: list[str], sums: np.ndarray) -> pa.Table:
+    """Rows of the chunk_vectors table: each chunk's summed sentence vectors, normalised."""
+    norms = np.linalg.norm(sums, axis=1, keepdims=True)
+    vectors = (sums / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+    v = ChunkVectorColumn
+    return pa.table(
+        {
+            v.CHUNK_ID: pa.array(chunk_ids, pa.string()),
+            v.DOC_KEY: pa.array(doc_keys, pa.string()),
+            v.VECTOR: pa.FixedSizeListArray.from_arrays(pa.array(vectors.reshape(-1)), vectors.shape[1]),
+        },
+        schema=chunk_vectors_schema(vectors.shape[1]),
+    )
+
+
+def chunk_vectors_of(sentence_rows: pa.Table) -> pa.Table:
+    """A chunk's vector is the normalised mean of its sentence vectors (bench/README.md: why not its
+    leading text); the rows hold whole chunks, so each chunk's sentences are all here."""
+    return chunk_vector_table(*sentence_sums(sentence_rows))
+
+
+def sentence_sums(sentence_rows: pa.Table | pa.RecordBatch) -> tuple[list[str], list[str], np.ndarray]:
+    """(chunk ids, their doc keys, the sum of each chunk's sentence vectors in these rows)."""
+    s = SentenceColumn
+    chunk_ids = sentence_rows[s.CHUNK_ID].to_pylist()
+    order = list(dict.fromkeys(chunk_ids))
+    position = {cid: at for at, cid in enumerate(order)}
+    column = sentence_rows[s.VECTOR]
+    column = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    vectors = column.flatten().to_numpy().reshape(sentence_rows.num_rows, -1)
+    sums = np.zeros((len(order), vectors.shape[1]), dtype=np.float32)
+    np.add.at(sums, [position[cid] for cid in chunk_ids], vectors)
+    keys = dict(zip(chunk_ids, sentence_rows[s.DOC_KEY].to_pylist()))
+    return order, [keys[cid] for cid in order], sums
+
+
+@dataclass(frozen=True)
+class StoredDocument:
+    doc_hash: str
+    path: str
+    """The resolved path of the file it was read from ("" where its documents row is missing)."""
+    problem: str = ""
+    """What its rows lack (completeness.py): an earlier build wrote it in part. "" for a whole document."""
+
+
+class IndexWriter:
+    """Writes one build: starts from the last committed versions, commits by writing the manifest."""
+
+    def __init__(self, uri: str, dimension: int, rebuild: bool = False) -> None:
+        self.uri = normalise_uri(uri)
+        self.dimension = dimension
+        if not is_remote(self.uri):
+            Path(self.uri).mkdir(parents=True, exist_ok=True)
+        self.committed = read_manifest(self.uri)
+        """The index as this build found it: its versions are never cleaned up by this build."""
+        self.previous = None if rebuild else self.committed
+        self._db = lancedb.connect(self.uri)
+        self.chunks = self._start_table(CHUNKS, chunks_schema())
+        self.sentences = self._start_table(SENTENCES, sentences_schema(dimension))
+        self.terms = self._start_table(TERMS, terms_schema())
+        self.chunk_vectors = self._start_table(CHUNK_VECTORS, chunk_vectors_schema(dimension))
+        self.documents = self._start_table(DOCUMENTS, documents_schema())
+        self.written = WrittenRows()
+        """What `add` wrote since the last commit: `commit` refuses a document written in part."""
+
+    def _start_table(self, name: str, schema: pa.Schema) -> Any:
+        """The table as of the last commit; anything a killed build left behind is rolled back."""
+        if self.previous is None:
+            return self._db.create_table(name, schema=schema, mode="overwrite")
+        if name not in self.previous["tables"]:
+            return self._backfill(name, schema)
+        table = self._db.open_table(name)
+        committed = self.previous["tables"][name]
+        if table.version != committed:
+            table.restore(committed)
+        missing = [column for column in schema if column.name not in table.schema.names]
+        if missing:  # a column added since the index was built: null in its older rows
+            table.add_columns(missing)
+        return table
+
+    def _backfill(self, name: str, schema: pa.Schema) -> Any:
+        """A table the committed build predates, made from what it has (no sentence is embedded again)."""
+        table = self._db.create_table(name, schema=schema, mode="overwrite")
+        if name == CHUNK_VECTORS:
+            s = SentenceColumn
+            batches = self.sentences.search().select([s.CHUNK_ID, s.DOC_KEY, s.VECTOR]).limit(None).to_batches()
+            sums: dict[str, np.ndarray] = {}
+            keys: dict[str, str] = {}
+            for batch in batches:  # a batch may end inside a chunk: its sums are added up across batches
+                for cid, key, vector in zip(*sentence_sums(batch)):
+                    sums[cid] = sums[cid] + vector if cid in sums else vector
+                    keys[cid] = key
+            if sums:
+                table.add(chunk_vector_table(list(sums), [keys[cid] for cid in sums], np.stack(list(sums.values()))))
+        return table
+
+    def existing_documents(self) -> dict[str, StoredDocument]:
+        """doc_id → content hash and file of every committed document, and what the rows of each
+        document an earlier build wrote in part lack (those with chunks but no documents row too)."""
+        c, d = ChunkColumn, DocumentColumn
+        rows = self.documents.search().select([d.ID, d.DOC_HASH, d.PATH, d.CHUNKS]).limit(None).to_arrow()
+        columns = (rows[name].to_pylist() for name in (d.ID, d.DOC_HASH, d.PATH))
+        stored = {doc_id: StoredDocument(doc_hash, path) for doc_id, doc_hash, path in zip(*columns)}
+        chunk_rows = self.chunks.search().select([c.ID, c.DOC_ID, c.PART, c.PARTS]).limit(None).to_arrow()
+        for doc_id, problem in incomplete_documents(chunk_rows, rows).items():
+            known = stored.get(doc_id, StoredDocument("", ""))
+            stored[doc_id] = replace(known, problem=problem)
+        return stored
+
+    def delete_documents(self, doc_ids: Sequence[str]) -> None:
+        keys = [doc_key(doc_id) for doc_id in doc_ids]
+        for first in range(0, len(keys), 1000):
+            condition = f"doc_key IN ({sql_list(keys[first : first + 1000])})"
+            for table in (self.chunks, self.sentences, self.chunk_vectors, self.documents):
+                table.delete(condition)
+
+    def add(self, chunk_rows: pa.Table, sentence_rows: pa.Table, document_rows: pa.Table | None = None) -> None:
+        """Append rows (the chunks' words and vectors are filled in here); sentences first, documents last."""
+        if len(chunk_rows):
+            c = ChunkColumn
+            terms, counts = chunk_terms(chunk_rows[c.TEXT])
+            chunk_rows = chunk_rows.set_column(chunk_rows.schema.get_field_index(c.TERMS), c.TERMS, terms)
+            chunk_rows = chunk_rows.set_column(chunk_rows.schema.get_field_index(c.TERM_COUNTS), c.TERM_COUNTS, counts)
+            self.sentences.add(sentence_rows)
+            self.chunk_vectors.add(chunk_vectors_of(sentence_rows))
+            self.chunks.add(chunk_rows)
+        if document_rows is None:
+            document_rows = documents_schema().empty_table()
+        if len(document_rows):
+            self.documents.add(document_rows)
+        self.written.record(chunk_rows, document_rows)
+
+    def commit_step(self, manifest: dict[str, Any]) -> dict[str, Any]:
+        """Commit what is written so far (whole documents): the keyword table is made to follow the
+        chunks, then the manifest names the versions; the vector index is extended at the end."""
+        self._write_terms()
+        return self.commit({**manifest, "vector_index": self.previous and self.previous.get("vector_index")})
+
+    def finish_tables(self) -> dict[str, Any] | None:
+        """Compact fragments, clean up old versions, keep the lookup indexes, and the vector index
+        once the table is large. Returns the vector index's parameters (recorded in the manifest),
+        or None for exact search."""
+        for table in (self.chunks, self.sentences, self.chunk_vectors, self.documents):
+            table.optimize(cleanup_older_than=self._cleanup_age(table))
+        self.chunks.create_index(ChunkColumn.ID, config=BTree(), replace=True)
+        self.chunks.create_index(ChunkColumn.DOC_KEY, config=BTree(), replace=True)
+        self.sentences.create_index(SentenceColumn.DOC_KEY, config=BTree(), replace=True)
+        self._write_terms()
+        return self._vector_index()
+
+    def _summary(self) -> str:
+        """What the collection holds, derived from its documents' sources (collection.py)."""
+        c = ChunkColumn
+        rows = self.chunks.search().where(f"{c.PART} = 0").select([c.SOURCE, c.FILE_TYPE]).limit(None).to_arrow()
+        return summary([source or "" for source in rows[c.SOURCE].to_pylist()], rows[c.FILE_TYPE].to_pylist())
+
+    def counts(self) -> dict[str, int]:
+        return {
+            "documents": self.chunks.count_rows(f"{ChunkColumn.PART} = 0"),
+            "chunks": self.chunks.count_rows(),
+            "sentences": self.sentences.count_rows(),
+        }
+
+    def _cleanup_age(self, table: Any) -> timedelta:
+        """Versions older than the one the index named when this build started are cleaned up. That
+        one and all later ones are kept: a server may still read them, and those of a killed build
+        are cleaned up by a later build. A clock behind that version's time (another machine's
+        clock, a clock set back) cleans up nothing."""
+        named = (self.committed or {}).get("tables", {}).get(table.name)
+        stamps = [version["timestamp"] for version in table.list_versions() if version["version"] == named]
+        if not stamps:
+            return NO_CLEANUP
+        age = datetime.now(stamps[0].tzinfo) - stamps[0]
+        return age + timedelta(seconds=1) if age >= timedelta(0) else NO_CLEANUP
+
+    def _write_terms(self) -> None:
+        """Rebuild the terms table from the chunks' words, numbering chunks by row id rank."""
+        row_ids = np.sort(self.chunks.search().select([]).with_row_id(True).limit(None).to_arrow()["_rowid"].to_numpy())
+        c = ChunkColumn
+        batches = self.chunks.search().select([c.TERMS, c.TERM_COUNTS]).with_row_id(True).limit(None).to_batches()
+        numbered = (
+            (np.searchsorted(row_ids, batch["_rowid"].to_numpy()), batch[c.TERMS], batch[c.TERM_COUNTS])
+            for batch in batches
+        )
+        mode = "overwrite"
+        for segment in invert(numbered):
+            self.terms.add(segment, mode=mode)
+            mode = "append"
+        if mode == "overwrite":
+            self.terms.add(terms_schema().empty_table(), mode=mode)
+
+    def _vector_index(self) -> dict[str, Any] | None:
+        """Train the IVF-PQ index once; later builds add their rows to it (optimize)."""
+        previous = self.previous and self.previous.get("vector_index")
+        if previous:
+            return previous
+        rows = self.sentences.count_rows()
+        if rows < VECTOR_INDEX_MIN_ROWS:
+            return None
+        params = {
+            "type": "IVF_PQ",
+            "num_partitions": max(64, int(rows**0.5)),
+            "num_sub_vectors": max(1, self.dimension // 8),
+            **VECTOR_SEARCH,
+        }
+        config = IvfPq(
+            distance_type="dot", num_partitions=params["num_partitions"], num_sub_vectors=params["num_sub_vectors"]
+        )
+        self.sentences.create_index("vector", config=config, replace=True)
+        return params
+
+    def commit(self, manifest: dict[str, Any]) -> dict[str, Any]:
+        """Name the tables' current versions in the manifest, atomically: readers see the build from here on.
+        Refused (IncompleteWrite) if a document written since the last commit lacks a chunk or its row."""
+        self.written.check()
+        manifest = {
+            **manifest,
+            "summary": self._summary(),
+            "counts": self.counts(),
+            "format": FORMAT,
+            "format_version": FORMAT_VERSION,
+            "tables": {name: getattr(self, name).version for name in TABLES},
+        }
+        write_manifest(self.uri, manifest)
+        return manifest
+
+
+class IndexBusy(IndexStoreError):
+    """Another command is changing the index."""
+
+
+@contextmanager
+def build_lock(uri: str) -> Iterator[None]:
+    """One builder at a time on a local index (object stores rely on the manifest commit)."""
+    if is_remote(uri):
+        problem = missing_bucket(uri)
+        if problem:
+            raise IndexStoreError(problem)
+        yield
+        return
+    Path(uri).mkdir(parents=True, exist_ok=True)
+    lock = filelock.FileLock(Path(uri, LOCK_FILE), timeout=0)
+    try:
+        lock.acquire()
+    except filelock.Timeout:
+        raise IndexBusy(
+            f"another arag-index command is changing {uri}; wait for it to finish "
+            f"(if none is running, delete {Path(uri, LOCK_FILE)})"
+        ) from None
+    try:
+        yield
+    finally:
+        lock.release()

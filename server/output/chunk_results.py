@@ -1,0 +1,385 @@
+"""What each tool returns: a structured model and the same content as text.
+
+Hosts differ in what they show the model (some only the structured content, some only the
+text), so both carry everything: ids, titles, sources, snippets, chunk text and notices.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any, Literal
+
+from arag_mcp.indexer.index.chunks import PATH_SEPARATOR, below_title
+from arag_mcp.server.search.conversations import Delivery, DeliveryStatus
+from arag_mcp.server.search.keywords import ChunkCount, KeywordFindings
+from arag_mcp.server.search.retrieval import SNIPPET_SEPARATOR, Hit
+from arag_mcp.server.search.snippets import Snippet
+from pydantic import BaseModel, Field
+
+if TYPE_CHECKING:
+    from arag_mcp.indexer.index.chunks import Chunk, ChunkHeader
+
+METADATA_FIELDS = 10
+METADATA_VALUE_CHARS = 200
+READ_BEFORE = "This chunk has been read before"
+WHOLE_CHUNK_NOTE = "A result marked (whole chunk) shows the complete chunk: no need to read it."
+ALREADY_SENT = "already sent"
+ALREADY_SENT_NOTE = f"A result marked '{ALREADY_SENT}' holds only text this conversation was sent before: it keeps its place, without the text."
+SESSION_FIELD = Field(description="the conversation's handle: pass it back as `session` in every later call")
+
+
+SOURCE_FIELD = Field(None, description="the chunk's source, where results differ in it (else the output's `source`)")
+SECTION_FIELD = Field(None, description="the headings the chunk starts under, outermost first, joined with ' › '")
+PAGES_FIELD = Field(None, description="the pages the chunk spans, e.g. '3' or '3-4'")
+WHOLE_CHUNK_FIELD = Field(
+    None, description="true when the snippet is the whole chunk: it counts as read, chunk_read adds nothing"
+)
+ALREADY_SENT_FIELD = Field(
+    None, description="true when this conversation was sent all of this result's text before: none is sent again"
+)
+SENTENCES_ALREADY_SENT_FIELD = Field(
+    None, description="matched sentences left out because this conversation was sent them before"
+)
+FILE_TYPE_FIELD = Field(description='what the document was read as: "md", "html", "pdf", "jsonl", "txt", ...')
+METADATA_FIELD = Field(
+    None,
+    description=f"the record's own fields (JSON/JSONL records): at most {METADATA_FIELDS}, "
+    f"each value cut to {METADATA_VALUE_CHARS} characters, nested values as JSON",
+)
+
+
+class KeywordResult(BaseModel):
+    chunk_id: str
+    title: str
+    source: str | None = SOURCE_FIELD
+    section: str | None = SECTION_FIELD
+    pages: str | None = PAGES_FIELD
+    file_type: str = FILE_TYPE_FIELD
+    metadata: dict[str, Any] | None = METADATA_FIELD
+    score: float | int = Field(
+        description="the keyword score the tool description defines: by keyword rarity (BM25, to 2 "
+        "decimals) with whole-word matching; occurrences x keyword length, summed, with substring matching"
+    )
+    keywords: list[str] = Field(description="the keywords this chunk matched")
+    snippet: str | None = Field(
+        None, description="the chunk's sentences that contain a keyword (long ones cut around it), joined with ' ... '"
+    )
+    whole_chunk: bool | None = WHOLE_CHUNK_FIELD
+    already_sent: bool | None = ALREADY_SENT_FIELD
+    sentences_already_sent: int | None = SENTENCES_ALREADY_SENT_FIELD
+    status: DeliveryStatus | None = Field(None, description="whether the chunk's full text is in `text`")
+    text: str | None = Field(None, description="the chunk's full text, where the tool returns whole chunks")
+
+
+class SemanticResult(BaseModel):
+    chunk_id: str
+    title: str
+    source: str | None = SOURCE_FIELD
+    section: str | None = SECTION_FIELD
+    pages: str | None = PAGES_FIELD
+    file_type: str = FILE_TYPE_FIELD
+    metadata: dict[str, Any] | None = METADATA_FIELD
+    score: float = Field(description="cosine similarity of the chunk's best sentence (or vector) to the query")
+    sentences: list[str] | None = Field(
+        None, description="the chunk's matched sentences (long ones cut to their start), in document order"
+    )
+    queries: list[int] | None = Field(None, description="which queries (from 0) found this chunk")
+    whole_chunk: bool | None = WHOLE_CHUNK_FIELD
+    already_sent: bool | None = ALREADY_SENT_FIELD
+    sentences_already_sent: int | None = SENTENCES_ALREADY_SENT_FIELD
+    status: DeliveryStatus | None = Field(None, description="whether the chunk's full text is in `text`")
+    text: str | None = Field(None, description="the chunk's full text, where the tool returns whole chunks")
+
+
+class ChunkResult(BaseModel):
+    chunk_id: str
+    status: Literal["ok", "read_before", "not_found", "not_sent"]
+    title: str | None = None
+    source: str | None = None
+    section: str | None = SECTION_FIELD
+    pages: str | None = PAGES_FIELD
+    text: str | None = None
+    previous_chunk_id: str | None = None
+    next_chunk_id: str | None = None
+
+
+class ToolOutput(BaseModel):
+    message: str
+    session: str = SESSION_FIELD
+
+
+class KeywordCount(BaseModel):
+    keyword: str
+    chunks: int = Field(description="chunks this keyword matches (at least this many when chunks_up_to is given)")
+    chunks_up_to: int | None = Field(None, description="at most this many: the count was not settled")
+
+
+class KeywordSearchOutput(ToolOutput):
+    matching_chunks: int = Field(description="chunks any keyword matches, in all (at least, with an upper bound)")
+    matching_chunks_up_to: int | None = None
+    keyword_counts: list[KeywordCount]
+    source: str | None = Field(None, description="the source of every result, when they share one")
+    results: list[KeywordResult]
+
+
+class SemanticSearchOutput(ToolOutput):
+    source: str | None = Field(None, description="the source of every result, when they share one")
+    results: list[SemanticResult]
+
+
+class ChunkReadOutput(ToolOutput):
+    chunks: list[ChunkResult]
+
+
+def place_fields(chunk: ChunkHeader) -> dict[str, str | None]:
+    """Where a chunk sits in its document: its heading path (less a heading that repeats the
+    title shown beside it) and pages, where it has them."""
+    pages = chunk.pages
+    return {
+        "section": PATH_SEPARATOR.join(below_title(chunk.title, chunk.heading_path)) or None,
+        "pages": None if pages is None else str(pages[0]) if pages[0] == pages[1] else f"{pages[0]}-{pages[1]}",
+    }
+
+
+def bounded_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
+    """A document's metadata as results show it: its first METADATA_FIELDS non-null fields, long
+    values cut (readers store nested values as JSON text, so they are cut as text)."""
+    kept = [(key, value) for key, value in metadata.items() if value is not None][:METADATA_FIELDS]
+    return {key: _cut(value) if isinstance(value, str) else value for key, value in kept}
+
+
+def _cut(value: str) -> str:
+    return value if len(value) <= METADATA_VALUE_CHARS else value[:METADATA_VALUE_CHARS] + "…"
+
+
+def _hit_fields(hit: Hit, source: str | None, delivery: Delivery | None, snippet: Snippet) -> dict:
+    """What every search result says of its chunk: id, title, source (unless said once for all),
+    section and pages, file type, metadata; whether it is shown whole or was sent before (then
+    nothing of its text is sent); where whole chunks are sent, its delivery and text."""
+    already = delivery.status == "read_before" if delivery is not None else snippet.nothing_new
+    return {
+        "chunk_id": hit.chunk.chunk_id,
+        "title": hit.chunk.title,
+        "source": None if source is not None else hit.chunk.source,
+        **place_fields(hit.chunk),
+        "file_type": hit.chunk.file_type,
+        "metadata": bounded_metadata(hit.chunk.metadata) or None,
+        "whole_chunk": (delivery is None and snippet.whole and not already) or None,
+        "already_sent": already or None,
+        "sentences_already_sent": (snippet.already_sent if delivery is None and not already else 0) or None,
+        "status": None if delivery is None else delivery.status,
+        "text": delivery.chunk.text if delivery is not None and delivery.status == "ok" and delivery.chunk else None,
+    }
+
+
+def shared_source(hits: list[Hit]) -> str | None:
+    """The source every hit has, said once instead of on every hit."""
+    sources = {hit.chunk.source for hit in hits}
+    return sources.pop() if len(sources) == 1 else None
+
+
+def chunks_phrase(count: ChunkCount) -> str:
+    """'1 chunk', '6 chunks', 'at least 3 (up to 40) chunks'."""
+    if count.exact:
+        return f"{count.at_least} {'chunk' if count.at_least == 1 else 'chunks'}"
+    return f"at least {count.at_least} (up to {count.at_most}) chunks"
+
+
+def keyword_output(
+    findings: KeywordFindings,
+    session: str,
+    notice: str,
+    deliveries: list[Delivery] | None,
+    snippets: list[Snippet],
+) -> KeywordSearchOutput:
+    source = shared_source(findings.hits)
+    results = []
+    for at, (hit, snippet) in enumerate(zip(findings.hits, snippets)):
+        fields = _hit_fields(hit, source, None if deliveries is None else deliveries[at], snippet)
+        whole = fields["whole_chunk"] and not snippet.already_sent
+        text = None if fields["already_sent"] else (" " if whole else SNIPPET_SEPARATOR).join(snippet.sentences)
+        results.append(KeywordResult(**fields, score=round(hit.score, 2), keywords=list(hit.keywords), snippet=text))
+    per_keyword = "; ".join(
+        f"{keyword!r}: {chunks_phrase(count)}" for keyword, count in zip(findings.keywords, findings.per_keyword)
+    )
+    matching = findings.matching
+    if results:
+        verb = "matches" if matching.exact and matching.at_least == 1 else "match"
+        count = f"{chunks_phrase(matching)} {verb} ({per_keyword}); showing {len(results)}, best first."
+        partial = "Snippets are partial: chunk_read the relevant ids."
+        message = f"{count} {_next_step(deliveries, partial, results)}"
+    else:
+        message = f"No chunk matches ({per_keyword}). Try shorter or alternative terms, or another search."
+    return KeywordSearchOutput(
+        message=with_notice(notice, message),
+        session=session,
+        matching_chunks=matching.at_least,
+        matching_chunks_up_to=None if matching.exact else matching.at_most,
+        keyword_counts=[
+            KeywordCount(keyword=k, chunks=c.at_least, chunks_up_to=None if c.exact else c.at_most)
+            for k, c in zip(findings.keywords, findings.per_keyword)
+        ],
+        source=source,
+        results=results,
+    )
+
+
+def semantic_output(
+    hits: list[Hit],
+    session: str,
+    notice: str,
+    deliveries: list[Delivery] | None,
+    snippets: list[Snippet],
+    ranked_by: str,
+) -> SemanticSearchOutput:
+    source = shared_source(hits)
+    results = []
+    for at, (hit, snippet) in enumerate(zip(hits, snippets)):
+        fields = _hit_fields(hit, source, None if deliveries is None else deliveries[at], snippet)
+        sentences = None if fields["already_sent"] else snippet.sentences
+        results.append(SemanticResult(**fields, score=round(hit.score, 4), sentences=sentences))
+    if results:
+        count = f"{len(results)} {'chunk' if len(results) == 1 else 'chunks'} ranked by {ranked_by}."
+        partial = "Matched sentences are partial: chunk_read the relevant ids."
+        message = f"{count} {_next_step(deliveries, partial, results)}"
+    else:
+        message = "The index is empty."
+    return SemanticSearchOutput(message=with_notice(notice, message), session=session, source=source, results=results)
+
+
+def _next_step(
+    deliveries: list[Delivery] | None, partial: str, results: list[KeywordResult] | list[SemanticResult]
+) -> str:
+    """What the model should do next: read the chunks, or (whole chunks returned) nothing more; and
+    what the marks on the results mean."""
+    notes = [WHOLE_CHUNK_NOTE] if any(r.whole_chunk for r in results) else []
+    notes += [ALREADY_SENT_NOTE] if any(r.already_sent or r.sentences_already_sent for r in results) else []
+    if deliveries is None:
+        return " ".join([partial, *notes])
+    held_back = [d.chunk_id for d in deliveries if d.status == "not_sent"]
+    note = " ".join(["Full chunk texts are included.", *notes])
+    return f"{note} Not sent (size limit): {held_back}; search again for them." if held_back else note
+
+
+def chunk_result(delivery: Delivery) -> ChunkResult:
+    chunk: Chunk | None = delivery.chunk if delivery.status == "ok" else None
+    if chunk is None:
+        return ChunkResult(chunk_id=delivery.chunk_id, status=delivery.status)
+    return ChunkResult(
+        chunk_id=chunk.chunk_id,
+        status="ok",
+        title=chunk.title,
+        source=chunk.source,
+        **place_fields(chunk),
+        text=chunk.text,
+        previous_chunk_id=chunk.previous_chunk_id,
+        next_chunk_id=chunk.next_chunk_id,
+    )
+
+
+def chunk_read_output(deliveries: list[Delivery], session: str, notice: str) -> ChunkReadOutput:
+    not_sent = [d.chunk_id for d in deliveries if d.status == "not_sent"]
+    message = f"Not sent (size limit): {not_sent}; call chunk_read again with them." if not_sent else ""
+    return ChunkReadOutput(
+        message=with_notice(notice, message), session=session, chunks=[chunk_result(d) for d in deliveries]
+    )
+
+
+def with_notice(notice: str, message: str) -> str:
+    return f"{notice} {message}".strip()
+
+
+def keyword_text(output: KeywordSearchOutput) -> str:
+    rows = [
+        (r, f"{r.score} | matched: {', '.join(repr(k) for k in r.keywords)}", f"snippet: {r.snippet}")
+        for r in output.results
+    ]
+    return _search_text(output, rows)
+
+
+def semantic_text(output: SemanticSearchOutput) -> str:
+    rows = [
+        (
+            r,
+            f"{r.score:.4f}" + (f" | queries: {r.queries}" if r.queries is not None else ""),
+            f"matched: {SNIPPET_SEPARATOR.join(r.sentences or [])}",
+        )
+        for r in output.results
+    ]
+    return _search_text(output, rows)
+
+
+def _search_text(
+    output: KeywordSearchOutput | SemanticSearchOutput, rows: list[tuple[KeywordResult | SemanticResult, str, str]]
+) -> str:
+    lines = [output.message]
+    if output.source is not None:
+        lines.append(f"source (every result): {output.source}")
+    types = {result.file_type for result, _, _ in rows}
+    shared_type = types.pop() if len(rows) > 1 and len(types) == 1 else None
+    if shared_type is not None:
+        lines.append(f"type (every result): {shared_type}")
+    for rank, (result, score, body) in enumerate(rows, 1):
+        if result.already_sent:
+            lines.append(already_sent_text(rank, result.chunk_id, result.title))
+            continue
+        source = f" | source: {result.source}" if result.source is not None else ""
+        kind = f" | type: {result.file_type}" if shared_type is None else ""
+        whole = " (whole chunk)" if result.whole_chunk else ""
+        place = place_text(result.section, result.pages)
+        lines.append(
+            f"[{rank}] chunk_id: {result.chunk_id} | title: {result.title}{source}{place}{kind} | score: {score}{whole}"
+        )
+        if result.metadata:
+            lines.append(f"    metadata: {metadata_text(result.metadata)}")
+        if result.status is None or result.status == "not_sent":
+            lines.append(f"    {body}{omitted_text(result.sentences_already_sent)}")
+        if result.status == "ok":
+            lines.append(result.text or "")
+    return with_session(lines, output.session)
+
+
+def already_sent_text(rank: int, chunk_id: str, title: str) -> str:
+    """A result whose text the conversation has: its place, id and title, in one line."""
+    return f"[{rank}] {chunk_id} | {title} — {ALREADY_SENT}"
+
+
+def omitted_text(count: int | None) -> str:
+    """After a snippet: how many of its matched sentences were left out as sent before."""
+    if not count:
+        return ""
+    return f" (+{count} matched {'sentence' if count == 1 else 'sentences'} {ALREADY_SENT})"
+
+
+def metadata_text(metadata: dict[str, Any]) -> str:
+    """Metadata on one line, as JSON (unambiguous for values holding commas or quotes)."""
+    return json.dumps(metadata, ensure_ascii=False)
+
+
+def chunk_read_text(output: ChunkReadOutput) -> str:
+    lines = [output.message] if output.message else []
+    for chunk in output.chunks:
+        if chunk.status == "ok":
+            neighbours = f"previous: {chunk.previous_chunk_id or 'none'} | next: {chunk.next_chunk_id or 'none'}"
+            lines.append(
+                f"=== chunk_id: {chunk.chunk_id} | title: {chunk.title} | source: {chunk.source}{place_text(chunk.section, chunk.pages)}"
+                f" | {neighbours}"
+            )
+            lines.append(chunk.text or "")
+        elif chunk.status == "read_before":
+            lines.append(f"=== chunk_id: {chunk.chunk_id}: {READ_BEFORE}")
+        elif chunk.status == "not_found":
+            lines.append(f"=== chunk_id: {chunk.chunk_id}: no such chunk in this index (use ids from the search tools)")
+        else:
+            lines.append(f"=== chunk_id: {chunk.chunk_id}: not sent (size limit); call chunk_read again with it")
+    return with_session(lines, output.session)
+
+
+def place_text(section: str | None, pages: str | None) -> str:
+    """ " | section: A › B | pages: 3-4", each part where the result has it."""
+    return (f" | section: {section}" if section else "") + (f" | pages: {pages}" if pages else "")
+
+
+def with_session(lines: list[str], session: str) -> str:
+    lines.append(f'session: {session} (pass session="{session}" in later calls)')
+    return "\n".join(lines)

@@ -1,0 +1,504 @@
+"""keyword_search: chunks ranked by a score of their keyword counts, exactly, from the postings.
+
+What a count is, and how counts make a score (keyword_weights.py), depend on the match mode,
+chosen when the server starts:
+
+- "word" (the default): a keyword counts where its words occur in a row as whole words, compared
+  after `fold` (case, accents, width); the characters between words do not matter, so "Einstein"
+  matches "Einstein's" and "Block B" does not match "Block booking". A keyword's word in a script
+  written without spaces (Chinese, Japanese, Thai, ...; Korean too: terms.UNSPACED_SCRIPTS) matches
+  wherever its characters occur in a row inside a word, so "東京" counts twice in "東京の東京駅"
+  (as the keyword of one word; in a keyword of several, once per word it is in). A chunk's title counts as
+  part of the chunk (as a line of its own), so the page about a name outranks pages that only
+  mention it. Scores weigh keywords by rarity (BM25); of equal scores, the chunks whose title is
+  one of the keywords (the same folded words) come first, then by chunk id. When top_k is at
+  least the number of keywords, the best chunk of every keyword that matches anywhere (the
+  highest-scoring chunk it matches, ties as above) is among the results, so a frequent keyword
+  cannot drown a rare one; the other places go by score.
+- "substring": the paper's definition, unchanged: case-insensitive substring counts in the chunk
+  text (titles not counted), scored Σ count · len(keyword), plain top k by score (ties: chunk id).
+
+A single-word keyword (in substring mode: one made only of word characters) is counted from the
+postings alone. A longer one occurs no more often than its rarest word, which bounds its count
+and so its weight (which only grows with the count); it is counted in the texts of the chunks
+whose bound could still matter, best bound first, until none can: exact results while reading a
+few texts, not thousands. Per-keyword chunk counts come from the same arrays; where settling
+one would take more than COUNT_READ_LIMIT further texts, it is given as a range.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal, Protocol
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import regex
+from arag_mcp.indexer.index.terms import SHORT_WORD_BREAK, fold, folded, lower, unspaced, words_of
+
+from .keyword_weights import LengthWeights, RarityWeights, Weights
+from .retrieval import Hit, top_chunks
+
+if TYPE_CHECKING:
+    from arag_mcp.indexer.index.chunks import Chunk
+    from arag_mcp.indexer.index.snapshot import IndexSnapshot
+
+KeywordMatch = Literal["word", "substring"]
+KEYWORD_MATCHES: tuple[KeywordMatch, ...] = ("word", "substring")
+PHRASE_READ_BATCH = 64
+"""Chunk texts read at first to settle counts of several-word keywords; each further read doubles."""
+COUNT_READ_LIMIT = 32
+"""Further chunk texts read at most to make per-keyword chunk counts exact."""
+
+
+@dataclass(frozen=True)
+class Keyword:
+    text: str
+    """As given, stripped (substring mode: lower-cased, as the paper counts it)."""
+    pieces: tuple[str, ...]
+    """The words looked up in the postings (word mode: folded)."""
+    single: bool
+    """Counted exactly from the postings; otherwise bounded by its pieces and counted in texts."""
+
+
+@dataclass(frozen=True)
+class ChunkCount:
+    """How many chunks match: exactly `at_least` when it equals `at_most`, otherwise a range."""
+
+    at_least: int
+    at_most: int
+
+    @property
+    def exact(self) -> bool:
+        return self.at_least == self.at_most
+
+
+@dataclass(frozen=True)
+class KeywordFindings:
+    hits: list[Hit]
+    """Best first; each hit's `keywords` are those it matched."""
+    keywords: list[str]
+    """The keywords searched, de-duplicated, in the order given."""
+    per_keyword: list[ChunkCount]
+    """Chunks each keyword matches, aligned with `keywords`."""
+    matching: ChunkCount
+    """Chunks any keyword matches."""
+
+
+class Matcher(Protocol):
+    reads_all_without_words: bool
+    """Whether a keyword with no word in it can still match (and so bounds nothing)."""
+
+    def keywords(self, given: Sequence[str]) -> list[Keyword]: ...
+
+    def piece_counts(self, snapshot: IndexSnapshot, pieces: Sequence[str]) -> PieceCounts: ...
+
+    def count_in(
+        self, snapshot: IndexSnapshot, numbers: np.ndarray, keywords: Sequence[Keyword]
+    ) -> tuple[np.ndarray, list[np.ndarray]]: ...
+
+    def matching_sentences(self, chunk: Chunk, keywords: Sequence[Keyword]) -> list[str]: ...
+
+    def weights(
+        self, snapshot: IndexSnapshot, keywords: Sequence[Keyword], holding: list[int], scope: np.ndarray | None
+    ) -> Weights:
+        """How counts make scores; `holding`: per keyword, the chunks searched that hold all its pieces."""
+        ...
+
+    def tie_rank(self, snapshot: IndexSnapshot, keywords: Sequence[Keyword]) -> np.ndarray:
+        """Per chunk number, what orders chunks of equal score (smaller first)."""
+        ...
+
+
+class WordMatch:
+    """Whole words, folded, titles included."""
+
+    reads_all_without_words = False
+
+    def keywords(self, given: Sequence[str]) -> list[Keyword]:
+        stripped = [keyword.strip() for keyword in given if keyword.strip()]
+        unique: dict[tuple[str, ...], Keyword] = {}
+        for text, words in zip(stripped, words_of(lower(pa.array(stripped, pa.string())).to_pylist())):
+            pieces = tuple(fold(word) for word in words)
+            unique.setdefault(pieces, Keyword(text, pieces, len(pieces) == 1))
+        return list(unique.values())
+
+    def piece_counts(self, snapshot: IndexSnapshot, pieces: Sequence[str]) -> PieceCounts:
+        lookup = snapshot.keywords
+        return PieceCounts(snapshot, [lookup.rows_of_word(piece) for piece in pieces], folded, lookup.title_counts)
+
+    def count_in(
+        self, snapshot: IndexSnapshot, numbers: np.ndarray, keywords: Sequence[Keyword]
+    ) -> tuple[np.ndarray, list[np.ndarray]]:
+        numbers, texts = snapshot.texts_at(numbers)
+        titles = lower(snapshot.catalogue.titles.take(pa.array(numbers))).to_pylist()
+        inside_words = [_has_unspaced_piece(keyword) for keyword in keywords]
+        spellings = [
+            None if inside else _spelling_pattern(snapshot, k.pieces) for k, inside in zip(keywords, inside_words)
+        ]
+        counts = [np.zeros(len(numbers), dtype=np.int64) for _ in keywords]
+        for at, (title, text) in enumerate(zip(titles, lower(texts).to_pylist())):
+            in_title = _folded_words(title)
+            in_text = _folded_words(text) if any(inside_words) else []
+            for keyword, count, spelling, inside in zip(keywords, counts, spellings, inside_words):
+                if inside:
+                    count[at] = _occurrences(in_title, keyword.pieces) + _occurrences(in_text, keyword.pieces)
+                else:
+                    found = len(spelling.findall(text, overlapped=True)) if spelling else 0
+                    count[at] = _occurrences(in_title, keyword.pieces) + found
+        return numbers, counts
+
+    def matching_sentences(self, chunk: Chunk, keywords: Sequence[Keyword]) -> list[str]:
+        sentences = chunk.sentences
+        lowered = lower(pa.array(sentences, pa.string())).to_pylist()
+        return [
+            sentence
+            for sentence, words in zip(sentences, map(_folded_words, lowered))
+            if any(_occurrences(words, keyword.pieces) for keyword in keywords)
+        ]
+
+    def weights(
+        self, snapshot: IndexSnapshot, keywords: Sequence[Keyword], holding: list[int], scope: np.ndarray | None
+    ) -> Weights:
+        return RarityWeights(snapshot.catalogue.lengths, holding, scope)
+
+    def tie_rank(self, snapshot: IndexSnapshot, keywords: Sequence[Keyword]) -> np.ndarray:
+        """Chunk id order, the chunks whose title is a keyword (the same folded words) first."""
+        rank = snapshot.catalogue.id_rank
+        return rank + np.where(_titled(snapshot, keywords), 0, len(rank))
+
+
+def _titled(snapshot: IndexSnapshot, keywords: Sequence[Keyword]) -> np.ndarray:
+    """Whether each chunk's title is, word for word, one of the keywords: the titles with as many
+    words that hold a keyword's first word are compared, each distinct title once."""
+    lookup = snapshot.keywords
+    titled = np.zeros(lookup.chunk_count, dtype=bool)
+    for keyword in keywords:
+        if not keyword.pieces:
+            continue
+        sized = lookup.title_lengths == len(keyword.pieces)
+        candidates = np.flatnonzero(sized & (lookup.title_counts(keyword.pieces[0]) > 0))
+        titles = lower(snapshot.catalogue.titles.take(pa.array(candidates, pa.int64()))).to_pylist()
+        equal = {title: tuple(_folded_words(title)) == keyword.pieces for title in set(titles)}
+        titled[candidates[[equal[title] for title in titles]]] = True
+    return titled
+
+
+def _folded_words(lowered: str) -> list[str]:
+    """The folded words of a lower-cased string, by the rule the terms table was cut by."""
+    return [fold(word) for word in SHORT_WORD_BREAK.split(lowered) if word]
+
+
+def _occurrences(words: list[str], pieces: tuple[str, ...]) -> int:
+    """How often `pieces` occur in these folded words: at each of `word_matches`, except that a
+    keyword of one piece of a script written without spaces counts as often as a word holds it."""
+    if len(pieces) == 1 and unspaced(pieces[0]):
+        return sum(word.count(pieces[0]) for word in words)
+    return sum(1 for _ in word_matches(words, pieces))
+
+
+def word_matches(words: Sequence[str], pieces: Sequence[str]) -> Iterator[int]:
+    """The positions where `pieces` (folded) occur as consecutive folded `words`: each piece equal
+    to its word, or, a piece of a script written without spaces, held inside it."""
+    span = len(pieces)
+    if not span:
+        return
+    first = pieces[0]
+    if not any(map(unspaced, pieces)):
+        wanted = list(pieces)
+        yield from (at for at in range(len(words) - span + 1) if words[at] == first and words[at : at + span] == wanted)
+        return
+    yield from (
+        at
+        for at in range(len(words) - span + 1)
+        if all(piece in word if unspaced(piece) else piece == word for piece, word in zip(pieces, words[at:]))
+    )
+
+
+def _has_unspaced_piece(keyword: Keyword) -> bool:
+    return any(map(unspaced, keyword.pieces))
+
+
+def _spelling_pattern(snapshot: IndexSnapshot, pieces: tuple[str, ...]) -> regex.Pattern | None:
+    """A regex whose overlapping matches in a lower-cased chunk text are the occurrences of these
+    folded words in a row: each word spelled as any vocabulary word that folds to it (every word of
+    a text is in the vocabulary), whole (no word character either side), with non-word characters
+    between them. None when some word is in no text."""
+    if not pieces:
+        return None
+    words = snapshot.keywords.words
+    spellings = []
+    for piece in pieces:
+        found = [words[at].as_py() for at in snapshot.keywords.spellings(piece)]
+        if not found:
+            return None
+        spellings.append("(?:" + "|".join(found) + ")")
+    return regex.compile(r"(?<![\p{L}\p{N}_])" + SHORT_WORD_BREAK.pattern.join(spellings) + r"(?![\p{L}\p{N}_])")
+
+
+class SubstringMatch:
+    """The paper's: lower-cased substrings of the chunk text."""
+
+    reads_all_without_words = True
+
+    def keywords(self, given: Sequence[str]) -> list[Keyword]:
+        stripped = [keyword.strip() for keyword in given if keyword.strip()]
+        terms = list(dict.fromkeys(lower(pa.array(stripped, pa.string())).to_pylist()))
+        return [Keyword(term, tuple(words), words == [term]) for term, words in zip(terms, words_of(terms))]
+
+    def piece_counts(self, snapshot: IndexSnapshot, pieces: Sequence[str]) -> PieceCounts:
+        """A piece can only occur inside a word, so its count is Σ_w count(piece, w) · tf(w, chunk)
+        over the vocabulary words w that contain it."""
+        return PieceCounts(snapshot, [snapshot.keywords.rows_containing(piece) for piece in pieces])
+
+    def count_in(
+        self, snapshot: IndexSnapshot, numbers: np.ndarray, keywords: Sequence[Keyword]
+    ) -> tuple[np.ndarray, list[np.ndarray]]:
+        numbers, texts = snapshot.texts_at(numbers)
+        lowered = lower(texts)
+        return numbers, [
+            pc.count_substring(lowered, pattern=k.text).to_numpy(zero_copy_only=False).astype(np.int64)
+            for k in keywords
+        ]
+
+    def matching_sentences(self, chunk: Chunk, keywords: Sequence[Keyword]) -> list[str]:
+        sentences = chunk.sentences
+        lowered = lower(pa.array(sentences, pa.string()))
+        matching = np.zeros(len(sentences), dtype=bool)
+        for keyword in keywords:
+            matching |= pc.match_substring(lowered, pattern=keyword.text).to_numpy(zero_copy_only=False)
+        return [sentence for sentence, keep in zip(sentences, matching) if keep]
+
+    def weights(
+        self, snapshot: IndexSnapshot, keywords: Sequence[Keyword], holding: list[int], scope: np.ndarray | None
+    ) -> Weights:
+        return LengthWeights([len(keyword.text) for keyword in keywords])
+
+    def tie_rank(self, snapshot: IndexSnapshot, keywords: Sequence[Keyword]) -> np.ndarray:
+        return snapshot.catalogue.id_rank
+
+
+class PieceCounts:
+    """count(piece, chunk) for every chunk number, from one read of the postings of the words the
+    pieces can occur in, made one piece at a time on demand: a keyword's memory is a few arrays of
+    one count per chunk, however many pieces it has.
+
+    Whole words (`folded` given): a posting counts where its word folds to the piece, and the
+    piece's occurrences in titles are added. Substrings: a posting counts once per occurrence of
+    the piece in its word."""
+
+    def __init__(
+        self,
+        snapshot: IndexSnapshot,
+        rows: list[np.ndarray],
+        fold_terms: Callable[[pa.ChunkedArray], pa.Array] | None = None,
+        in_titles: Callable[[str], np.ndarray] | None = None,
+    ) -> None:
+        lookup = snapshot.keywords
+        postings = snapshot.postings(np.unique(np.concatenate([lookup.word_rows[:0], *rows])))
+        self.terms = fold_terms(postings["term"]) if fold_terms else postings["term"]
+        self.whole_words = fold_terms is not None
+        self.in_titles = in_titles
+        self.lengths = pc.list_value_length(postings["chunks"]).to_numpy(zero_copy_only=False)
+        self.chunks = pc.list_flatten(postings["chunks"]).to_numpy(zero_copy_only=False)
+        self.occurrences = pc.list_flatten(postings["counts"]).to_numpy(zero_copy_only=False)
+        self.chunk_count = lookup.chunk_count
+
+    def of(self, piece: str) -> np.ndarray:
+        if self.whole_words and not unspaced(piece):
+            per_term = pc.equal(self.terms, piece).to_numpy(zero_copy_only=False).astype(np.int64)
+        else:
+            per_term = pc.count_substring(self.terms, pattern=piece).to_numpy(zero_copy_only=False)
+        per_posting = np.repeat(per_term, self.lengths)
+        at = np.flatnonzero(per_posting)
+        weights = self.occurrences[at] * per_posting[at]
+        counts = np.bincount(self.chunks[at], weights=weights, minlength=self.chunk_count).astype(np.int64)
+        return counts + self.in_titles(piece) if self.in_titles else counts
+
+
+MATCHERS: dict[KeywordMatch, Matcher] = {"word": WordMatch(), "substring": SubstringMatch()}
+
+
+class _Tally:
+    """Per-keyword counts by chunk number: exact from the postings for single keywords, and for the
+    others exact in the chunks read so far (`settled`), bounded elsewhere; scores from the counts
+    by the matcher's weights, ties broken by its `tie_rank` (smaller first)."""
+
+    def __init__(
+        self, snapshot: IndexSnapshot, matcher: Matcher, keywords: list[Keyword], scope: np.ndarray | None
+    ) -> None:
+        """`scope`: the chunk numbers searched (a mask); chunks outside it count nothing."""
+        self.snapshot, self.matcher, self.keywords = snapshot, matcher, keywords
+        self.rank = matcher.tie_rank(snapshot, keywords)
+        chunk_count = len(self.rank)
+        pieces = sorted({piece for keyword in keywords for piece in keyword.pieces})
+        piece_counts = matcher.piece_counts(snapshot, pieces)
+        self.counts: list[np.ndarray] = []
+        self.bounds: list[np.ndarray | None] = []
+
+        def within(counts: np.ndarray) -> np.ndarray:
+            return counts if scope is None else np.where(scope, counts, 0)
+
+        for keyword in keywords:
+            if keyword.single:
+                self.counts.append(within(piece_counts.of(keyword.pieces[0])))
+                self.bounds.append(None)
+            else:
+                bound = _phrase_bound(keyword.pieces, piece_counts, chunk_count, matcher.reads_all_without_words)
+                self.counts.append(np.zeros(chunk_count, dtype=np.int64))
+                self.bounds.append(within(bound))
+        self.phrases = [at for at, keyword in enumerate(keywords) if not keyword.single]
+        maybe = [counts if bound is None else bound for counts, bound in zip(self.counts, self.bounds)]
+        holding = [int(np.count_nonzero(counts)) for counts in maybe]
+        self.weights = matcher.weights(snapshot, keywords, holding, scope)
+        self.single_match = np.zeros(chunk_count, dtype=bool)
+        """Chunks a single keyword matches."""
+        self.phrase_match = np.zeros(chunk_count, dtype=bool)
+        """Chunks a several-word keyword may match."""
+        for counts, bound in zip(self.counts, self.bounds):
+            if bound is None:
+                self.single_match |= counts > 0
+            else:
+                self.phrase_match |= bound > 0
+        self.settled = ~self.phrase_match
+        self.scores = self._scored(self.counts, self.single_match)
+        self.upper = self._scored(maybe, self.single_match | self.phrase_match)
+
+    def _scored(self, counts: list[np.ndarray], where: np.ndarray) -> np.ndarray:
+        """Scores from these per-keyword counts at the chunks `where` (a mask), 0 elsewhere."""
+        numbers = np.flatnonzero(where)
+        scores = np.zeros(len(where), dtype=self.weights.dtype)
+        scores[numbers] = self.weights.score([count[numbers] for count in counts], numbers)
+        return scores
+
+    def read(self, numbers: np.ndarray) -> None:
+        """Count the several-word keywords in these chunks' texts."""
+        numbers = numbers[~self.settled[numbers]]
+        if not len(numbers) or not self.phrases:
+            return
+        numbers, found = self.matcher.count_in(self.snapshot, numbers, [self.keywords[at] for at in self.phrases])
+        for at, counts in zip(self.phrases, found):
+            self.counts[at][numbers] = counts
+        self.scores[numbers] = self.weights.score([counts[numbers] for counts in self.counts], numbers)
+        self.settled[numbers] = True
+
+    def settled_scores(self) -> np.ndarray:
+        return np.where(self.settled, self.scores, 0)
+
+    def settle_top(self, top_k: int) -> None:
+        """Read until the top k by score are settled and no unread chunk could enter them."""
+        pending = np.flatnonzero(~self.settled)
+        upper = self.upper
+        pending = pending[np.lexsort((self.rank[pending], -upper[pending]))]
+        batch = PHRASE_READ_BATCH
+        while len(pending):
+            best = top_chunks(self.settled_scores(), self.rank, top_k)
+            if len(best) == top_k:
+                kth, challenger = best[-1], pending[0]
+                if (upper[challenger], -self.rank[challenger]) < (self.scores[kth], -self.rank[kth]):
+                    break
+            self.read(pending[:batch])
+            pending = pending[batch:]
+            pending = pending[~self.settled[pending]]
+            batch *= 2
+
+    def best_chunk(self, at: int) -> int | None:
+        """The highest-scoring chunk that keyword `at` matches (ties: `rank`), reading chunks in
+        order of their upper bound until no unread one could score higher."""
+        counts, bound = self.counts[at], self.bounds[at]
+        upper = self.upper
+        pending = np.flatnonzero((counts > 0 if bound is None else bound > 0) & ~self.settled)
+        pending = pending[np.lexsort((self.rank[pending], -upper[pending]))]
+        batch = PHRASE_READ_BATCH
+        while True:
+            best = top_chunks(np.where(self.settled & (counts > 0), self.scores, 0), self.rank, 1)
+            if not len(pending):
+                break
+            challenger = pending[0]
+            if len(best) and (upper[challenger], -self.rank[challenger]) < (
+                self.scores[best[0]],
+                -self.rank[best[0]],
+            ):
+                break
+            self.read(pending[:batch])
+            pending = pending[batch:]
+            pending = pending[~self.settled[pending]]
+            batch *= 2
+        return int(best[0]) if len(best) else None
+
+    def chunk_counts(self) -> tuple[list[ChunkCount], ChunkCount]:
+        """Chunks matched per keyword and by any keyword, reading up to COUNT_READ_LIMIT more texts."""
+        unread = np.flatnonzero(~self.settled)
+        if 0 < len(unread) <= COUNT_READ_LIMIT:
+            self.read(unread)
+        per_keyword = []
+        for counts, bound in zip(self.counts, self.bounds):
+            found = int(np.count_nonzero(counts))
+            maybe = 0 if bound is None else int(np.count_nonzero((bound > 0) & ~self.settled))
+            per_keyword.append(ChunkCount(found, found + maybe))
+        found = self.single_match | (self.settled & (self.scores > 0))
+        maybe = ~found & ~self.settled & self.phrase_match
+        return per_keyword, ChunkCount(int(np.count_nonzero(found)), int(np.count_nonzero(found | maybe)))
+
+
+def _phrase_bound(
+    pieces: tuple[str, ...], counts: PieceCounts, chunk_count: int, unbounded_without_pieces: bool
+) -> np.ndarray:
+    """An upper bound of a keyword's count per chunk: each occurrence holds its own occurrence of
+    every piece, so no more than the rarest piece's count (a running minimum over the distinct
+    pieces). A keyword with no piece either matches nothing (whole words) or is unbounded
+    (substrings of punctuation: every chunk is read)."""
+    if not pieces:
+        fill = np.iinfo(np.int32).max if unbounded_without_pieces else 0
+        return np.full(chunk_count, fill, dtype=np.int64)
+    bound = counts.of(pieces[0])
+    for piece in dict.fromkeys(pieces[1:]):
+        if piece != pieces[0]:
+            np.minimum(bound, counts.of(piece), out=bound)
+    return bound
+
+
+def wordless(given: Sequence[str]) -> list[str]:
+    """The keywords with no word in them: whole-word matching can never match them."""
+    stripped = [keyword.strip() for keyword in given]
+    return [k for k, words in zip(stripped, words_of(lower(pa.array(stripped, pa.string())).to_pylist())) if not words]
+
+
+def keyword_search(
+    snapshot: IndexSnapshot,
+    given: Sequence[str],
+    top_k: int,
+    match: KeywordMatch = "word",
+    scope: np.ndarray | None = None,
+) -> KeywordFindings:
+    """Chunks ranked by keyword score (ties: see the module's docstring), with the keywords and sentences that matched
+    (see the module's docstring for what counts as a match); with `scope` (a mask over chunk
+    numbers), only the chunks in it, and the counts are counts within it."""
+    matcher = MATCHERS[match]
+    keywords = matcher.keywords(given)
+    if not keywords:
+        return KeywordFindings([], [], [], ChunkCount(0, 0))
+    tally = _Tally(snapshot, matcher, keywords, scope)
+    tally.settle_top(top_k)
+    chosen = top_chunks(tally.settled_scores(), tally.rank, top_k)
+    if match == "word" and top_k >= len(keywords):
+        chosen = _with_every_keyword(tally, chosen, top_k)
+    per_keyword, matching = tally.chunk_counts()
+    chunks = snapshot.chunks_at(chosen)
+    hits = []
+    for number in chosen.tolist():
+        found = [keyword for keyword, counts in zip(keywords, tally.counts) if counts[number]]
+        sentences = matcher.matching_sentences(chunks[number], found) or chunks[number].sentences[:1]
+        hits.append(Hit(chunks[number], tally.scores[number].item(), sentences, tuple(k.text for k in found)))
+    return KeywordFindings(hits, [k.text for k in keywords], per_keyword, matching)
+
+
+def _with_every_keyword(tally: _Tally, ranked: np.ndarray, top_k: int) -> np.ndarray:
+    """The best chunk of each keyword that matches anywhere, then the best of the rest by score."""
+    bests = [tally.best_chunk(at) for at in range(len(tally.keywords))]
+    kept = list(dict.fromkeys(number for number in bests if number is not None))
+    kept += [number for number in ranked.tolist() if number not in kept][: top_k - len(kept)]
+    chosen = np.array(kept, dtype=np.int64)
+    return chosen[np.lexsort((tally.rank[chosen], -tally.scores[chosen]))]

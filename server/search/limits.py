@@ -1,0 +1,33 @@
+"""Bounds on what one tool call may ask for, named in the tools' schemas and errors, and on what an
+error echoes of it."""
+
+import json
+from typing import Any
+
+MAX_TOP_K = 20
+MAX_KEYWORDS = 20
+MAX_KEYWORD_WORDS = 8
+MAX_KEYWORD_CHARS = 200
+MAX_KEYWORD_PIECES = 16
+"""Word pieces (runs of letters and digits) per keyword: a phrase's cost grows with its pieces."""
+MAX_QUERY_CHARS = 2000
+MAX_CHUNK_IDS = 20
+MODEL_WAIT_SECONDS = 45.0
+MAX_QUERIES = 5
+MAX_RESULTS_PER_QUERY = 10
+MAX_SCOPE_CONDITIONS = 20
+MAX_SCOPE_CHARS = 500
+"""The longest key or value of a scope's condition."""
+MAX_PATTERN_WILDCARDS = 12
+"""Per source pattern: RE2's matching automaton can double in size with each wildcard."""
+MAX_FIND_PATTERN_CHARS = 200
+
+QUOTED_CHARS = 100
+
+
+def quoted(value: Any) -> str:
+    """`value` as JSON, cut to QUOTED_CHARS characters: enough to recognise, whatever its size."""
+    if isinstance(value, str):
+        value = value[: QUOTED_CHARS + 1]
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= QUOTED_CHARS else text[: QUOTED_CHARS - 1] + "…"

@@ -1,0 +1,188 @@
+"""The index being served: opened and its model loaded off the start-up path; follows new builds."""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+import numpy as np
+from arag_mcp.indexer.index.manifest import IndexStoreError, Manifest, check_manifest, normalise_uri, read_manifest
+
+if TYPE_CHECKING:
+    from arag_mcp.indexer.embedding.embedder import Embedder
+    from arag_mcp.indexer.index.snapshot import IndexSnapshot
+
+log = logging.getLogger(__name__)
+
+OPEN_WAIT_SECONDS = 60.0
+
+EmbeddingKey = tuple[str, str]
+"""(model, embedding backend): what a build's vectors were made with, so queries are made the same way."""
+
+
+def embedding_key(manifest: Manifest) -> EmbeddingKey:
+    return manifest.model, manifest.embedding_backend
+
+
+def _load_vectors(snapshot: IndexSnapshot) -> None:
+    """Read exact search's vectors now, off the request path, so semantic_search does not wait for them."""
+    if snapshot.vectors is None:
+        return
+    try:
+        snapshot.vectors.load()
+    except Exception as exc:  # noqa: BLE001 - semantic_search reads them again and reports the error
+        log.warning("could not read the sentence vectors of %s: %s", snapshot.uri, exc)
+
+
+class ModelNotReady(Exception):
+    """The embedding model did not finish loading in time, or failed to load."""
+
+
+class LiveIndex:
+    """The latest committed build of one index, and the embedding model it was built with.
+
+    Construction only reads the manifest (no storage engine, no model), so a server can answer
+    the MCP handshake at once; `start()` opens the tables and loads the model on a thread.
+    A completed `arag-index build` is picked up at most `reload_seconds` after it commits; a
+    request runs against one snapshot, so it never mixes two builds.
+    """
+
+    def __init__(self, uri: str, reload_seconds: float = 2.0, device: str | None = None) -> None:
+        self.uri = normalise_uri(uri)
+        self.manifest: Manifest = check_manifest(self.uri)
+        self.reload_seconds = reload_seconds
+        self.device = device
+        self._snapshot: IndexSnapshot | None = None
+        self._opened = threading.Event()
+        self._open_error: str | None = None
+        self._checked = 0.0
+        self._lock = threading.Lock()
+        self._model_lock = threading.Lock()
+        self._embedders: dict[EmbeddingKey, Embedder] = {}
+        self._ready: dict[EmbeddingKey, threading.Event] = {}
+        self._errors: dict[EmbeddingKey, str] = {}
+        self._opening: threading.Thread | None = None
+        self._to_load: queue.SimpleQueue[IndexSnapshot] = queue.SimpleQueue()
+        self._vector_loads = 0
+        """Builds queued for `_load_vectors_in_turn` and not yet read: `close` waits for them."""
+        self._vectors_read = threading.Condition()
+
+    def start(self, load_model: bool = True) -> None:
+        """Open the index, then load its model (unless `load_model` is false), on background threads."""
+        self._opening = threading.Thread(target=self._open, args=(load_model,), name="arag-open", daemon=True)
+        self._opening.start()
+        threading.Thread(target=self._load_vectors_in_turn, name="arag-vectors", daemon=True).start()
+
+    def close(self, timeout: float = 60.0) -> None:
+        """Wait for the opening, and the model and vector loads it started: a process must not exit
+        while one runs inside LanceDB or ONNX Runtime (a daemon thread stopped there aborts the
+        interpreter, as a call that fails before it needs the index would)."""
+        deadline = time.monotonic() + timeout
+        if self._opening is not None:
+            self._opening.join(timeout)
+        for event in list(self._ready.values()):
+            event.wait(max(0.0, deadline - time.monotonic()))
+        with self._vectors_read:
+            self._vectors_read.wait_for(lambda: not self._vector_loads, max(0.0, deadline - time.monotonic()))
+
+    def _open(self, load_model: bool) -> None:
+        try:
+            from arag_mcp.indexer.index.snapshot import open_index
+
+            self._snapshot = open_index(self.uri)
+            self.manifest = self._snapshot.manifest
+            self._checked = time.monotonic()
+        except IndexStoreError as exc:
+            self._open_error = str(exc)
+            log.error("%s", exc)
+        finally:
+            self._opened.set()
+        if self._snapshot is not None and load_model:
+            self._ensure_loading(embedding_key(self.manifest))
+            self._queue_vectors(self._snapshot)
+
+    def snapshot(self) -> IndexSnapshot:
+        """The newest committed build (checked for a newer one at most every `reload_seconds`)."""
+        if not self._opened.wait(OPEN_WAIT_SECONDS):
+            raise IndexStoreError(f"{self.uri} is still being opened; retry in a few seconds")
+        if self._snapshot is None:
+            raise IndexStoreError(self._open_error or f"{self.uri} could not be opened")
+        if time.monotonic() - self._checked >= self.reload_seconds:
+            with self._lock:
+                if time.monotonic() - self._checked >= self.reload_seconds:
+                    self._reload_if_changed()
+                    self._checked = time.monotonic()
+        return self._snapshot
+
+    def _reload_if_changed(self) -> None:
+        from arag_mcp.indexer.index.snapshot import open_index
+
+        try:
+            manifest = read_manifest(self.uri)
+            if manifest and manifest.get("tables") != self._snapshot.manifest.raw["tables"]:
+                self._snapshot = open_index(self.uri, previous=self._snapshot)
+                self.manifest = self._snapshot.manifest
+                log.info("serving the build of %s committed at %s", self.uri, self.manifest.built_at)
+                self._queue_vectors(self._snapshot)
+            elif manifest and manifest != self._snapshot.manifest.raw:  # the same build, described anew
+                self.manifest = Manifest.from_dict(self.uri, manifest)
+                self._snapshot = replace(self._snapshot, manifest=self.manifest)
+        except Exception as exc:  # noqa: BLE001 - keep serving the build we have
+            log.warning("could not open the new build of %s, still serving the previous one: %s", self.uri, exc)
+
+    def _queue_vectors(self, snapshot: IndexSnapshot) -> None:
+        with self._vectors_read:
+            self._vector_loads += 1
+        self._to_load.put(snapshot)
+
+    def _load_vectors_in_turn(self) -> None:
+        """Read each build's vectors, one build after another, on this one thread: with a thread of
+        its own per build, the allocator kept much of each replaced build's memory (bench/memory.py)."""
+        while True:
+            snapshot = self._to_load.get()
+            _load_vectors(snapshot)
+            del snapshot  # not kept while waiting for the next build
+            with self._vectors_read:
+                self._vector_loads -= 1
+                self._vectors_read.notify_all()
+
+    def _ensure_loading(self, key: EmbeddingKey) -> threading.Event:
+        """The event set once the model of `key` has loaded (or failed); starts loading it the first time."""
+        with self._model_lock:
+            event = self._ready.get(key)
+            if event is None:
+                event = self._ready[key] = threading.Event()
+                threading.Thread(target=self._load, args=(key, event), name="arag-model", daemon=True).start()
+        return event
+
+    def _load(self, key: EmbeddingKey, done: threading.Event) -> None:
+        from arag_mcp.indexer.embedding.embedder import Embedder
+
+        started = time.perf_counter()
+        model, backend = key
+        try:
+            embedder = Embedder(model, self.device, backend).load()
+            embedder.encode_queries(["warm-up"])
+            self._embedders[key] = embedder
+            log.info("embedding model %s (%s) ready in %.1f s", model, embedder.backend, time.perf_counter() - started)
+        except Exception as exc:  # noqa: BLE001 - reported to the caller of query_vector
+            self._errors[key] = str(exc)
+            log.error("embedding model %s failed to load: %s", model, exc)
+        finally:
+            done.set()
+
+    def query_vectors(self, snapshot: IndexSnapshot, queries: list[str], timeout: float) -> np.ndarray:
+        """The queries' embeddings under the model `snapshot` was built with."""
+        key = embedding_key(snapshot.manifest)
+        if not self._ensure_loading(key).wait(timeout):
+            raise ModelNotReady(
+                "the embedding model is still loading; retry semantic_search in a few seconds "
+                "(keyword_search and chunk_read work meanwhile)"
+            )
+        if key in self._errors:
+            raise ModelNotReady(f"semantic_search is unavailable: {self._errors[key]}; use keyword_search")
+        return self._embedders[key].encode_queries(queries)

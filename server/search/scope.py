@@ -1,0 +1,164 @@
+"""Scopes: the part of the index a search runs in, resolved once per call to a mask over chunk numbers.
+
+A scope is an object of conditions, all of which a chunk's document must meet:
+
+- "source": a gitignore-style pattern (pathspec's gitwildmatch, as `--exclude` uses) matched
+  against the document's source as results show it: "docs/guide" is that folder (or file) and
+  everything under it, "*.md" every Markdown file at any depth, "docs/**/api-*.html" what it says;
+- "file_type": what the document was read as ("md", "html", "pdf", "jsonl", ...);
+- any other key: a metadata field of the document's record, equal to the value given (a number or
+  true/false also matches its text, so 1898 and "1898" are the same).
+
+Searches apply the mask inside their ranking, so a scoped search returns the top k within the
+scope. A scope that cannot match (an unknown field, a malformed pattern, no such document) is a
+ScopeError whose one line names the problem and lists what the index does hold. A scope's cost is
+bounded before any work: at most MAX_SCOPE_CONDITIONS conditions, keys and values of at most
+MAX_SCOPE_CHARS characters, source patterns checked and matched in linear time (source_patterns.py).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from . import source_patterns
+from .limits import MAX_SCOPE_CHARS, MAX_SCOPE_CONDITIONS, quoted
+
+if TYPE_CHECKING:
+    from arag_mcp.indexer.index.snapshot import IndexSnapshot
+
+SOURCE = "source"
+FILE_TYPE = "file_type"
+SHOWN_CHOICES = 6
+"""How many valid sources, types, fields or values an error lists."""
+ScopeValue = str | int | float | bool
+
+
+class ScopeError(ValueError):
+    """A scope that selects nothing, or cannot be read; the message names the fix."""
+
+
+def in_scope(snapshot: IndexSnapshot, scope: dict[str, ScopeValue] | None) -> np.ndarray | None:
+    """The chunk numbers a scope admits, as a boolean mask (None: no scope, every chunk)."""
+    if not scope:
+        return None
+    _check_size(scope)
+    labels = snapshot.catalogue.labels
+    mask = np.ones(labels.num_rows, dtype=bool)
+    metadata = None
+    for key, wanted in scope.items():
+        if key == SOURCE:
+            mask &= _source_matches(labels["source"], wanted)
+        elif key == FILE_TYPE:
+            mask &= _file_type_matches(labels["file_type"], wanted)
+        else:
+            metadata = metadata or _metadata_records(labels["metadata"])
+            mask &= _field_matches(metadata, key, wanted)
+    if not mask.any():
+        raise ScopeError(
+            f"no document meets every condition of the scope {quoted(scope)} (each matches some document); "
+            "drop or change a condition"
+        )
+    return mask
+
+
+def _check_size(scope: dict[str, ScopeValue]) -> None:
+    """A scope's conditions are few and short: more is refused before any work, whose cost grows
+    with each condition and the length of its text."""
+    if len(scope) > MAX_SCOPE_CONDITIONS:
+        raise ScopeError(
+            f"the scope has {len(scope)} conditions; give at most {MAX_SCOPE_CONDITIONS}, "
+            'e.g. {"source": "docs/guide", "year": 2024}'
+        )
+    for key, value in scope.items():
+        if len(key) > MAX_SCOPE_CHARS:
+            raise ScopeError(
+                f"a scope key has {len(key)} characters ({quoted(key)}); keys are {SOURCE!r}, {FILE_TYPE!r} "
+                f"or a metadata field name of at most {MAX_SCOPE_CHARS}"
+            )
+        if isinstance(value, str) and len(value) > MAX_SCOPE_CHARS:
+            raise ScopeError(
+                f"scope {quoted(key)} has {len(value)} characters ({quoted(value)}); "
+                f'give at most {MAX_SCOPE_CHARS}: a folder, a file, a pattern like "docs/*.md" or a value'
+            )
+
+
+def _source_matches(sources: pa.Array, pattern: ScopeValue) -> np.ndarray:
+    if not isinstance(pattern, str) or not pattern.strip():
+        raise ScopeError(
+            f'scope "source" must be a path or pattern such as "docs/guide" or "*.md"; got {quoted(pattern)}'
+        )
+    pattern = pattern.strip().removeprefix("./")
+    problem = source_patterns.problem(pattern)
+    if problem:
+        raise ScopeError(f'scope "source" {quoted(pattern)} {problem}')
+    distinct = pc.unique(sources)
+    matched = pc.filter(distinct, source_patterns.matches(distinct, pattern))
+    if not len(matched):
+        raise ScopeError(
+            f'scope "source" {quoted(pattern)} matches no document; sources look like {_choices(distinct.to_pylist())} '
+            '(a folder is everything under it; "*" and "**" are wildcards)'
+        )
+    return pc.is_in(sources, value_set=matched).to_numpy(zero_copy_only=False)
+
+
+def _file_type_matches(types: pa.Array, wanted: ScopeValue) -> np.ndarray:
+    kind = str(wanted).strip().lower().removeprefix(".")
+    matches = pc.equal(types, kind).to_numpy(zero_copy_only=False)
+    if not matches.any():
+        present = Counter(types.to_pylist())
+        raise ScopeError(
+            f'scope "file_type" {quoted(wanted)} matches no document; this index holds {_choices([kind for kind, _ in present.most_common()])}'
+        )
+    return matches
+
+
+MetadataRecords = tuple[list[dict[str, Any]], np.ndarray]
+"""Each distinct metadata text parsed (one per document at most), and each chunk's record in it."""
+
+
+def _metadata_records(metadata: pa.ChunkedArray) -> MetadataRecords:
+    encoded = pc.dictionary_encode(metadata.combine_chunks())
+    records = [json.loads(text) if text else {} for text in encoded.dictionary.to_pylist()]
+    return records, encoded.indices.to_numpy(zero_copy_only=False)
+
+
+def _field_matches(metadata: MetadataRecords, key: str, wanted: ScopeValue) -> np.ndarray:
+    """Chunks whose document's metadata has `key` equal to `wanted`."""
+    if isinstance(wanted, dict | list) or wanted is None:
+        raise ScopeError(
+            f"scope {quoted(key)} must be a string, number or true/false to compare with; got {quoted(wanted)}"
+        )
+    records, rows = metadata
+    present = [record for record in records if key in record]
+    if not present:
+        fields = Counter(name for record in records for name in record)
+        known = (
+            f"metadata fields here: {_choices([name for name, _ in fields.most_common()])}"
+            if fields
+            else "no document here has metadata"
+        )
+        raise ScopeError(
+            f"scope {quoted(key)} is not a field of this index ({known}; besides {SOURCE!r} and {FILE_TYPE!r}); "
+            "use one of those"
+        )
+    text = _as_text(wanted)
+    equal = np.array([key in record and _as_text(record[key]) == text for record in records], dtype=bool)
+    if not equal.any():
+        values = list(dict.fromkeys(_as_text(record[key]) for record in present))
+        raise ScopeError(f"no document has {quoted(key)} = {quoted(wanted)}; its values include {_choices(values)}")
+    return equal[rows]
+
+
+def _as_text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _choices(values: list[Any]) -> str:
+    shown = ", ".join(quoted(value) for value in values[:SHOWN_CHOICES])
+    return f"{shown} and {len(values) - SHOWN_CHOICES} more" if len(values) > SHOWN_CHOICES else shown

@@ -1,0 +1,74 @@
+"""Tool arguments as models send them: common slips accepted, the rest named in one line."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from arag_mcp.server.search.limits import MAX_TOP_K, quoted
+from pydantic import ValidationError
+
+ARGUMENT_HINTS = {
+    "keywords": 'keywords must be a list of short terms, e.g. ["Marie Curie", "1911"]',
+    "query": "query must be a non-empty question or description",
+    "top_k": f"top_k must be a whole number from 1 to {MAX_TOP_K}",
+    "chunk_ids": 'chunk_ids must be a list of chunk ids from the search results, e.g. ["k3j9x2abq7-0"]',
+    "queries": 'queries must be a list of 1-5 questions or descriptions, e.g. ["who discovered radium"]',
+    "patterns": 'patterns must be a list of words or phrases, e.g. ["Nobel Prize"]',
+    "ref": "ref must be a ref (chunk id) from the search results",
+    "start_line": "start_line must be a line number from 0",
+    "session": "session must be the handle string a previous result gave",
+    "scope": 'scope must be an object of conditions, e.g. {"source": "docs/guide", "file_type": "md"}, '
+    "each value a string, number or true/false",
+}
+LIST_ARGUMENTS = {"keywords", "chunk_ids", "queries", "patterns"}
+ARGUMENT_ALIASES = {
+    "keyword": ("keywords",),
+    "terms": ("keywords",),
+    "question": ("query", "queries"),
+    "query": ("queries",),
+    "chunk_id": ("chunk_ids", "ref"),
+    "ids": ("chunk_ids",),
+    "id": ("ref",),
+    "pattern": ("patterns",),
+    "line": ("start_line",),
+    "k": ("top_k",),
+    "limit": ("top_k",),
+}
+
+
+def coerce_arguments(arguments: dict[str, Any], accepted: set[str]) -> dict[str, Any]:
+    """Accept common aliases of the tool's own arguments (`accepted`), a single string where a
+    list is expected, and a scope sent as JSON text or as a bare source pattern."""
+    coerced = {}
+    for key, value in arguments.items():
+        if key not in accepted:
+            key = next((name for name in ARGUMENT_ALIASES.get(key, ()) if name in accepted), key)
+        coerced[key] = value
+    for key in LIST_ARGUMENTS & accepted:
+        if isinstance(coerced.get(key), str):
+            coerced[key] = [coerced[key]]
+    if "scope" in accepted and isinstance(coerced.get("scope"), str):
+        coerced["scope"] = _scope_from_text(coerced["scope"])
+    return coerced
+
+
+def _scope_from_text(text: str) -> Any:
+    """A scope given as text: JSON for an object, otherwise the source pattern itself ("" is no scope)."""
+    if not text.strip():
+        return None
+    try:
+        return json.loads(text) if text.lstrip().startswith("{") else {"source": text}
+    except json.JSONDecodeError:
+        return text
+
+
+def describe_invalid(error: ValidationError) -> str:
+    """One line naming each bad argument, what was given and what is expected."""
+    parts = []
+    for item in error.errors():
+        field = str(item["loc"][0]) if item["loc"] else "arguments"
+        hint = ARGUMENT_HINTS.get(field, f"{field}: {item['msg']}")
+        given = "nothing" if item["type"] == "missing" else quoted(item.get("input"))
+        parts.append(f"{hint}; got {given}")
+    return "; ".join(dict.fromkeys(parts))

@@ -1,0 +1,412 @@
+"""The tool functions every profile draws from, bound to one served index and its conversations.
+
+Each public method is one MCP tool: its signature is the tool's input schema, its return
+annotation the output schema. Profiles (profiles.py) choose which ones a server offers, under
+which description, and whether searches return whole chunks.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+
+import numpy as np
+from arag_mcp.indexer.index.chunks import Chunk
+from arag_mcp.indexer.index.terms import words_of
+from arag_mcp.server.output.chunk_results import (
+    ChunkReadOutput,
+    KeywordSearchOutput,
+    SemanticSearchOutput,
+    chunk_read_output,
+    chunk_read_text,
+    keyword_output,
+    keyword_text,
+    semantic_output,
+    semantic_text,
+)
+from arag_mcp.server.output.document_results import (
+    DocumentSearchOutput,
+    FindOutput,
+    OpenOutput,
+    find_output,
+    find_text,
+    open_output,
+    open_text,
+    search_output,
+    search_text,
+)
+from arag_mcp.server.search import keywords as keyword_matching
+from arag_mcp.server.search import retrieval, within_document
+from arag_mcp.server.search.conversations import Conversation, Conversations, Delivery
+from arag_mcp.server.search.limits import (
+    MAX_CHUNK_IDS,
+    MAX_FIND_PATTERN_CHARS,
+    MAX_KEYWORD_CHARS,
+    MAX_KEYWORD_PIECES,
+    MAX_KEYWORD_WORDS,
+    MAX_KEYWORDS,
+    MAX_QUERIES,
+    MAX_QUERY_CHARS,
+    MAX_RESULTS_PER_QUERY,
+    MAX_TOP_K,
+    MODEL_WAIT_SECONDS,
+    quoted,
+)
+from arag_mcp.server.search.live_index import LiveIndex, ModelNotReady
+from arag_mcp.server.search.scope import ScopeError, in_scope
+from arag_mcp.server.search.snippets import Snippet, keyword_pieces, semantic_pieces, snippet
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import CallToolResult, TextContent
+from pydantic import BaseModel, Field
+
+if TYPE_CHECKING:
+    from arag_mcp.indexer.index.document_lines import DocumentLines
+    from arag_mcp.indexer.index.snapshot import IndexSnapshot
+
+TopK = Annotated[int, Field(ge=1, le=MAX_TOP_K, description=f"number of chunks to return (1-{MAX_TOP_K})")]
+Session = Annotated[
+    str | None, Field(description="the `session` handle of this conversation's earlier results; omit it at the start")
+]
+Keywords = Annotated[list[str], Field(description="short specific terms: names, titles, numbers, exact phrases")]
+Query = Annotated[str, Field(description="a question or description of what to find")]
+ChunkIds = Annotated[list[str], Field(description="chunk ids from the search results")]
+Queries = Annotated[
+    list[str],
+    Field(description=f"1-{MAX_QUERIES} queries: reformulations of one need, or its parts; results are merged"),
+]
+PerQuery = Annotated[
+    int, Field(ge=1, le=MAX_RESULTS_PER_QUERY, description=f"results per query (1-{MAX_RESULTS_PER_QUERY})")
+]
+ScopeConditions = Annotated[
+    dict[str, Any] | None,
+    Field(
+        description='search only part of the index; all conditions must hold, e.g. {"source": "docs/guide"}, '
+        '{"file_type": "pdf", "year": 2024}. source: gitignore-style pattern of sources as results show them '
+        '(a folder, "*.md"); file_type: md, html, pdf, jsonl, ...; other keys: metadata fields. The top_k are '
+        "the best within it"
+    ),
+]
+ExactNames = Annotated[
+    list[str] | None,
+    Field(
+        description="optional names, titles or exact terms, looked up literally (by default as whole words, ignoring case and "
+        "accents); the chunks they match join the results, with each keyword's count of matching chunks (0: absent)"
+    ),
+]
+Ref = Annotated[str, Field(description="a ref from search results (a chunk id, or the document part before '-')")]
+Patterns = Annotated[
+    list[str], Field(description=f"1-{within_document.MAX_PATTERNS} words or phrases to look for in the document")
+]
+
+
+class Toolkit:
+    """The tools over `live`; with `full_text`, searches send whole chunks (the paper's w/o chunk read);
+    `keyword_match` chooses what a keyword match is (keywords.py)."""
+
+    def __init__(
+        self,
+        live: LiveIndex,
+        conversations: Conversations,
+        full_text: bool = False,
+        keyword_match: keyword_matching.KeywordMatch = "word",
+    ) -> None:
+        self.live = live
+        self.conversations = conversations
+        self.full_text = full_text
+        self.keyword_match = keyword_match
+
+    def keyword_search(
+        self, keywords: Keywords, top_k: TopK = 5, scope: ScopeConditions = None, session: Session = None
+    ) -> Annotated[CallToolResult, KeywordSearchOutput]:
+        terms = self._checked_keywords(keywords)
+        snapshot = self._snapshot()
+        mask = _scope_mask(snapshot, scope)
+        conversation = self.conversations.resume(session)
+        findings = keyword_matching.keyword_search(snapshot, terms, top_k, self.keyword_match, mask)
+        deliveries = self._deliver(snapshot, conversation, findings.hits)
+        pieces = [keyword_pieces(hit.matched, hit.keywords, self.keyword_match) for hit in findings.hits]
+        snippets = self._snippets(conversation, findings.hits, pieces, deliveries is not None)
+        output = keyword_output(findings, conversation.handle, conversation.notice, deliveries, snippets)
+        return _result(_with_scope(output, scope, mask), keyword_text)
+
+    def semantic_search(
+        self, query: Query, top_k: TopK = 5, scope: ScopeConditions = None, session: Session = None
+    ) -> Annotated[CallToolResult, SemanticSearchOutput]:
+        query = _checked_query(query)
+        snapshot = self._snapshot()
+        mask = _scope_mask(snapshot, scope)
+        conversation = self.conversations.resume(session)
+        hits = retrieval.semantic_search(snapshot, self._query_vector(snapshot, query), top_k, mask)
+        deliveries = self._deliver(snapshot, conversation, hits)
+        snippets = self._semantic_snippets(conversation, hits, deliveries is not None)
+        output = semantic_output(
+            hits, conversation.handle, conversation.notice, deliveries, snippets, "their best sentence"
+        )
+        return _result(_with_scope(output, scope, mask), semantic_text)
+
+    def naive_embedding_search(
+        self, query: Query, top_k: TopK = 5, scope: ScopeConditions = None, session: Session = None
+    ) -> Annotated[CallToolResult, SemanticSearchOutput]:
+        query = _checked_query(query)
+        snapshot = self._snapshot()
+        mask = _scope_mask(snapshot, scope)
+        conversation = self.conversations.resume(session)
+        hits = retrieval.naive_search(snapshot, self._query_vector(snapshot, query), top_k, mask)
+        deliveries = self._deliver(snapshot, conversation, hits, always=True)
+        snippets = self._semantic_snippets(conversation, hits, True)
+        output = semantic_output(
+            hits, conversation.handle, conversation.notice, deliveries, snippets, "their chunk vector"
+        )
+        return _result(_with_scope(output, scope, mask), semantic_text)
+
+    def semantic_search_queries(
+        self, queries: Queries, top_k: TopK = 5, scope: ScopeConditions = None, session: Session = None
+    ) -> Annotated[CallToolResult, SemanticSearchOutput]:
+        checked = _checked_queries(queries)
+        snapshot = self._snapshot()
+        mask = _scope_mask(snapshot, scope)
+        conversation = self.conversations.resume(session)
+        found = retrieval.merged_semantic_search(snapshot, self._query_vectors(snapshot, checked), top_k, mask)
+        hits = [merged.hit for merged in found]
+        snippets = self._semantic_snippets(conversation, hits, False)
+        ranked_by = f"their best sentence over {len(checked)} {'query' if len(checked) == 1 else 'queries'}"
+        output = semantic_output(hits, conversation.handle, conversation.notice, None, snippets, ranked_by)
+        for result, merged in zip(output.results, found):
+            result.queries = merged.queries
+        return _result(_with_scope(output, scope, mask), semantic_text)
+
+    def search(
+        self,
+        queries: Queries,
+        top_k: PerQuery = 5,
+        keywords: ExactNames = None,
+        scope: ScopeConditions = None,
+        session: Session = None,
+    ) -> Annotated[CallToolResult, DocumentSearchOutput]:
+        checked = _checked_queries(queries)
+        terms = self._checked_keywords(keywords) if keywords else []
+        snapshot = self._snapshot()
+        mask = _scope_mask(snapshot, scope)
+        conversation = self.conversations.resume(session)
+        found = retrieval.merged_semantic_search(snapshot, self._query_vectors(snapshot, checked), top_k, mask)
+        findings = keyword_matching.keyword_search(snapshot, terms, top_k, self.keyword_match, mask) if terms else None
+        if findings is not None:
+            found = retrieval.with_keyword_hits(found, findings.hits)
+        pieces = [self._search_pieces(merged) for merged in found]
+        snippets = self._snippets(conversation, [merged.hit for merged in found], pieces, False)
+        output = search_output(found, snippets, checked, findings, conversation.handle, conversation.notice)
+        return _result(_with_scope(output, scope, mask), search_text)
+
+    def find(
+        self,
+        ref: Ref,
+        patterns: Patterns,
+        semantic: Annotated[bool, Field(description="match by meaning (nearest sentences) instead of by text")] = False,
+        session: Session = None,
+    ) -> Annotated[CallToolResult, FindOutput]:
+        wanted = list(dict.fromkeys(p.strip() for p in patterns if p.strip()))
+        if not wanted:
+            raise ToolError('patterns is empty; give words or phrases to look for, e.g. ["Nobel Prize"]')
+        if len(wanted) > within_document.MAX_PATTERNS:
+            raise ToolError(f"{len(wanted)} patterns given; pass at most {within_document.MAX_PATTERNS}")
+        long = next((pattern for pattern in wanted if len(pattern) > MAX_FIND_PATTERN_CHARS), None)
+        if long:
+            raise ToolError(
+                f"patterns are words or phrases; got one of {len(long)} characters ({quoted(long)}); "
+                f"keep each under {MAX_FIND_PATTERN_CHARS}"
+            )
+        snapshot = self._snapshot()
+        document = _document(snapshot, ref)
+        conversation = self.conversations.resume(session)
+        if semantic:
+            vectors = self._query_vectors(snapshot, [_checked_query(p) for p in wanted])
+            found = within_document.find_semantic(document, wanted, vectors, snapshot.document_sentences(document))
+        else:
+            found = within_document.find(document, wanted)
+        seen = self.conversations.lines_seen(conversation, document)
+        output = find_output(document, ref.strip(), found, seen, conversation.handle, conversation.notice, semantic)
+        sent = [line for p in found for passage in p.passages for line in passage.lines]
+        self.conversations.mark_lines_shown(conversation, document, sent)
+        return _result(output, find_text)
+
+    def open(
+        self,
+        ref: Ref,
+        start_line: Annotated[int, Field(ge=0, description="the first line to show (from 0)")] = 0,
+        session: Session = None,
+    ) -> Annotated[CallToolResult, OpenOutput]:
+        document = _document(self._snapshot(), ref)
+        if start_line >= len(document.lines):
+            raise ToolError(
+                f"start_line {start_line} is past the end: the document has {len(document.lines)} lines "
+                f"(0-{len(document.lines) - 1})"
+            )
+        conversation = self.conversations.resume(session)
+        lines = within_document.window(document, start_line)
+        seen = self.conversations.lines_seen(conversation, document)
+        output = open_output(document, ref.strip(), lines, seen, conversation.handle, conversation.notice)
+        self.conversations.mark_lines_shown(conversation, document, lines)
+        return _result(output, open_text)
+
+    def chunk_read(self, chunk_ids: ChunkIds, session: Session = None) -> Annotated[CallToolResult, ChunkReadOutput]:
+        wanted = list(dict.fromkeys(cid.strip() for cid in chunk_ids if cid.strip()))
+        if not wanted:
+            raise ToolError("chunk_ids is empty; pass ids from the search results")
+        if len(wanted) > MAX_CHUNK_IDS:
+            raise ToolError(
+                f"chunk_ids holds {len(wanted)} ids; read at most {MAX_CHUNK_IDS} per call, the most promising first"
+            )
+        conversation = self.conversations.resume(session)
+        found = self._snapshot().chunks(wanted)
+        deliveries = self.conversations.deliver(conversation, wanted, found)
+        return _result(chunk_read_output(deliveries, conversation.handle, conversation.notice), chunk_read_text)
+
+    def _deliver(
+        self, snapshot: IndexSnapshot, conversation: Conversation, hits: list[retrieval.Hit], always: bool = False
+    ) -> list[Delivery] | None:
+        """Whole chunks for the conversation (read-before and size bound applied), where this tool sends
+        them; otherwise None."""
+        if not (self.full_text or always):
+            return None
+        wanted = [hit.chunk.chunk_id for hit in hits]
+        found = {hit.chunk.chunk_id: hit.chunk for hit in hits if isinstance(hit.chunk, Chunk)}
+        found.update(snapshot.chunks([cid for cid in wanted if cid not in found]))
+        return self.conversations.deliver(conversation, wanted, found)
+
+    def _checked_keywords(self, keywords: list[str]) -> list[str]:
+        terms = [k.strip() for k in keywords if k.strip()]
+        if not terms:
+            raise ToolError('keywords is empty; give one or more short terms, e.g. ["Marie Curie"]')
+        if len(terms) > MAX_KEYWORDS:
+            raise ToolError(f"{len(terms)} keywords given; pass at most {MAX_KEYWORDS}, the most specific first")
+        _check_keyword_sizes(terms)
+        if self.keyword_match == "word":
+            wordless = keyword_matching.wordless(terms)
+            if wordless:
+                raise ToolError(
+                    f"keyword {quoted(wordless[0])} has no letter or digit; keywords match whole words, "
+                    "so give names, terms or numbers"
+                )
+        return terms
+
+    def _search_pieces(self, merged: retrieval.MergedHit) -> list[str]:
+        """A search result's pieces: its matched sentences, then the keyword sentences not among them."""
+        pieces = semantic_pieces(merged.hit.matched) if merged.queries else []
+        found = merged.keyword_hit
+        if found is not None:
+            pieces += [p for p in keyword_pieces(found.matched, found.keywords, self.keyword_match) if p not in pieces]
+        return pieces
+
+    def _semantic_snippets(
+        self, conversation: Conversation, hits: list[retrieval.Hit], whole_chunks: bool
+    ) -> list[Snippet]:
+        return self._snippets(conversation, hits, [semantic_pieces(hit.matched) for hit in hits], whole_chunks)
+
+    def _snippets(
+        self, conversation: Conversation, hits: list[retrieval.Hit], pieces: list[list[str]], whole_chunks: bool
+    ) -> list[Snippet]:
+        """What each hit shows of its matched sentences: all of them where the results carry whole
+        chunks (the chunk text is what is tracked), else those this conversation was not sent."""
+        if whole_chunks:
+            return [snippet(shown, set(), False) for shown in pieces]
+        return [
+            self.conversations.send_snippet(conversation, hit.chunk.chunk_id, shown, _covers_chunk(hit, shown))
+            for hit, shown in zip(hits, pieces)
+        ]
+
+    def _snapshot(self) -> IndexSnapshot:
+        """The served build; its IndexStoreError reaches the model as one line (errors.py)."""
+        return self.live.snapshot()
+
+    def _query_vector(self, snapshot: IndexSnapshot, query: str) -> Any:
+        return self._query_vectors(snapshot, [query])[0]
+
+    def _query_vectors(self, snapshot: IndexSnapshot, queries: list[str]) -> Any:
+        try:
+            return self.live.query_vectors(snapshot, queries, MODEL_WAIT_SECONDS)
+        except ModelNotReady as exc:
+            raise ToolError(str(exc)) from None
+
+
+def _covers_chunk(hit: retrieval.Hit, pieces: list[str]) -> bool:
+    """Whether the pieces are every sentence of the hit's chunk, unshortened (a chunk's sentence is
+    matched at most once, so matching as many as it has is matching them all)."""
+    return 0 < hit.chunk.sentence_count == len(hit.matched) and pieces == hit.matched
+
+
+def _check_keyword_sizes(terms: list[str]) -> None:
+    """Keywords are short terms: a sentence, a pasted document or a long punctuated string gets a
+    tool error before any work is done, since a keyword's cost grows with its length and pieces."""
+    for term in terms:
+        if len(term) > MAX_KEYWORD_CHARS:
+            raise ToolError(
+                f"keywords must be short terms; got one of {len(term)} characters ({quoted(term)}); "
+                f"keep each under {MAX_KEYWORD_CHARS}, or use a semantic search"
+            )
+        if len(term.split()) > MAX_KEYWORD_WORDS:
+            raise ToolError(
+                f"keywords must be short terms; got a {len(term.split())}-word sentence "
+                f"({quoted(term)}); split it into names and terms, or use a semantic search"
+            )
+    for term, pieces in zip(terms, words_of([term.lower() for term in terms])):
+        if len(pieces) > MAX_KEYWORD_PIECES:
+            raise ToolError(
+                f"keywords must be short terms; got one of {len(pieces)} words and numbers between "
+                f"punctuation ({quoted(term)}); pass at most {MAX_KEYWORD_PIECES} per keyword"
+            )
+
+
+def _scope_mask(snapshot: IndexSnapshot, scope: dict[str, Any] | None) -> np.ndarray | None:
+    """The chunks a scope admits (scope.py), or None for the whole index; a bad scope is a tool error."""
+    try:
+        return in_scope(snapshot, scope)
+    except ScopeError as exc:
+        raise ToolError(str(exc)) from None
+
+
+OutputWithMessage = TypeVar("OutputWithMessage", KeywordSearchOutput, SemanticSearchOutput, DocumentSearchOutput)
+
+
+def _with_scope(output: OutputWithMessage, scope: dict[str, Any] | None, mask: np.ndarray | None) -> OutputWithMessage:
+    """The message says what a scoped search searched: the model then knows its counts are the scope's."""
+    if mask is not None:
+        chunks = int(mask.sum())
+        output.message += (
+            f" Searched within the scope {json.dumps(scope, ensure_ascii=False)} ({chunks} of {len(mask)} chunks)."
+        )
+    return output
+
+
+def _checked_query(query: str) -> str:
+    query = query.strip()
+    if not query:
+        raise ToolError('query is empty; describe what to find, e.g. "where was Marie Curie born"')
+    if len(query) > MAX_QUERY_CHARS:
+        raise ToolError(
+            f"query has {len(query)} characters; keep it under {MAX_QUERY_CHARS} (one sub-question at a time)"
+        )
+    return query
+
+
+def _checked_queries(queries: list[str]) -> list[str]:
+    checked = list(dict.fromkeys(_checked_query(query) for query in queries if query.strip()))
+    if not checked:
+        raise ToolError('queries is empty; give one or more questions or descriptions, e.g. ["who discovered radium"]')
+    if len(checked) > MAX_QUERIES:
+        raise ToolError(f"{len(checked)} queries given; pass at most {MAX_QUERIES} reformulations per call")
+    return checked
+
+
+def _document(snapshot: IndexSnapshot, ref: str) -> DocumentLines:
+    document = snapshot.document(ref) if len(ref) <= 64 else None
+    if document is None:
+        raise ToolError(f"no document has the ref {quoted(ref)}; use a ref from the search results")
+    return document
+
+
+def _result(output: BaseModel, render: Callable[[Any], str]) -> CallToolResult:
+    """Text and structured content, each complete on its own (hosts show one or the other)."""
+    return CallToolResult(
+        content=[TextContent(type="text", text=render(output))], structured_content=output.model_dump(exclude_none=True)
+    )
