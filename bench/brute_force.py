@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import regex
-from arag_mcp.indexer.index.terms import fold, unspaced
+from arag_mcp.indexer.index.words import fold, unspaced
 from arag_mcp.server.search.keyword_weights import K1, B
 
 

@@ -52,7 +52,8 @@ from scipy import sparse
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from arag_mcp.indexer.build import BuildOptions, build_index, check_compatible  # noqa: E402
-from arag_mcp.indexer.embedding.embedder import BACKENDS, DEFAULT_BACKEND, Embedder  # noqa: E402
+from arag_mcp.indexer.embedding.embedder import Embedder  # noqa: E402
+from arag_mcp.indexer.embedding.settings import BACKENDS, DEFAULT_BACKEND  # noqa: E402
 from arag_mcp.indexer.index.manifest import IndexStoreError, read_manifest  # noqa: E402
 from arag_mcp.indexer.index.snapshot import IndexSnapshot, open_index  # noqa: E402
 from arag_mcp.server.output import chunk_results as rendered  # noqa: E402

@@ -36,8 +36,10 @@ import json
 import os
 import random
 import re
+import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -48,7 +50,8 @@ import pyarrow as pa
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from arag_mcp.indexer.embedding.embedder import BACKENDS, DEFAULT_BACKEND, Embedder  # noqa: E402
+from arag_mcp.indexer.embedding.embedder import Embedder  # noqa: E402
+from arag_mcp.indexer.embedding.settings import BACKENDS, DEFAULT_BACKEND  # noqa: E402
 from arag_mcp.indexer.index.ids import chunk_id, doc_key  # noqa: E402
 from arag_mcp.indexer.index.manifest import FORMAT_VERSION, read_manifest  # noqa: E402
 from arag_mcp.indexer.index.schema import chunks_schema, documents_schema, sentences_schema  # noqa: E402
@@ -326,6 +329,94 @@ def peak_rss_mb(pid: int) -> float:
     return float("nan")
 
 
+STARTS = 10
+
+
+def bench_startup(python: str) -> dict:
+    """Start-up of the arag-mcp that `python` runs (this checkout's, or another's environment to
+    compare revisions), on the bundled sample indexed by that same arag-mcp; each figure a median
+    of STARTS fresh processes taken in turn: the SDK's own import (`import mcp.server.mcpserver`,
+    the floor any MCP server pays), `arag-mcp --version`, and the time from spawning `arag-mcp
+    --index` to its answer to `initialize`, then to `tools/list`, over stdio with JSON-RPC written
+    by hand (no client library in the way)."""
+    with tempfile.TemporaryDirectory() as folder:
+        index = Path(folder) / "idx"
+        build = [
+            python,
+            "-m",
+            "arag_mcp.indexer",
+            "build",
+            str(Path(__file__).resolve().parents[1] / "examples" / "sample"),
+            "--index",
+            str(index),
+        ]
+        subprocess.run([*build, "--quiet"], check=True, capture_output=True)
+        floor, version, initialize, tools = [], [], [], []
+        for _ in range(STARTS):
+            floor.append(_run_time([python, "-c", "import mcp.server.mcpserver"]))
+            version.append(_run_time([python, "-m", "arag_mcp.server", "--version"]))
+            answered = _handshake_times(python, index)
+            initialize.append(answered[0])
+            tools.append(answered[1])
+    medians = {
+        "sdk_import_floor_s": statistics.median(floor),
+        "version_s": statistics.median(version),
+        "initialize_s": statistics.median(initialize),
+        "tools_list_s": statistics.median(tools),
+    }
+    return (
+        {"python": python}
+        | medians
+        | {"initialize_over_floor_s": medians["initialize_s"] - medians["sdk_import_floor_s"]}
+    )
+
+
+def _run_time(command: list[str]) -> float:
+    started = time.perf_counter()
+    subprocess.run(command, check=True, capture_output=True)
+    return time.perf_counter() - started
+
+
+def _handshake_times(python: str, uri: Path) -> tuple[float, float]:
+    """Seconds from spawn to the `initialize` answer and to the `tools/list` answer."""
+    messages = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "bench", "version": "0"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+    ]
+    started = time.perf_counter()
+    server = subprocess.Popen(
+        [python, "-m", "arag_mcp.server", "--index", str(uri)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert server.stdin and server.stdout
+        server.stdin.write(json.dumps(messages[0]) + "\n")
+        server.stdin.flush()
+        json.loads(server.stdout.readline())
+        initialized = time.perf_counter() - started
+        server.stdin.write("".join(json.dumps(m) + "\n" for m in messages[1:]))
+        server.stdin.flush()
+        listed = json.loads(server.stdout.readline())
+        assert listed["result"]["tools"], listed
+        return initialized, time.perf_counter() - started
+    finally:
+        server.kill()
+        server.wait()
+
+
 async def bench_server(uri: Path, chunks: list[tuple[str, str]], questions: list[str]) -> dict:
     """The real server over stdio: start-up, first answers, round trips, peak RSS."""
     from mcp import Client, StdioServerParameters
@@ -417,17 +508,53 @@ def print_semantic_summary(results: dict) -> None:
     for name, result in results.items():
         if not isinstance(result, dict) or "semantic_search" not in result:
             continue
-        semantic, server = result["semantic_search"], result["server"]
+        semantic, rss = result["semantic_search"], result.get("server", {}).get("peak_rss_mb", float("nan"))
         print(
             f"{semantic['sentences']:>9,}  {semantic['search']['p50_ms']:7.2f} / {semantic['search']['p95_ms']:<7.2f}"
             f"  {semantic['reference_numpy']['p50_ms']:9.2f} / {semantic['reference_numpy']['p95_ms']:<8.2f}"
             f"  {semantic['recall@10_vs_exact']:9.3f}  {'yes' if semantic['exact_in_memory'] else 'no':>5}"
-            f"  {server['peak_rss_mb']:18.0f}"
+            f"  {rss:18.0f}"
         )
 
 
 def _label(count: int) -> str:
     return f"{count // 1_000_000}m" if count % 1_000_000 == 0 else f"{count // 1000}k"
+
+
+PARTS = ("startup", "keyword", "semantic", "server", "build")
+"""startup: imports and handshake of a fresh server (on the smallest index); keyword: keyword_search
+and chunk_read; semantic: semantic_search; server: an MCP server over stdio (start, first answers,
+memory); build: the indexer's build rate, each embedding backend."""
+
+
+def bench_sizes(args: argparse.Namespace, results: dict) -> None:
+    """The keyword, semantic and server parts on each synthetic index size, written as they finish."""
+    embedder = Embedder().load()
+    records = passages(args.data)
+    musique = [q["question"] for q in read_jsonl(args.data / "musique" / "questions.jsonl")]
+    questions, warmup = musique[:SEMANTIC_QUERIES], musique[SEMANTIC_QUERIES : SEMANTIC_QUERIES + QUERIES]
+    pool = vector_pool(embedder, records)
+    sizes = sorted(args.chunks or ([1_000, 10_000] if args.quick else [1_000, 10_000, 100_000]))
+    for count in sizes:
+        name = f"chunks-{_label(count)}"
+        chunks = synthetic_chunks(records, count)
+        write_index(WORK / name, chunks, 10, pool)
+        snapshot = open_index(str(WORK / name))
+        results[name] = {}
+        if "keyword" in args.parts:
+            log(f"{name}: keyword_search and chunk_read")
+            results[name] |= {
+                "keyword_search": bench_keyword(snapshot, chunks),
+                "chunk_read": bench_chunk_read(snapshot),
+            }
+        if "semantic" in args.parts:
+            log(f"{name}: semantic_search")
+            results[name]["semantic_search"] = bench_semantic(snapshot, embedder, questions, warmup)
+        del snapshot
+        if "server" in args.parts:
+            log(f"{name}: MCP server over stdio")
+            results[name]["server"] = anyio.run(bench_server, WORK / name, chunks, questions)
+        write_results(args.out, results)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -437,37 +564,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--chunks", type=int, nargs="+", default=None, help="chunk-index sizes (default: 1000 10000 100000)"
     )
+    parser.add_argument("--parts", nargs="+", choices=PARTS, default=list(PARTS), help="what to measure (default: all)")
+    parser.add_argument(
+        "--server-python",
+        default=sys.executable,
+        help="startup: the Python whose arag-mcp is started (another checkout's environment, to compare revisions)",
+    )
     parser.add_argument("--out", type=Path, default=RESULTS / "speed.json")
     args = parser.parse_args(argv)
     if not args.data.exists():
         print(f"no benchmark data at {args.data}; pass --data", file=sys.stderr)
         return 2
     WORK.mkdir(parents=True, exist_ok=True)
-    embedder = Embedder().load()
-    records = passages(args.data)
-    musique = [q["question"] for q in read_jsonl(args.data / "musique" / "questions.jsonl")]
-    questions, warmup = musique[:SEMANTIC_QUERIES], musique[SEMANTIC_QUERIES : SEMANTIC_QUERIES + QUERIES]
-    pool = vector_pool(embedder, records)
-    sizes = sorted(args.chunks or ([1_000, 10_000] if args.quick else [1_000, 10_000, 100_000]))
     results: dict = {"quick": args.quick, "vectors": "real embeddings of 4,096 sentences, reused with noise"}
-    for count in sizes:
-        name = f"chunks-{_label(count)}"
-        chunks = synthetic_chunks(records, count)
-        write_index(WORK / name, chunks, 10, pool)
-        snapshot = open_index(str(WORK / name))
-        log(f"{name}: keyword_search and chunk_read")
-        results[name] = {"keyword_search": bench_keyword(snapshot, chunks), "chunk_read": bench_chunk_read(snapshot)}
-        log(f"{name}: semantic_search")
-        results[name]["semantic_search"] = bench_semantic(snapshot, embedder, questions, warmup)
-        del snapshot
-        log(f"{name}: MCP server over stdio")
-        results[name]["server"] = anyio.run(bench_server, WORK / name, chunks, questions)
+    if "startup" in args.parts:
+        log(f"server start-up ({args.server_python})")
+        results["startup"] = bench_startup(args.server_python)
         write_results(args.out, results)
-    log("indexer build, each embedding backend")
-    builds = {backend: bench_build(args.data, args.quick, backend) for backend in BACKENDS}
-    for build in builds.values():
-        build["speedup_vs_torch"] = build["sentences_per_s"] / builds["torch"]["sentences_per_s"]
-    results["build"] = builds
+    if {"keyword", "semantic", "server"} & set(args.parts):
+        bench_sizes(args, results)
+    if "build" in args.parts:
+        log("indexer build, each embedding backend")
+        builds = {backend: bench_build(args.data, args.quick, backend) for backend in BACKENDS}
+        for build in builds.values():
+            build["speedup_vs_torch"] = build["sentences_per_s"] / builds["torch"]["sentences_per_s"]
+        results["build"] = builds
     print(json.dumps(results, indent=2))
     print_semantic_summary(results)
     write_results(args.out, results)

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-from arag_mcp.indexer.embedding.embedder import DEFAULT_BACKEND, DEFAULT_MODEL, Embedder
+from arag_mcp.indexer.embedding.embedder import Embedder
+from arag_mcp.indexer.embedding.settings import DEFAULT_BACKEND, DEFAULT_MODEL
 from arag_mcp.indexer.index.collection import checked_description
 from arag_mcp.indexer.index.completeness import describe_problems
 from arag_mcp.indexer.index.ids import chunk_id, doc_key

@@ -13,13 +13,8 @@ import sys
 from collections.abc import Sequence
 from dataclasses import replace
 
-from arag_mcp.indexer.embedding.embedder import (
-    BACKENDS,
-    DEFAULT_BACKEND,
-    DEFAULT_MODEL,
-    ModelError,
-    limit_cpu_threads,
-)
+from arag_mcp.indexer.embedding.embedder import ModelError
+from arag_mcp.indexer.embedding.settings import BACKENDS, DEFAULT_BACKEND, DEFAULT_MODEL, limit_cpu_threads
 from arag_mcp.indexer.index.manifest import IndexStoreError
 from arag_mcp.indexer.sources.files import SUPPORTED_SUFFIXES, CorpusError
 

@@ -6,8 +6,8 @@ import json
 from typing import Any
 
 from arag_mcp.indexer.index.manifest import IndexStoreError
+from arag_mcp.indexer.index.words import KeywordMatch
 from arag_mcp.server.search.conversations import Conversations
-from arag_mcp.server.search.keywords import KeywordMatch
 from arag_mcp.server.search.live_index import LiveIndex
 from arag_mcp.server.tools.arguments import coerce_arguments, describe_invalid
 from arag_mcp.server.tools.errors import tool_error
@@ -15,6 +15,7 @@ from arag_mcp.server.tools.profiles import DEFAULT_PROFILE, PROFILES, Profile
 from arag_mcp.server.tools.toolkit import Toolkit
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import ToolAnnotations
 from pydantic import ValidationError
 
 PRIVATE_MANIFEST_KEYS = frozenset({"sources"})
@@ -56,11 +57,13 @@ def create_server(
     toolkit = Toolkit(live, conversations, profile.full_text, keyword_match)
     for tool in profile.tools:
         server.add_tool(
-            tool.function.__get__(toolkit),
+            getattr(toolkit, tool.method),
             name=tool.name,
             title=tool.title,
             description=profile.description(tool, keyword_match, collection),
-            annotations=profile.annotations(tool),
+            annotations=ToolAnnotations(
+                read_only_hint=True, idempotent_hint=profile.idempotent(tool), open_world_hint=False
+            ),
         )
 
     @server.prompt(

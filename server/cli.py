@@ -9,9 +9,9 @@ import sys
 from collections.abc import Sequence
 
 from arag_mcp.indexer.command_options import LOG_LEVELS, add_version, env_name, env_option, log_level
-from arag_mcp.indexer.embedding.embedder import limit_cpu_threads
+from arag_mcp.indexer.embedding.settings import limit_cpu_threads
 from arag_mcp.indexer.index.manifest import IndexStoreError
-from arag_mcp.server.search.keywords import KEYWORD_MATCHES
+from arag_mcp.indexer.index.words import KEYWORD_MATCHES
 from arag_mcp.server.tools.profiles import DEFAULT_PROFILE, PROFILES, Profile
 
 log = logging.getLogger("arag_mcp.server")

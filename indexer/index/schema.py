@@ -1,12 +1,16 @@
 """The tables of an index and their columns: the one place their names are spelled.
 
-Writers build rows against these schemas; readers (reader.py) name columns through the constants
-below, so nothing outside the indexer knows how a column is stored.
+Writers build rows against these schemas; readers (snapshot.py) name columns through the constants
+below, so nothing outside the indexer knows how a column is stored. The Arrow schemas import
+pyarrow when asked for: a server reads the names before its handshake, without loading Arrow.
 """
 
 from __future__ import annotations
 
-import pyarrow as pa
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 CHUNKS = "chunks"
 SENTENCES = "sentences"
@@ -89,6 +93,8 @@ class DocumentColumn:
 
 
 def chunks_schema() -> pa.Schema:
+    import pyarrow as pa
+
     c = ChunkColumn
     return pa.schema(
         [
@@ -116,6 +122,8 @@ def chunks_schema() -> pa.Schema:
 
 
 def sentences_schema(dimension: int) -> pa.Schema:
+    import pyarrow as pa
+
     s = SentenceColumn
     return pa.schema(
         [
@@ -131,6 +139,8 @@ def sentences_schema(dimension: int) -> pa.Schema:
 
 
 def chunk_vectors_schema(dimension: int) -> pa.Schema:
+    import pyarrow as pa
+
     v = ChunkVectorColumn
     return pa.schema(
         [
@@ -142,6 +152,8 @@ def chunk_vectors_schema(dimension: int) -> pa.Schema:
 
 
 def documents_schema() -> pa.Schema:
+    import pyarrow as pa
+
     d = DocumentColumn
     return pa.schema(
         [

@@ -35,8 +35,9 @@ from .schema import (
     DocumentColumn,
     SentenceColumn,
 )
-from .terms import UNSPACED_SCRIPTS, WORD_BREAK, folded, terms_schema, unspaced
+from .terms import folded, terms_schema
 from .vectors import SentenceMatches, SentenceVectors
+from .words import UNSPACED_SCRIPTS, WORD_BREAK, unspaced
 
 C = ChunkColumn
 S = SentenceColumn

@@ -18,19 +18,14 @@ manifest commits, so reader and writer agree without relying on scan order.
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Iterable, Iterator
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import regex
 
-WORD_BREAK = r"[^\pL\pN_]+"
-"""RE2 pattern between words (Arrow's regex engine, used for texts and keywords alike)."""
-SHORT_WORD_BREAK = regex.compile(r"[^\p{L}\p{N}_]+")
-"""The same rule compiled once in Python, for short strings (keywords, sentences): Arrow compiles
-its pattern on every call, which costs more than splitting a few sentences."""
+from .words import WORD_BREAK, fold
+
 SEGMENT_POSTINGS = 20_000_000
 """Postings inverted at a time when the terms table is written: bounds the writer's memory.
 A word may get one row per segment; readers sum them."""
@@ -51,32 +46,6 @@ def lower(values: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
     return pc.utf8_lower(values)
 
 
-UNSPACED_SCRIPTS = r"\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}"
-"""Scripts written without spaces between words (Chinese, Japanese, Thai, Lao, Khmer, Burmese), and
-Korean, whose particles attach to the word before them: a run of their letters is one "word" of a
-text, so whole-word matching looks for a keyword's characters inside it. The same class parses in
-`regex` and in RE2 (Arrow)."""
-_UNSPACED = regex.compile(f"[{UNSPACED_SCRIPTS}]")
-_ACCENT = regex.compile(f"(?<![{UNSPACED_SCRIPTS}]\\p{{Mn}}*)\\p{{Mn}}")
-"""A nonspacing mark that is an accent: one not on a letter of those scripts, where marks are
-letters' parts (Thai vowels and tones, the kana voicing marks of が and ぱ)."""
-
-
-def fold(word: str) -> str:
-    """A word as whole-word matching compares it: compatibility forms unified (NFKC: full-width
-    letters, half-width kana, ligatures), case folded, and accents removed."""
-    if word.isascii():
-        return word.lower()
-    decomposed = unicodedata.normalize("NFD", unicodedata.normalize("NFKC", word).casefold())
-    return unicodedata.normalize("NFC", _ACCENT.sub("", decomposed))
-
-
-def unspaced(word: str) -> bool:
-    """Whether a keyword's word has letters of UNSPACED_SCRIPTS: it then matches wherever its
-    characters occur in a row, inside longer words too ("東京" in "東京の歴史")."""
-    return _UNSPACED.search(word) is not None
-
-
 def folded(words: pa.Array | pa.ChunkedArray) -> pa.Array:
     """`fold` of each word; ASCII words (most of them) only lower-cased, in Arrow."""
     if isinstance(words, pa.ChunkedArray):
@@ -89,11 +58,6 @@ def folded(words: pa.Array | pa.ChunkedArray) -> pa.Array:
     mask[other] = True
     replacements = pa.array([fold(word) for word in words.take(pa.array(other)).to_pylist()], pa.string())
     return pc.replace_with_mask(result, pa.array(mask), replacements)
-
-
-def words_of(lowered: list[str]) -> list[list[str]]:
-    """The words of each lower-cased string, by the same rule as chunk texts."""
-    return [[word for word in SHORT_WORD_BREAK.split(text) if word] for text in lowered]
 
 
 def chunk_terms(texts: pa.Array | pa.ChunkedArray) -> tuple[pa.ListArray, pa.ListArray]:

@@ -11,16 +11,15 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from arag_mcp.indexer.index.chunks import PATH_SEPARATOR, below_title
 from arag_mcp.server.search.conversations import Delivery, DeliveryStatus
-from arag_mcp.server.search.keywords import ChunkCount, KeywordFindings
-from arag_mcp.server.search.retrieval import SNIPPET_SEPARATOR, Hit
-from arag_mcp.server.search.snippets import Snippet
+from arag_mcp.server.search.limits import METADATA_FIELDS, METADATA_VALUE_CHARS
+from arag_mcp.server.search.snippets import SNIPPET_SEPARATOR, Snippet
 from pydantic import BaseModel, Field
 
 if TYPE_CHECKING:
     from arag_mcp.indexer.index.chunks import Chunk, ChunkHeader
+    from arag_mcp.server.search.keywords import ChunkCount, KeywordFindings
+    from arag_mcp.server.search.retrieval import Hit
 
-METADATA_FIELDS = 10
-METADATA_VALUE_CHARS = 200
 READ_BEFORE = "This chunk has been read before"
 WHOLE_CHUNK_NOTE = "A result marked (whole chunk) shows the complete chunk: no need to read it."
 ALREADY_SENT = "already sent"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .chunk_results import METADATA_FIELDS
+from arag_mcp.server.search.limits import METADATA_FIELDS
 
 METADATA_NOTE = (
     "Results also give the file type (md, html, pdf, jsonl, ...) and, for JSON/JSONL records, their "

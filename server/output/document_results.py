@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import PurePosixPath
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from arag_mcp.indexer.index.document_lines import DocumentLines
-from arag_mcp.server.search.keywords import KeywordFindings
-from arag_mcp.server.search.retrieval import MergedHit
 from arag_mcp.server.search.snippets import Snippet
-from arag_mcp.server.search.within_document import PatternMatches, numbered
 from pydantic import BaseModel, Field
 
 from .chunk_results import (
@@ -35,6 +32,12 @@ from .chunk_results import (
 )
 
 MATCH_LINES_LISTED = 20
+
+if TYPE_CHECKING:
+    from arag_mcp.indexer.index.document_lines import DocumentLines
+    from arag_mcp.server.search.keywords import KeywordFindings
+    from arag_mcp.server.search.retrieval import MergedHit
+    from arag_mcp.server.search.within_document import PatternMatches
 
 
 class DocumentResult(BaseModel):
@@ -270,3 +273,8 @@ def find_text(output: FindOutput) -> str:
 
 def open_text(output: OpenOutput) -> str:
     return with_session([output.message, output.text], output.session)
+
+
+def numbered(document: DocumentLines, lines: Sequence[int]) -> str:
+    """The lines, each after its number: what the model cites and opens at."""
+    return "\n".join(f"{number}: {document.lines[number]}" for number in lines)

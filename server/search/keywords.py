@@ -6,7 +6,7 @@ chosen when the server starts:
 - "word" (the default): a keyword counts where its words occur in a row as whole words, compared
   after `fold` (case, accents, width); the characters between words do not matter, so "Einstein"
   matches "Einstein's" and "Block B" does not match "Block booking". A keyword's word in a script
-  written without spaces (Chinese, Japanese, Thai, ...; Korean too: terms.UNSPACED_SCRIPTS) matches
+  written without spaces (Chinese, Japanese, Thai, ...; Korean too: words.UNSPACED_SCRIPTS) matches
   wherever its characters occur in a row inside a word, so "東京" counts twice in "東京の東京駅"
   (as the keyword of one word; in a keyword of several, once per word it is in). A chunk's title counts as
   part of the chunk (as a line of its own), so the page about a name outranks pages that only
@@ -28,15 +28,16 @@ one would take more than COUNT_READ_LIMIT further texts, it is given as a range.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import regex
-from arag_mcp.indexer.index.terms import SHORT_WORD_BREAK, fold, folded, lower, unspaced, words_of
+from arag_mcp.indexer.index.terms import folded, lower
+from arag_mcp.indexer.index.words import SHORT_WORD_BREAK, KeywordMatch, fold, unspaced, word_matches, words_of
 
 from .keyword_weights import LengthWeights, RarityWeights, Weights
 from .retrieval import Hit, top_chunks
@@ -45,8 +46,6 @@ if TYPE_CHECKING:
     from arag_mcp.indexer.index.chunks import Chunk
     from arag_mcp.indexer.index.snapshot import IndexSnapshot
 
-KeywordMatch = Literal["word", "substring"]
-KEYWORD_MATCHES: tuple[KeywordMatch, ...] = ("word", "substring")
 PHRASE_READ_BATCH = 64
 """Chunk texts read at first to settle counts of several-word keywords; each further read doubles."""
 COUNT_READ_LIMIT = 32
@@ -197,24 +196,6 @@ def _occurrences(words: list[str], pieces: tuple[str, ...]) -> int:
     if len(pieces) == 1 and unspaced(pieces[0]):
         return sum(word.count(pieces[0]) for word in words)
     return sum(1 for _ in word_matches(words, pieces))
-
-
-def word_matches(words: Sequence[str], pieces: Sequence[str]) -> Iterator[int]:
-    """The positions where `pieces` (folded) occur as consecutive folded `words`: each piece equal
-    to its word, or, a piece of a script written without spaces, held inside it."""
-    span = len(pieces)
-    if not span:
-        return
-    first = pieces[0]
-    if not any(map(unspaced, pieces)):
-        wanted = list(pieces)
-        yield from (at for at in range(len(words) - span + 1) if words[at] == first and words[at : at + span] == wanted)
-        return
-    yield from (
-        at
-        for at in range(len(words) - span + 1)
-        if all(piece in word if unspaced(piece) else piece == word for piece, word in zip(pieces, words[at:]))
-    )
 
 
 def _has_unspaced_piece(keyword: Keyword) -> bool:

@@ -1,5 +1,5 @@
-"""Bounds on what one tool call may ask for, named in the tools' schemas and errors, and on what an
-error echoes of it."""
+"""Bounds on what one tool call may ask for (named in the tools' schemas and errors), on what a
+result shows of a record's metadata, and on what an error echoes of what it refuses."""
 
 import json
 from typing import Any
@@ -20,7 +20,13 @@ MAX_SCOPE_CHARS = 500
 """The longest key or value of a scope's condition."""
 MAX_PATTERN_WILDCARDS = 12
 """Per source pattern: RE2's matching automaton can double in size with each wildcard."""
+MAX_FIND_PATTERNS = 10
+"""With within_document.py's PASSAGES_PER_PATTERN passages of 2 * CONTEXT_LINES + 1 lines of at most
+LINE_CHARS, one find answers in at most ~20,000 characters of passages (about 5,000 tokens)."""
 MAX_FIND_PATTERN_CHARS = 200
+
+METADATA_FIELDS = 10
+METADATA_VALUE_CHARS = 200
 
 QUOTED_CHARS = 100
 

@@ -9,10 +9,10 @@ import time
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-import numpy as np
 from arag_mcp.indexer.index.manifest import IndexStoreError, Manifest, check_manifest, normalise_uri, read_manifest
 
 if TYPE_CHECKING:
+    import numpy as np
     from arag_mcp.indexer.embedding.embedder import Embedder
     from arag_mcp.indexer.index.snapshot import IndexSnapshot
 

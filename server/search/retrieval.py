@@ -16,7 +16,6 @@ if TYPE_CHECKING:
     from arag_mcp.indexer.index.chunks import ChunkHeader
     from arag_mcp.indexer.index.snapshot import IndexSnapshot
 
-SNIPPET_SEPARATOR = " ... "
 MATCHED_SENTENCES = 3
 
 

@@ -12,9 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import regex
-from arag_mcp.indexer.index.terms import fold, words_of
-
-from .keywords import word_matches
+from arag_mcp.indexer.index.words import fold, word_matches, words_of
 
 MAX_SNIPPET_CHARS = 1200
 LONG_SENTENCE_CHARS = 300
@@ -23,6 +21,9 @@ CONTEXT_CHARS = 60
 """Characters kept on each side of a keyword occurrence in a long sentence."""
 CUT = "…"
 _WORD = regex.compile(r"[\p{L}\p{N}_]+")
+
+SNIPPET_SEPARATOR = " ... "
+"""Between the sentences of one snippet, where text between them is left out."""
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,6 @@ from arag_mcp.indexer.index.document_lines import DocumentLines
 PASSAGES_PER_PATTERN = 2
 CONTEXT_LINES = 2
 """Lines shown before and after a matching line."""
-MAX_PATTERNS = 10
-"""With PASSAGES_PER_PATTERN passages of 2 * CONTEXT_LINES + 1 lines of at most LINE_CHARS, one
-find answers in at most ~20,000 characters of passages (about 5,000 tokens)."""
 WINDOW_LINES = 1800
 MAX_WINDOW_CHARS = 40_000
 """About 10,000 tokens: a window stops at this much text, whatever its line count."""
@@ -132,8 +129,3 @@ def window(document: DocumentLines, start: int, count: int = WINDOW_LINES) -> ra
         if size > MAX_WINDOW_CHARS and number > start:
             return range(start, number)
     return range(start, end)
-
-
-def numbered(document: DocumentLines, lines: Sequence[int]) -> str:
-    """The lines, each after its number: what the model cites and opens at."""
-    return "\n".join(f"{number}: {document.lines[number]}" for number in lines)

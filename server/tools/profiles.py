@@ -1,7 +1,7 @@
 """Profiles: the tool sets a server can offer, as the A-RAG paper's configurations and ablations.
 
-A profile names its tools (methods of `Toolkit`), how each is described, the server
-instructions and the MCP prompt. `arag` is the paper's A-RAG (Full); `naive` its Naive A-RAG;
+A profile names its tools (methods of `Toolkit`, by name: a profile is chosen before the tools'
+code is imported), how each is described, the server instructions and the MCP prompt. `arag` is the paper's A-RAG (Full); `naive` its Naive A-RAG;
 `no-keyword`, `no-semantic` and `no-read` its ablations (w/o keyword search, w/o semantic search,
 w/o chunk read: the searches return whole chunks and chunk_read is gone). `agentic` offers
 AgenticRAG's document tools (search with several queries, find and open inside a document), and
@@ -10,40 +10,32 @@ AgenticRAG's document tools (search with several queries, find and open inside a
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from arag_mcp.server.output import descriptions
-from mcp_types import ToolAnnotations
-
-from .toolkit import Toolkit
-
-SEARCH_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
-READ = ToolAnnotations(read_only_hint=True, idempotent_hint=False, open_world_hint=False)
-"""Reads (and searches that send whole chunks) are not idempotent: a repeat says "read before"."""
 
 
 @dataclass(frozen=True)
 class Tool:
-    function: Callable
-    """The Toolkit method that implements it; its name is the tool's name unless `renamed`."""
+    method: str
+    """The name of the Toolkit method that implements it; the tool's name unless `renamed`."""
     title: str
     renamed: str | None = None
     """The name a variant is offered under (several queries in one semantic_search)."""
 
     @property
     def name(self) -> str:
-        return self.renamed or self.function.__name__
+        return self.renamed or self.method
 
 
-KEYWORD_SEARCH = Tool(Toolkit.keyword_search, "Keyword search")
-SEMANTIC_SEARCH = Tool(Toolkit.semantic_search, "Semantic search")
-CHUNK_READ = Tool(Toolkit.chunk_read, "Read chunks")
-NAIVE_EMBEDDING_SEARCH = Tool(Toolkit.naive_embedding_search, "Embedding search (whole chunks)")
-SEMANTIC_SEARCH_QUERIES = Tool(Toolkit.semantic_search_queries, "Semantic search (several queries)", "semantic_search")
-SEARCH = Tool(Toolkit.search, "Search")
-FIND = Tool(Toolkit.find, "Find in a document")
-OPEN = Tool(Toolkit.open, "Open document lines")
+KEYWORD_SEARCH = Tool("keyword_search", "Keyword search")
+SEMANTIC_SEARCH = Tool("semantic_search", "Semantic search")
+CHUNK_READ = Tool("chunk_read", "Read chunks")
+NAIVE_EMBEDDING_SEARCH = Tool("naive_embedding_search", "Embedding search (whole chunks)")
+SEMANTIC_SEARCH_QUERIES = Tool("semantic_search_queries", "Semantic search (several queries)", "semantic_search")
+SEARCH = Tool("search", "Search")
+FIND = Tool("find", "Find in a document")
+OPEN = Tool("open", "Open document lines")
 SEARCHES = (KEYWORD_SEARCH, SEMANTIC_SEARCH, NAIVE_EMBEDDING_SEARCH, SEMANTIC_SEARCH_QUERIES, SEARCH)
 DESCRIPTIONS = {
     SEARCH: descriptions.SEARCH,
@@ -84,9 +76,10 @@ class Profile:
             text = DESCRIPTIONS[tool]
         return f"{descriptions.searches(collection)}\n\n{text}" if collection and tool in SEARCHES else text
 
-    def annotations(self, tool: Tool) -> ToolAnnotations:
-        sends_text = tool in (CHUNK_READ, NAIVE_EMBEDDING_SEARCH, FIND, OPEN) or self.full_text
-        return READ if sends_text else SEARCH_ONLY
+    def idempotent(self, tool: Tool) -> bool:
+        """Whether calling the tool again answers the same: not for reads (and searches that send
+        whole chunks), whose repeat says "read before". Every tool only reads, within the index."""
+        return not (tool in (CHUNK_READ, NAIVE_EMBEDDING_SEARCH, FIND, OPEN) or self.full_text)
 
     def instructions(self, collection: str = "") -> str:
         return descriptions.instructions(self.tool_names, self.full_text, collection)

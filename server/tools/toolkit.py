@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import numpy as np
 from arag_mcp.indexer.index.chunks import Chunk
-from arag_mcp.indexer.index.terms import words_of
+from arag_mcp.indexer.index.words import words_of
 from arag_mcp.server.output.chunk_results import (
     ChunkReadOutput,
     KeywordSearchOutput,
@@ -42,6 +42,7 @@ from arag_mcp.server.search.conversations import Conversation, Conversations, De
 from arag_mcp.server.search.limits import (
     MAX_CHUNK_IDS,
     MAX_FIND_PATTERN_CHARS,
+    MAX_FIND_PATTERNS,
     MAX_KEYWORD_CHARS,
     MAX_KEYWORD_PIECES,
     MAX_KEYWORD_WORDS,
@@ -96,7 +97,7 @@ ExactNames = Annotated[
 ]
 Ref = Annotated[str, Field(description="a ref from search results (a chunk id, or the document part before '-')")]
 Patterns = Annotated[
-    list[str], Field(description=f"1-{within_document.MAX_PATTERNS} words or phrases to look for in the document")
+    list[str], Field(description=f"1-{MAX_FIND_PATTERNS} words or phrases to look for in the document")
 ]
 
 
@@ -208,8 +209,8 @@ class Toolkit:
         wanted = list(dict.fromkeys(p.strip() for p in patterns if p.strip()))
         if not wanted:
             raise ToolError('patterns is empty; give words or phrases to look for, e.g. ["Nobel Prize"]')
-        if len(wanted) > within_document.MAX_PATTERNS:
-            raise ToolError(f"{len(wanted)} patterns given; pass at most {within_document.MAX_PATTERNS}")
+        if len(wanted) > MAX_FIND_PATTERNS:
+            raise ToolError(f"{len(wanted)} patterns given; pass at most {MAX_FIND_PATTERNS}")
         long = next((pattern for pattern in wanted if len(pattern) > MAX_FIND_PATTERN_CHARS), None)
         if long:
             raise ToolError(

@@ -1,0 +1,73 @@
+"""Words as matching sees them: the rule that cuts text into words, `fold` (case, accents and
+width removed), scripts written without spaces, and where a keyword's words match a run of words.
+
+Plain Python, shared by the keyword index (terms.py, which applies the same rule in Arrow), the
+server's keyword counting and its snippets.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterator, Sequence
+from typing import Literal
+
+import regex
+
+KeywordMatch = Literal["word", "substring"]
+"""What a keyword match is: whole words compared after `fold` (the default), or the A-RAG paper's
+case-insensitive substrings of a chunk's text."""
+KEYWORD_MATCHES: tuple[KeywordMatch, ...] = ("word", "substring")
+
+WORD_BREAK = r"[^\pL\pN_]+"
+"""RE2 pattern between words (Arrow's regex engine, used for texts and keywords alike)."""
+SHORT_WORD_BREAK = regex.compile(r"[^\p{L}\p{N}_]+")
+"""The same rule compiled once in Python, for short strings (keywords, sentences): Arrow compiles
+its pattern on every call, which costs more than splitting a few sentences."""
+
+UNSPACED_SCRIPTS = r"\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}"
+"""Scripts written without spaces between words (Chinese, Japanese, Thai, Lao, Khmer, Burmese), and
+Korean, whose particles attach to the word before them: a run of their letters is one "word" of a
+text, so whole-word matching looks for a keyword's characters inside it. The same class parses in
+`regex` and in RE2 (Arrow)."""
+_UNSPACED = regex.compile(f"[{UNSPACED_SCRIPTS}]")
+_ACCENT = regex.compile(f"(?<![{UNSPACED_SCRIPTS}]\\p{{Mn}}*)\\p{{Mn}}")
+"""A nonspacing mark that is an accent: one not on a letter of those scripts, where marks are
+letters' parts (Thai vowels and tones, the kana voicing marks of が and ぱ)."""
+
+
+def fold(word: str) -> str:
+    """A word as whole-word matching compares it: compatibility forms unified (NFKC: full-width
+    letters, half-width kana, ligatures), case folded, and accents removed."""
+    if word.isascii():
+        return word.lower()
+    decomposed = unicodedata.normalize("NFD", unicodedata.normalize("NFKC", word).casefold())
+    return unicodedata.normalize("NFC", _ACCENT.sub("", decomposed))
+
+
+def unspaced(word: str) -> bool:
+    """Whether a keyword's word has letters of UNSPACED_SCRIPTS: it then matches wherever its
+    characters occur in a row, inside longer words too ("東京" in "東京の歴史")."""
+    return _UNSPACED.search(word) is not None
+
+
+def words_of(lowered: list[str]) -> list[list[str]]:
+    """The words of each lower-cased string, by the same rule as chunk texts."""
+    return [[word for word in SHORT_WORD_BREAK.split(text) if word] for text in lowered]
+
+
+def word_matches(words: Sequence[str], pieces: Sequence[str]) -> Iterator[int]:
+    """The positions where `pieces` (folded) occur as consecutive folded `words`: each piece equal
+    to its word, or, a piece of a script written without spaces, held inside it."""
+    span = len(pieces)
+    if not span:
+        return
+    first = pieces[0]
+    if not any(map(unspaced, pieces)):
+        wanted = list(pieces)
+        yield from (at for at in range(len(words) - span + 1) if words[at] == first and words[at : at + span] == wanted)
+        return
+    yield from (
+        at
+        for at in range(len(words) - span + 1)
+        if all(piece in word if unspaced(piece) else piece == word for piece, word in zip(pieces, words[at:]))
+    )
