@@ -26,6 +26,7 @@ from pathlib import Path
 
 import lancedb
 import pyarrow as pa
+from arag_mcp.indexer.index.schema import CHUNKS, DOCUMENTS, SENTENCES, ChunkColumn, DocumentColumn, SentenceColumn
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = {"indexer": "indexer", "server": "server"}
@@ -61,21 +62,22 @@ def report(index: Path, summary_line: str, packages: Path | None) -> dict[str, o
         opened.checkout(manifest["tables"][name])
         return opened.search().select(columns).limit(None).to_arrow()
 
-    chunks = table("chunks", ["chunk_id", "doc_id", "ordinal", "doc_chunks"]).to_pylist()
-    sentences = table("sentences", ["chunk_id"]).num_rows
-    documents = table("documents", ["doc_id", "chunks", "sentences"]).to_pylist()
+    c, d = ChunkColumn, DocumentColumn
+    chunks = table(CHUNKS, [c.ID, c.DOC_ID, c.PART, c.PARTS]).to_pylist()
+    sentences = table(SENTENCES, [SentenceColumn.CHUNK_ID]).num_rows
+    documents = table(DOCUMENTS, [d.ID, d.CHUNKS, d.SENTENCES]).to_pylist()
     listed = indexer(["list", "--index", str(index), "--json"], packages)
     by_document: dict[str, list[int]] = {}
     expected: dict[str, int] = {}
     for row in chunks:
-        by_document.setdefault(row["doc_id"], []).append(row["ordinal"])
-        expected[row["doc_id"]] = row["doc_chunks"]
+        by_document.setdefault(row[c.DOC_ID], []).append(row[c.PART])
+        expected[row[c.DOC_ID]] = row[c.PARTS]
     incomplete = {
         doc_id: f"{len(set(parts))} of {expected[doc_id]}"
         for doc_id, parts in by_document.items()
         if sorted(set(parts)) != list(range(expected[doc_id]))
     }
-    ids = [row["chunk_id"] for row in chunks]
+    ids = [row[c.ID] for row in chunks]
     reported = re.search(r"the index holds (\d+) documents, (\d+) chunks, (\d+) sentences", summary_line)
     return {
         "build summary": summary_line,
@@ -89,7 +91,7 @@ def report(index: Path, summary_line: str, packages: Path | None) -> dict[str, o
         "duplicate chunk ids": len(ids) - len(set(ids)),
         "documents rows": len(documents),
         "sentences stored": sentences,
-        "sentences the documents rows count": sum(row["sentences"] for row in documents),
+        "sentences the documents rows count": sum(row[d.SENTENCES] for row in documents),
     }
 
 

@@ -22,7 +22,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from arag_mcp.indexer.index.schema import SentenceColumn  # noqa: E402
+from arag_mcp.indexer.index.schema import ChunkColumn, SentenceColumn  # noqa: E402
 from arag_mcp.indexer.index.snapshot import open_index  # noqa: E402
 from arag_mcp.indexer.index.writer import sql_list  # noqa: E402
 from arag_mcp.server.search.scope import in_scope  # noqa: E402
@@ -67,7 +67,7 @@ def main() -> None:
     snapshot = open_index(str(args.index))
     assert snapshot.vectors is None, "this index is searched exactly in memory; use one with an IVF-PQ index"
     started = time.perf_counter()
-    keys = snapshot.catalogue.labels["doc_key"].to_pylist()
+    keys = snapshot.catalogue.labels[ChunkColumn.DOC_KEY].to_pylist()
     labels_ms = 1000 * (time.perf_counter() - started)
     resolving = []
     for _ in range(20):

@@ -54,10 +54,16 @@ from arag_mcp.indexer.embedding.embedder import Embedder  # noqa: E402
 from arag_mcp.indexer.embedding.settings import BACKENDS, DEFAULT_BACKEND  # noqa: E402
 from arag_mcp.indexer.index.ids import chunk_id, doc_key  # noqa: E402
 from arag_mcp.indexer.index.manifest import FORMAT_VERSION, read_manifest  # noqa: E402
-from arag_mcp.indexer.index.schema import chunks_schema, documents_schema, sentences_schema  # noqa: E402
+from arag_mcp.indexer.index.schema import (  # noqa: E402
+    ChunkColumn,
+    DocumentColumn,
+    SentenceColumn,
+    chunks_schema,
+    documents_schema,
+)
 from arag_mcp.indexer.index.snapshot import IndexSnapshot, open_index  # noqa: E402
 from arag_mcp.indexer.index.vectors import SentenceVectors  # noqa: E402
-from arag_mcp.indexer.index.writer import VECTOR_SEARCH, IndexWriter  # noqa: E402
+from arag_mcp.indexer.index.writer import VECTOR_SEARCH, IndexWriter, sentence_rows_of  # noqa: E402
 from arag_mcp.indexer.text.sentences import split_sentences  # noqa: E402
 from arag_mcp.server.search import retrieval  # noqa: E402
 from arag_mcp.server.search.keywords import keyword_search  # noqa: E402
@@ -120,7 +126,7 @@ def write_index(uri: Path, chunks: list[tuple[str, str]], sentences_per_chunk: i
     started = time.perf_counter()
     writer = IndexWriter(str(uri), pool.shape[1], rebuild=True)
     rng = np.random.default_rng(0)
-    schema = sentences_schema(pool.shape[1])
+    C, S, D = ChunkColumn, SentenceColumn, DocumentColumn
     total = 0
     for first in range(0, len(chunks), 2000):
         chunk_rows, sentence_rows, document_rows = [], [], []
@@ -129,33 +135,29 @@ def write_index(uri: Path, chunks: list[tuple[str, str]], sentences_per_chunk: i
             spans = split_sentences(text)[:sentences_per_chunk]
             chunk_rows.append(
                 {
-                    "chunk_id": chunk_id(key, 0),
-                    "doc_key": key,
-                    "doc_id": f"synthetic-{number}",
-                    "doc_hash": "-",
-                    "title": title,
-                    "source": "synthetic",
-                    "ordinal": 0,
-                    "doc_chunks": 1,
-                    "text": text,
-                    "tokens": len(text) // 4,
-                    "sentence_starts": [s for s, _ in spans],
-                    "sentence_ends": [e for _, e in spans],
-                    "metadata": "",
+                    C.ID: chunk_id(key, 0),
+                    C.DOC_KEY: key,
+                    C.DOC_ID: f"synthetic-{number}",
+                    C.DOC_HASH: "-",
+                    C.TITLE: title,
+                    C.SOURCE: "synthetic",
+                    C.PART: 0,
+                    C.PARTS: 1,
+                    C.TEXT: text,
+                    C.TOKENS: len(text) // 4,
+                    C.SENTENCE_STARTS: [s for s, _ in spans],
+                    C.SENTENCE_ENDS: [e for _, e in spans],
+                    C.METADATA: "",
                 }
             )
             sentence_rows += [
-                {"chunk_id": chunk_id(key, 0), "doc_key": key, "ordinal": i, "text": text[s:e], "start": s, "end": e}
+                {S.CHUNK_ID: chunk_id(key, 0), S.DOC_KEY: key, S.POSITION: i, S.TEXT: text[s:e], S.START: s, S.END: e}
                 for i, (s, e) in enumerate(spans)
             ]
             document_rows.append(
-                {"doc_id": f"synthetic-{number}", "doc_key": key, "doc_hash": "-", "chunks": 1, "sentences": len(spans)}
+                {D.ID: f"synthetic-{number}", D.DOC_KEY: key, D.DOC_HASH: "-", D.CHUNKS: 1, D.SENTENCES: len(spans)}
             )
-        vectors = perturbed(pool, len(sentence_rows), rng)
-        table = pa.Table.from_pylist(sentence_rows, schema=schema.remove(schema.get_field_index("vector")))
-        table = table.append_column(
-            schema.field("vector"), pa.FixedSizeListArray.from_arrays(pa.array(vectors.reshape(-1)), pool.shape[1])
-        )
+        table = sentence_rows_of(sentence_rows, perturbed(pool, len(sentence_rows), rng))
         writer.add(
             pa.Table.from_pylist(chunk_rows, schema=chunks_schema()),
             table,

@@ -28,14 +28,15 @@ from arag_mcp.indexer.index.ids import chunk_id, doc_key
 from arag_mcp.indexer.index.manifest import (
     FORMAT_VERSION,
     IndexStoreError,
+    check_format,
     check_manifest,
     is_remote,
     normalise_uri,
     read_manifest,
     write_manifest,
 )
-from arag_mcp.indexer.index.schema import ChunkColumn, chunks_schema, documents_schema, sentences_schema
-from arag_mcp.indexer.index.writer import IndexWriter, StoredDocument, build_lock
+from arag_mcp.indexer.index.schema import ChunkColumn, DocumentColumn, SentenceColumn, chunks_schema, documents_schema
+from arag_mcp.indexer.index.writer import IndexWriter, StoredDocument, build_lock, sentence_rows_of
 from arag_mcp.indexer.sources.files import CorpusError, Document, SkippedFile, Source, iter_documents
 from arag_mcp.indexer.sources.outline import HeadingMarks, heading_path, page_range
 from arag_mcp.indexer.text.chunking import Span, pack_chunks, sentence_spans
@@ -119,8 +120,7 @@ def check_compatible(previous: dict | None, options: BuildOptions, embedder_mode
     if (
         previous.get("format_version") != FORMAT_VERSION
         or previous["splitter"] != SPLITTER_VERSION
-        or previous.get("sentence_context") != SENTENCE_CONTEXT
-        or "sources" not in previous
+        or previous["sentence_context"] != SENTENCE_CONTEXT
     ):
         raise IndexStoreError("index was built by another arag-index version; pass --rebuild to rebuild it")
 
@@ -154,8 +154,10 @@ def build_index(sources: Sequence[str | Path], uri: str, options: BuildOptions =
     under them that are new or changed are embedded; no other document is touched."""
     uri = normalise_uri(uri)
     with build_lock(uri):
-        committed = read_manifest(uri)
-        recorded = [] if committed is None or options.rebuild else committed.get("sources", [])
+        committed = None if options.rebuild else read_manifest(uri)
+        if committed is not None:
+            check_format(uri, committed)
+        recorded = [] if committed is None else committed["sources"]
         roots, reads = plan_sources(recorded, sources, options.exclude)
         return _update(uri, options, roots, reads)
 
@@ -165,12 +167,9 @@ def sync_index(uri: str, options: BuildOptions = BuildOptions()) -> BuildSummary
     uri = normalise_uri(uri)
     with build_lock(uri):
         manifest = check_manifest(uri).raw
-        roots = manifest.get("sources", [])
+        roots = manifest["sources"]
         if not roots:
-            raise CorpusError(
-                f"{uri} records no sources (it was built before arag-index recorded them); "
-                "add them with `arag-index add PATH... --index ...`"
-            )
+            raise CorpusError(f"{uri} records no sources; add them with `arag-index add PATH... --index ...`")
         present = []
         for root in roots:
             if os.path.lexists(root["path"]):
@@ -194,7 +193,7 @@ def remove_from_index(targets: Sequence[str], uri: str) -> BuildSummary:
         check_compatible(manifest, replace(BuildOptions(), **settings), settings["model"])
         writer = IndexWriter(uri, manifest["dimension"])
         stored = writer.existing_documents()
-        roots = [dict(root) for root in manifest.get("sources", [])]
+        roots = [dict(root) for root in manifest["sources"]]
         doomed: set[str] = set()
         for target in targets:
             if target in stored and not os.path.isabs(target):  # a record's id; a file's id is its path
@@ -452,58 +451,59 @@ def _add_document(batch: _Batch, document: Document, digest: str, chunks: Sequen
     key = doc_key(document.doc_id)
     metadata = json.dumps(document.metadata, ensure_ascii=False, sort_keys=True) if document.metadata else ""
     texts = [document.text[spans[0].start : spans[-1].end] for spans in chunks]
-    for ordinal, (spans, text, terms) in enumerate(zip(chunks, texts, chunk_context_terms(texts))):
+    c, s, d = ChunkColumn, SentenceColumn, DocumentColumn
+    for part, (spans, text, terms) in enumerate(zip(chunks, texts, chunk_context_terms(texts))):
         begin = spans[0].start
-        cid = chunk_id(key, ordinal)
+        cid = chunk_id(key, part)
         path = heading_path(document.headings, begin)
         pages = page_range(document.pages, begin, spans[-1].end)
         batch.chunks.append(
             {
-                "chunk_id": cid,
-                "doc_key": key,
-                "doc_id": document.doc_id,
-                "doc_hash": digest,
-                "title": document.title,
-                "source": document.source,
-                "ordinal": ordinal,
-                "doc_chunks": len(chunks),
-                "text": text,
-                "tokens": sum(span.tokens for span in spans),
-                "sentence_starts": [span.start - begin for span in spans],
-                "sentence_ends": [span.end - begin for span in spans],
-                "metadata": metadata,
-                ChunkColumn.HEADING_PATH: list(path),
-                ChunkColumn.FIRST_PAGE: pages[0] if pages else None,
-                ChunkColumn.LAST_PAGE: pages[1] if pages else None,
-                ChunkColumn.FILE_TYPE: document.file_type,
+                c.ID: cid,
+                c.DOC_KEY: key,
+                c.DOC_ID: document.doc_id,
+                c.DOC_HASH: digest,
+                c.TITLE: document.title,
+                c.SOURCE: document.source,
+                c.PART: part,
+                c.PARTS: len(chunks),
+                c.TEXT: text,
+                c.TOKENS: sum(span.tokens for span in spans),
+                c.SENTENCE_STARTS: [span.start - begin for span in spans],
+                c.SENTENCE_ENDS: [span.end - begin for span in spans],
+                c.METADATA: metadata,
+                c.HEADING_PATH: list(path),
+                c.FIRST_PAGE: pages[0] if pages else None,
+                c.LAST_PAGE: pages[1] if pages else None,
+                c.FILE_TYPE: document.file_type,
             }
         )
-        for number, span in enumerate(spans):
+        for position, span in enumerate(spans):
             sentence = document.text[span.start : span.end]
             batch.sentences.append(
                 {
-                    "chunk_id": cid,
-                    "doc_key": key,
-                    "ordinal": number,
-                    "text": sentence,
-                    "start": span.start - begin,
-                    "end": span.end - begin,
+                    s.CHUNK_ID: cid,
+                    s.DOC_KEY: key,
+                    s.POSITION: position,
+                    s.TEXT: sentence,
+                    s.START: span.start - begin,
+                    s.END: span.end - begin,
                 }
             )
             section = heading_path(document.headings, span.start)
             batch.embed_texts.append(embedding_text(document.title, section, terms, sentence))
-        if ordinal == len(chunks) - 1:
+        if part == len(chunks) - 1:
             batch.documents.append(
                 {
-                    "doc_id": document.doc_id,
-                    "doc_key": key,
-                    "doc_hash": digest,
-                    "title": document.title,
-                    "source": document.source,
-                    "path": document.path,
-                    "chunks": len(chunks),
-                    "sentences": sum(len(spans) for spans in chunks),
-                    "indexed_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                    d.ID: document.doc_id,
+                    d.DOC_KEY: key,
+                    d.DOC_HASH: digest,
+                    d.TITLE: document.title,
+                    d.SOURCE: document.source,
+                    d.PATH: document.path,
+                    d.CHUNKS: len(chunks),
+                    d.SENTENCES: sum(len(spans) for spans in chunks),
+                    d.INDEXED_AT: datetime.now(timezone.utc).isoformat(timespec="seconds"),
                 }
             )
         yield
@@ -519,11 +519,7 @@ def _flush(
     if not batch.sentences and not batch.documents:
         return 0
     vectors = embedder.encode_documents(batch.embed_texts, batch_size=options.batch_size)
-    schema = sentences_schema(embedder.dimension)
-    vector_field = schema.field("vector")
-    sentence_table = pa.Table.from_pylist(batch.sentences, schema=schema.remove(schema.get_field_index("vector")))
-    vector_column = pa.FixedSizeListArray.from_arrays(pa.array(vectors.reshape(-1)), embedder.dimension)
-    sentence_table = sentence_table.append_column(vector_field, vector_column)
+    sentence_table = sentence_rows_of(batch.sentences, vectors)
     writer.add(
         pa.Table.from_pylist(batch.chunks, schema=chunks_schema()),
         sentence_table,

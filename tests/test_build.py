@@ -11,9 +11,10 @@ import lancedb
 import numpy as np
 import pytest
 from arag_mcp.indexer.build import BuildOptions, build_index, sync_index
+from arag_mcp.indexer.cli import main as index_main
 from arag_mcp.indexer.index.ids import doc_key
-from arag_mcp.indexer.index.manifest import IndexStoreError, read_manifest, write_manifest
-from arag_mcp.indexer.index.schema import CHUNK_VECTORS, DOCUMENTS, SENTENCES, TABLES
+from arag_mcp.indexer.index.manifest import FORMAT_VERSION, IndexStoreError, read_manifest, write_manifest
+from arag_mcp.indexer.index.schema import DOCUMENTS, SENTENCES, TABLES
 from arag_mcp.indexer.index.snapshot import open_index
 from arag_mcp.indexer.text.chunking import CHARS_PER_TOKEN_BOUND, sentence_spans
 
@@ -56,7 +57,7 @@ def test_chunks_are_bounded_and_sentence_aligned(tmp_path: Path, embedder):
     build_index(
         [tmp_path / "long.txt", tmp_path / "short.txt"], str(index), BuildOptions(chunk_tokens=60, progress=False)
     )
-    chunks = open_index(str(index)).chunk_table.to_pandas().sort_values(["doc_id", "ordinal"])
+    chunks = open_index(str(index)).chunk_table.to_pandas().sort_values(["doc_id", "part"])
     long_chunks = chunks[chunks["doc_id"].str.endswith("long.txt")]
     assert len(long_chunks) > 10
     assert (long_chunks["tokens"] <= 60).all()
@@ -64,8 +65,8 @@ def test_chunks_are_bounded_and_sentence_aligned(tmp_path: Path, embedder):
     for text in long_chunks["text"]:
         assert text.startswith("Sentence number") and text.endswith(".")
         assert embedder.count_tokens([text])[0] <= 60 + 5
-    assert list(long_chunks["ordinal"]) == list(range(len(long_chunks)))
-    assert (long_chunks["doc_chunks"] == len(long_chunks)).all()
+    assert list(long_chunks["part"]) == list(range(len(long_chunks)))
+    assert (long_chunks["parts"] == len(long_chunks)).all()
     assert chunks[chunks["doc_id"].str.endswith("short.txt")]["text"].tolist() == ["A short document."]
 
 
@@ -74,7 +75,7 @@ def test_overlong_sentence_is_split_hard(tmp_path: Path):
     (tmp_path / "run-on.txt").write_text(words)
     index = tmp_path / "idx"
     build_index([tmp_path / "run-on.txt"], str(index), BuildOptions(chunk_tokens=100, progress=False))
-    chunks = open_index(str(index)).chunk_table.to_pandas().sort_values("ordinal")
+    chunks = open_index(str(index)).chunk_table.to_pandas().sort_values("part")
     assert len(chunks) > 4
     assert (chunks["tokens"] <= 100).all()
     assert " ".join(chunks["text"]).split() == words.split()
@@ -253,22 +254,21 @@ def test_chunk_vectors_are_the_normalised_mean_of_their_sentence_vectors(sample_
         assert np.allclose(vector, mean / np.linalg.norm(mean), atol=1e-6)
 
 
-def test_an_index_without_chunk_vectors_gets_them_without_re_embedding(tmp_path: Path):
+def test_an_index_of_another_format_is_refused_in_one_line_that_names_the_rebuild(tmp_path: Path, capsys):
     index = tmp_path / "idx"
-    build_index([SAMPLE], str(index), QUIET)
-    expected = dict(zip(*open_index(str(index)).chunk_vectors()))
-    manifest = read_manifest(str(index))
-    del manifest["tables"][CHUNK_VECTORS]  # as an index built before chunk vectors existed
-    write_manifest(str(index), manifest)
-    shutil.rmtree(index / f"{CHUNK_VECTORS}.lance")
-    older = open_index(str(index))
-    assert older.chunk_vector_table is None and older.chunk_count == 6
-    with pytest.raises(IndexStoreError, match="arag-index build"):
-        older.nearest_chunks(np.ones(384, dtype=np.float32), 3)
+    build_index([SAMPLE / "pierre-curie.md"], str(index), QUIET)
+    write_manifest(str(index), {**read_manifest(str(index)), "format_version": FORMAT_VERSION - 1})
+    for command in (["info"], ["list"], ["add", str(SAMPLE / "marie-curie.md")], ["sync"], ["remove", "x"]):
+        assert index_main([*command, "--index", str(index)]) == 2
+        errors = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+        assert len(errors) == 1 and f"index format {FORMAT_VERSION - 1}" in errors[0], errors
+        assert "--rebuild" in errors[0] and "Traceback" not in errors[0]
+    with pytest.raises(IndexStoreError, match="--rebuild"):
+        open_index(str(index))
 
-    summary = build_index([SAMPLE], str(index), QUIET)
-    assert summary.embedded_sentences == 0 and summary.unchanged == 6
-    ids, vectors = open_index(str(index)).chunk_vectors()
-    assert set(ids) == set(expected)
-    for cid, vector in zip(ids, vectors):
-        assert np.allclose(vector, expected[cid], atol=1e-6)
+    result = run_cli("arag_mcp.server", "--index", str(index), timeout=60)
+    assert result.returncode == 2 and result.stdout == "" and "Traceback" not in result.stderr
+    assert result.stderr.strip().count("\n") == 0 and "--rebuild" in result.stderr, result.stderr
+
+    rebuilt = build_index([SAMPLE / "pierre-curie.md"], str(index), BuildOptions(progress=False, rebuild=True))
+    assert rebuilt.documents == 1 and open_index(str(index)).manifest.raw["format_version"] == FORMAT_VERSION

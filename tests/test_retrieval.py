@@ -12,8 +12,8 @@ from arag_mcp.server.search.keywords import keyword_search
 from brute_force import SentenceMatrix, vector_ranking
 
 
-def cid(doc_id: str, ordinal: int = 0) -> str:
-    return f"{doc_key(doc_id)}-{ordinal}"
+def cid(doc_id: str, part: int = 0) -> str:
+    return f"{doc_key(doc_id)}-{part}"
 
 
 @pytest.fixture(scope="module")

@@ -265,34 +265,6 @@ async def test_a_scope_as_text_is_a_source_pattern_or_json(live: LiveIndex, chun
             assert {cid for cid, _ in ranked(result)} == scoped(chunks, {"source": "kb/guide"})
 
 
-def test_an_index_built_before_file_types_were_recorded_derives_them_and_takes_new_documents(tmp_path: Path):
-    import lancedb
-    from arag_mcp.indexer.index.manifest import read_manifest, write_manifest
-    from arag_mcp.server.search.scope import in_scope
-
-    (tmp_path / "docs").mkdir()
-    (tmp_path / "docs" / "guide.markdown").write_text("# Guide\n\nThe harbour pump moves water.")
-    (tmp_path / "docs" / "parts.jsonl").write_text(json.dumps(RECORDS[0]) + "\n")
-    index = tmp_path / "idx"
-    build_index([tmp_path / "docs"], str(index), BuildOptions(progress=False))
-    chunks = lancedb.connect(str(index)).open_table("chunks")
-    chunks.drop_columns(["file_type"])
-    manifest = read_manifest(str(index))
-    write_manifest(str(index), {**manifest, "tables": {**manifest["tables"], "chunks": chunks.version}})
-
-    old = open_index(str(index))
-    assert "file_type" not in old.chunk_table.schema.names
-    assert sorted(chunk.file_type for chunk in old.all_chunks()) == ["jsonl", "md"]
-    [guide] = [old.all_chunks()[number] for number in np.flatnonzero(in_scope(old, {"file_type": "md"}))]
-    assert guide.title == "Guide"
-
-    (tmp_path / "docs" / "notes.txt").write_text("The crane was painted on Monday.")
-    build_index([tmp_path / "docs"], str(index), BuildOptions(progress=False))
-    extended = open_index(str(index))
-    assert sorted(chunk.file_type for chunk in extended.all_chunks()) == ["jsonl", "md", "txt"]
-    assert extended.chunk_table.to_arrow()["file_type"].to_pylist().count(None) == 2
-
-
 @pytest.mark.parametrize("path", ["in memory", "scope's own vectors", "filtered table search"])
 def test_every_semantic_search_path_is_exact_within_the_scope(live: LiveIndex, chunks, embedder, monkeypatch, path):
     """Above the IVF-PQ index's size (no vectors in memory) a small scope is searched from its own

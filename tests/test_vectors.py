@@ -26,19 +26,19 @@ QUESTIONS = ["Which element was named after Poland?", "How did Pierre Curie die?
 
 
 def brute_force(snapshot, query: np.ndarray, limit: int) -> tuple[list[tuple[str, int]], np.ndarray]:
-    """(chunk id, ordinal) of the `limit` highest dot products over every vector of the table, and those products."""
+    """(chunk id, position) of the `limit` highest dot products over every vector of the table, and those products."""
     table = snapshot.sentence_table.to_arrow()
     matrix = np.stack(table["vector"].to_numpy(zero_copy_only=False))
     scores = matrix @ query
     order = np.argsort(-scores, kind="stable")[:limit]
-    keys = list(zip(table["chunk_id"].to_pylist(), table["ordinal"].to_pylist()))
+    keys = list(zip(table["chunk_id"].to_pylist(), table["position"].to_pylist()))
     return [keys[i] for i in order], scores[order]
 
 
 def found(nearest: SentenceMatches | pa.Table, snapshot=None) -> list[tuple[str, int]]:
-    """(chunk id, ordinal) of each sentence found: a LanceDB result, or matches named by chunk number."""
+    """(chunk id, position) of each sentence found: a LanceDB result, or matches named by chunk number."""
     if isinstance(nearest, pa.Table):
-        return list(zip(nearest["chunk_id"].to_pylist(), nearest["ordinal"].to_pylist()))
+        return list(zip(nearest["chunk_id"].to_pylist(), nearest["position"].to_pylist()))
     ids = snapshot.catalogue.chunk_ids.take(pa.array(nearest.chunk_numbers)).to_pylist()
     return list(zip(ids, nearest.positions.tolist()))
 
@@ -49,7 +49,7 @@ def write_synthetic(uri: Path, matrix: np.ndarray, per_chunk: int = 10) -> None:
     chunk_rows, sentence_rows, document_rows = [], [], []
     for number in range(len(matrix) // per_chunk):
         key = doc_key(f"doc-{number}")
-        texts = [f"Sentence {ordinal} of document {number}." for ordinal in range(per_chunk)]
+        texts = [f"Sentence {position} of document {number}." for position in range(per_chunk)]
         chunk_rows.append(
             {
                 "chunk_id": chunk_id(key, 0),
@@ -58,8 +58,8 @@ def write_synthetic(uri: Path, matrix: np.ndarray, per_chunk: int = 10) -> None:
                 "doc_hash": f"hash-{number}",
                 "title": f"Document {number}",
                 "source": "synthetic",
-                "ordinal": 0,
-                "doc_chunks": 1,
+                "part": 0,
+                "parts": 1,
                 "text": " ".join(texts),
                 "tokens": 10 * per_chunk,
                 "sentence_starts": [],
@@ -68,7 +68,7 @@ def write_synthetic(uri: Path, matrix: np.ndarray, per_chunk: int = 10) -> None:
             }
         )
         sentence_rows += [
-            {"chunk_id": chunk_id(key, 0), "doc_key": key, "ordinal": i, "text": text, "start": 0, "end": 1}
+            {"chunk_id": chunk_id(key, 0), "doc_key": key, "position": i, "text": text, "start": 0, "end": 1}
             for i, text in enumerate(texts)
         ]
         document_rows.append(
@@ -119,7 +119,7 @@ def test_exact_search_returns_what_brute_force_finds(sample_index, embedder):
         nearest = snapshot.nearest_sentences(query, 20)
         assert found(nearest, snapshot) == expected
         assert nearest.similarities == pytest.approx(scores, abs=1e-6)
-        flat = snapshot.sentence_table.search(query).distance_type("dot").limit(20).select(["chunk_id", "ordinal"])
+        flat = snapshot.sentence_table.search(query).distance_type("dot").limit(20).select(["chunk_id", "position"])
         assert found(nearest, snapshot) == found(flat.to_arrow())
     assert len(snapshot.nearest_sentences(query, total + 50)) == total
 
@@ -150,7 +150,7 @@ def test_a_scoped_exact_search_is_brute_force_over_the_scope(tmp_path: Path):
     table = snapshot.sentence_table.to_arrow()
     numbers = snapshot.catalogue.numbers_of(table["chunk_id"].to_pylist())
     inside = scope[numbers]
-    keys = list(zip(table["chunk_id"].to_pylist(), table["ordinal"].to_pylist()))
+    keys = list(zip(table["chunk_id"].to_pylist(), table["position"].to_pylist()))
     matrix = np.stack(table["vector"].to_numpy(zero_copy_only=False))
     for query in clustered(5, seed=5):
         scores = np.where(inside, matrix @ query, -np.inf)

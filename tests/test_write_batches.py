@@ -44,11 +44,11 @@ def _options(batch: int) -> BuildOptions:
 def _rows(index: Path) -> tuple[list[tuple], list[tuple], np.ndarray]:
     """(chunk rows, sentence rows, sentence vectors), each sorted by chunk id and position."""
     snapshot = open_index(str(index))
-    chunks = snapshot.chunk_table.to_arrow().select(["chunk_id", "doc_id", "ordinal", "doc_chunks", "text"])
-    sentences = snapshot.sentence_table.to_arrow().sort_by([("chunk_id", "ascending"), ("ordinal", "ascending")])
+    chunks = snapshot.chunk_table.to_arrow().select(["chunk_id", "doc_id", "part", "parts", "text"])
+    sentences = snapshot.sentence_table.to_arrow().sort_by([("chunk_id", "ascending"), ("position", "ascending")])
     return (
         sorted(zip(*(chunks[name].to_pylist() for name in chunks.column_names))),
-        list(zip(*(sentences[name].to_pylist() for name in ("chunk_id", "ordinal", "text", "start", "end")))),
+        list(zip(*(sentences[name].to_pylist() for name in ("chunk_id", "position", "text", "start", "end")))),
         np.array(sentences["vector"].to_pylist(), dtype=np.float32),
     )
 
@@ -58,7 +58,7 @@ def _assert_whole(index: Path, documents: int) -> None:
     chunks = open_index(str(index)).chunk_table.to_pandas()
     assert chunks["chunk_id"].is_unique
     for _, group in chunks.groupby("doc_id"):
-        assert sorted(group["ordinal"]) == list(range(group["doc_chunks"].iloc[0]))
+        assert sorted(group["part"]) == list(range(group["parts"].iloc[0]))
     listed = {row["doc_id"]: row["chunks"] for row in list_documents(str(index))}
     assert listed == chunks.groupby("doc_id").size().to_dict()
     assert len(listed) == documents == read_manifest(str(index))["counts"]["documents"]
@@ -128,7 +128,7 @@ def test_a_commit_of_a_document_written_in_part_is_refused(tmp_path: Path):
     index = tmp_path / "idx"
     writer = IndexWriter(str(index), 384)
     rows = [
-        {"chunk_id": f"k-{part}", "doc_key": "k", "doc_id": "doc", "doc_hash": "h", "ordinal": part, "doc_chunks": 3}
+        {"chunk_id": f"k-{part}", "doc_key": "k", "doc_id": "doc", "doc_hash": "h", "part": part, "parts": 3}
         | {"text": "Some text.", "tokens": 3}
         for part in (0, 1)
     ]
@@ -137,7 +137,7 @@ def test_a_commit_of_a_document_written_in_part_is_refused(tmp_path: Path):
         {
             "chunk_id": ["k-0", "k-1"],
             "doc_key": ["k", "k"],
-            "ordinal": pa.array([0, 0], pa.int32()),
+            "position": pa.array([0, 0], pa.int32()),
             "text": ["Some text.", "Some text."],
             "start": pa.array([0, 0], pa.int32()),
             "end": pa.array([10, 10], pa.int32()),
@@ -162,12 +162,12 @@ def _damage(index: Path) -> tuple[str, str]:
     rows = chunks.to_pandas()
     sizes = rows.groupby("doc_id").size()
     cut, doubled = sizes.idxmax(), sizes.index[sizes.index != sizes.idxmax()][0]
-    last = rows[rows["doc_id"] == cut]["ordinal"].max()
-    cut_id = rows[(rows["doc_id"] == cut) & (rows["ordinal"] == last)]["chunk_id"].item()
+    last = rows[rows["doc_id"] == cut]["part"].max()
+    cut_id = rows[(rows["doc_id"] == cut) & (rows["part"] == last)]["chunk_id"].item()
     chunks.delete(f"chunk_id = '{cut_id}'")
     sentences.delete(f"chunk_id = '{cut_id}'")
     documents.delete(f"doc_id = '{cut}'")
-    chunks.add(chunks.search().where(f"doc_id = '{doubled}' AND ordinal = 0").limit(None).to_arrow())
+    chunks.add(chunks.search().where(f"doc_id = '{doubled}' AND part = 0").limit(None).to_arrow())
     manifest = read_manifest(str(index))
     for table in (chunks, documents, sentences):
         manifest["tables"][table.name] = table.version

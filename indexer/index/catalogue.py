@@ -76,15 +76,15 @@ class ChunkCatalogue:
 
     @cached_property
     def labels(self) -> pa.Table:
-        """What scopes select chunks by, by chunk number: `source`, `file_type`, `metadata` (JSON
-        text, "" for none), `doc_key` and the number of `sentences`."""
+        """What scopes select chunks by, by chunk number, named as the chunk columns: source,
+        file type, metadata (JSON text, "" for none), doc key, and the sentence count."""
         return pa.table(
             {
-                "source": pc.fill_null(self.table[C.SOURCE], "").combine_chunks(),
-                "file_type": self.table[C.FILE_TYPE].combine_chunks(),
-                "metadata": pc.fill_null(self.table[C.METADATA], "").combine_chunks(),
-                "doc_key": pc.utf8_slice_codeunits(self.chunk_ids, 0, DOC_KEY_CHARS),
-                "sentences": self.table[SENTENCE_COUNT].combine_chunks(),
+                C.SOURCE: pc.fill_null(self.table[C.SOURCE], "").combine_chunks(),
+                C.FILE_TYPE: self.table[C.FILE_TYPE].combine_chunks(),
+                C.METADATA: pc.fill_null(self.table[C.METADATA], "").combine_chunks(),
+                C.DOC_KEY: pc.utf8_slice_codeunits(self.chunk_ids, 0, DOC_KEY_CHARS),
+                SENTENCE_COUNT: self.table[SENTENCE_COUNT].combine_chunks(),
             }
         )
 

@@ -15,21 +15,21 @@ def doc_key(doc_id: str) -> str:
     return base64.b32encode(digest).decode("ascii")[:DOC_KEY_CHARS].lower()
 
 
-def chunk_id(key: str, ordinal: int) -> str:
-    """Chunk ids are ``<doc key>-<ordinal>``; neighbours differ by one in the ordinal."""
-    return f"{key}-{ordinal}"
+def chunk_id(key: str, part: int) -> str:
+    """Chunk ids are ``<doc key>-<part>``; neighbours differ by one in the part."""
+    return f"{key}-{part}"
 
 
-MAX_ORDINAL_DIGITS = 9
-"""Ordinals are stored as int32; a longer digit run cannot name a chunk (and int() of thousands of
+MAX_PART_DIGITS = 9
+"""Parts are stored as int32; a longer digit run cannot name a chunk (and int() of thousands of
 digits raises)."""
 
 
 def parse_chunk_id(value: str) -> tuple[str, int] | None:
-    """(doc key, ordinal) of a well-formed chunk id, else None."""
-    key, sep, ordinal = value.strip().rpartition("-")
-    if not sep or len(key) != DOC_KEY_CHARS or not (ordinal.isascii() and ordinal.isdigit()):
+    """(doc key, part) of a well-formed chunk id, else None."""
+    key, sep, part = value.strip().rpartition("-")
+    if not sep or len(key) != DOC_KEY_CHARS or not (part.isascii() and part.isdigit()):
         return None
-    if len(ordinal) > MAX_ORDINAL_DIGITS:
+    if len(part) > MAX_PART_DIGITS:
         return None
-    return key, int(ordinal)
+    return key, int(part)

@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pyarrow.fs as pafs
 
-from .schema import REQUIRED_TABLES, TABLES
+from .schema import TABLES
 
 FORMAT = "arag-index"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 MANIFEST_FILE = "manifest.json"
 
 
@@ -51,14 +51,16 @@ class Manifest:
     vector_index: dict[str, Any] | None
     """The IVF-PQ index's parameters and search settings, or None where search is exact."""
     built_at: str
+    summary: str
+    """What the build derived the collection to be (collection.py)."""
     raw: dict[str, Any] = field(repr=False)
     """The manifest as stored, for display (`arag-index info`, the `arag://index` resource)."""
 
     @property
     def description(self) -> str:
         """What the collection is: the description given to arag-index, else the summary the last
-        build derived (collection.py), else its document count (an index built before either)."""
-        return str(self.raw.get("description") or self.raw.get("summary") or f"{self.counts.documents} documents")
+        build derived (collection.py)."""
+        return str(self.raw.get("description") or self.summary)
 
     @classmethod
     def from_dict(cls, uri: str, data: dict[str, Any]) -> Manifest:
@@ -81,13 +83,10 @@ class Manifest:
             counts=Counts(
                 *(need(counts.get(name), int, f"counts.{name}") for name in ("documents", "chunks", "sentences"))
             ),
-            tables={
-                name: need(stored_tables.get(name), int, f"tables.{name}")
-                for name in TABLES
-                if name in REQUIRED_TABLES or name in stored_tables
-            },
+            tables={name: need(stored_tables.get(name), int, f"tables.{name}") for name in TABLES},
             vector_index=need(data.get("vector_index"), (dict, type(None)), "vector_index"),
             built_at=need(data.get("built_at"), str, "built_at"),
+            summary=need(data.get("summary"), str, "summary"),
             raw=data,
         )
 
@@ -208,8 +207,13 @@ def check_manifest(uri: str) -> Manifest:
     manifest = read_manifest(uri)
     if manifest is None:
         raise IndexStoreError(describe_missing(uri))
+    check_format(uri, manifest)
+    return Manifest.from_dict(uri, manifest)
+
+
+def check_format(uri: str, manifest: dict[str, Any]) -> None:
+    """IndexStoreError naming the fix where the index at `uri` has another format than this arag-mcp reads."""
     if manifest.get("format_version") != FORMAT_VERSION:
         raise IndexStoreError(
             f"{uri} has index format {manifest.get('format_version')}, this arag-mcp reads {FORMAT_VERSION}; {REBUILD_HINT}"
         )
-    return Manifest.from_dict(uri, manifest)

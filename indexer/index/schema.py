@@ -19,9 +19,7 @@ CHUNK_VECTORS = "chunk_vectors"
 DOCUMENTS = "documents"
 """One row per document, for managing the index (list, remove, sync)."""
 TABLES = (CHUNKS, SENTENCES, TERMS, CHUNK_VECTORS, DOCUMENTS)
-REQUIRED_TABLES = (CHUNKS, SENTENCES, TERMS)
-"""Indexes built before chunk vectors (or the documents table) existed lack those until rebuilt or
-extended: their next build adds the chunk vectors; managing documents asks for --rebuild."""
+"""Every build has all of them."""
 
 
 class ChunkColumn:
@@ -33,9 +31,9 @@ class ChunkColumn:
     DOC_HASH = "doc_hash"
     TITLE = "title"
     SOURCE = "source"
-    PART = "ordinal"
+    PART = "part"
     """The chunk's place in its document, from 0."""
-    PARTS = "doc_chunks"
+    PARTS = "parts"
     """How many chunks its document has."""
     TEXT = "text"
     TOKENS = "tokens"
@@ -61,7 +59,7 @@ class SentenceColumn:
 
     CHUNK_ID = "chunk_id"
     DOC_KEY = "doc_key"
-    POSITION = "ordinal"
+    POSITION = "position"
     """The sentence's place in its chunk, from 0."""
     TEXT = "text"
     START = "start"
@@ -75,6 +73,16 @@ class ChunkVectorColumn:
     CHUNK_ID = "chunk_id"
     DOC_KEY = "doc_key"
     VECTOR = "vector"
+
+
+class TermColumn:
+    """Columns of the terms table: one row per word (and segment), its postings (terms.py)."""
+
+    TERM = "term"
+    CHUNKS = "chunks"
+    """The chunk numbers of the chunks holding the word (chunk number: the rank of a chunk's row id)."""
+    COUNTS = "counts"
+    """How often each of those chunks holds it."""
 
 
 class DocumentColumn:
@@ -147,6 +155,19 @@ def chunk_vectors_schema(dimension: int) -> pa.Schema:
             pa.field(v.CHUNK_ID, pa.string(), nullable=False),
             pa.field(v.DOC_KEY, pa.string(), nullable=False),
             pa.field(v.VECTOR, pa.list_(pa.float32(), dimension), nullable=False),
+        ]
+    )
+
+
+def terms_schema() -> pa.Schema:
+    import pyarrow as pa
+
+    t = TermColumn
+    return pa.schema(
+        [
+            pa.field(t.TERM, pa.string(), nullable=False),
+            pa.field(t.CHUNKS, pa.list_(pa.int32()), nullable=False),
+            pa.field(t.COUNTS, pa.list_(pa.int32()), nullable=False),
         ]
     )
 

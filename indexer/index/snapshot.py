@@ -19,11 +19,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import writer
-from .catalogue import HELD_COLUMNS, ChunkCatalogue
+from .catalogue import HELD_COLUMNS, SENTENCE_COUNT, ChunkCatalogue
 from .chunks import Chunk
 from .document_lines import DocumentLines
 from .ids import chunk_id, parse_chunk_id
-from .manifest import REBUILD_HINT, IndexStoreError, Manifest, check_manifest, normalise_uri
+from .manifest import IndexStoreError, Manifest, check_manifest, normalise_uri
 from .schema import (
     CHUNK_VECTORS,
     CHUNKS,
@@ -34,13 +34,16 @@ from .schema import (
     ChunkVectorColumn,
     DocumentColumn,
     SentenceColumn,
+    TermColumn,
+    terms_schema,
 )
-from .terms import folded, terms_schema
+from .terms import folded
 from .vectors import SentenceMatches, SentenceVectors
 from .words import UNSPACED_SCRIPTS, WORD_BREAK, unspaced
 
 C = ChunkColumn
 S = SentenceColumn
+T = TermColumn
 DOCUMENTS_KEPT = 8
 EXACT_SCOPE_SENTENCES = 20_000
 """Above the IVF-PQ index's size, a scope of up to this many sentences is searched exactly from its
@@ -89,9 +92,9 @@ class KeywordLookup:
     @classmethod
     def load(cls, uri: str, catalogue: ChunkCatalogue, terms: Any) -> KeywordLookup:
         with reading(uri, TERMS):
-            rows = terms.search().select(["term"]).with_row_id(True).limit(None).to_arrow()
-        by_word = pc.sort_indices(rows["term"])
-        sorted_words = rows["term"].take(by_word).combine_chunks()
+            rows = terms.search().select([T.TERM]).with_row_id(True).limit(None).to_arrow()
+        by_word = pc.sort_indices(rows[T.TERM])
+        sorted_words = rows[T.TERM].take(by_word).combine_chunks()
         first = np.ones(len(sorted_words), dtype=bool)
         if len(sorted_words):
             first[1:] = pc.not_equal(sorted_words[1:], sorted_words[:-1]).to_numpy(zero_copy_only=False)
@@ -187,8 +190,7 @@ class IndexSnapshot:
     chunk_table: Any
     sentence_table: Any
     term_table: Any
-    chunk_vector_table: Any | None
-    """None in an index built before chunk vectors existed (its next build adds them)."""
+    chunk_vector_table: Any
     catalogue: ChunkCatalogue
     keywords: KeywordLookup
     vectors: SentenceVectors | None
@@ -248,7 +250,7 @@ class IndexSnapshot:
         if not len(row_ids):
             return terms_schema().empty_table()
         with reading(self.uri, TERMS):
-            return self.term_table.take_row_ids(row_ids.tolist()).select(["term", "chunks", "counts"]).to_arrow()
+            return self.term_table.take_row_ids(row_ids.tolist()).select(terms_schema().names).to_arrow()
 
     def nearest_sentences(self, vector: np.ndarray, limit: int, scope: np.ndarray | None = None) -> SentenceMatches:
         """The `limit` sentences with the highest cosine similarity to `vector` (a dot product:
@@ -283,13 +285,13 @@ class IndexSnapshot:
 
     def scope_documents(self, scope: np.ndarray) -> list[str]:
         """The keys of the documents a scope's chunks belong to (scopes select whole documents)."""
-        return pc.unique(self.catalogue.labels["doc_key"].filter(pa.array(scope))).to_pylist()
+        return pc.unique(self.catalogue.labels[C.DOC_KEY].filter(pa.array(scope))).to_pylist()
 
     def sentence_count(self, scope: np.ndarray | None = None) -> int:
         """How many sentences the index holds, or the chunks of `scope` (a mask over chunk numbers) hold."""
         if scope is None:
             return self.manifest.counts.sentences
-        return int(self.catalogue.labels["sentences"].to_numpy()[scope].sum())
+        return int(self.catalogue.labels[SENTENCE_COUNT].to_numpy()[scope].sum())
 
     def _nearest_in(self, vector: np.ndarray, limit: int, doc_keys: Sequence[str]) -> pa.Table:
         """Exact search over these documents' sentences, read with their vectors (the doc key is
@@ -347,10 +349,6 @@ class IndexSnapshot:
         """(chunk id, cosine similarity) of the `limit` chunks whose vector is nearest `vector`, best
         first; with `scope` (a mask over chunk numbers), among its chunks only (filtered before the
         search, which scans every vector: the table has no vector index)."""
-        if self.chunk_vector_table is None:
-            raise IndexStoreError(
-                f"{self.uri} has no chunk vectors yet; run `arag-index build` on it once to add them (nothing is re-embedded)"
-            )
         v = ChunkVectorColumn
         search = self.chunk_vector_table.search(vector.astype(np.float32), vector_column_name=v.VECTOR)
         if scope is not None:
@@ -387,7 +385,7 @@ def open_index(uri: str, previous: IndexSnapshot | None = None) -> IndexSnapshot
     uri = normalise_uri(uri)
     manifest = check_manifest(uri)
     db = lancedb.connect(uri)
-    tables: dict[str, Any] = {CHUNK_VECTORS: None}
+    tables: dict[str, Any] = {}
     for name in manifest.tables:
         with reading(uri, name):
             tables[name] = db.open_table(name)
@@ -431,8 +429,6 @@ def list_documents(uri: str) -> list[dict[str, Any]]:
     Only the documents table is opened. IndexStoreError says what is wrong."""
     uri = normalise_uri(uri)
     manifest = check_manifest(uri)
-    if DOCUMENTS not in manifest.tables:
-        raise IndexStoreError(f"{uri} was built before arag-index recorded its documents; {REBUILD_HINT}")
     with reading(uri, DOCUMENTS):
         table = lancedb.connect(uri).open_table(DOCUMENTS)
         table.checkout(manifest.tables[DOCUMENTS])

@@ -24,21 +24,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .schema import terms_schema
 from .words import WORD_BREAK, fold
 
 SEGMENT_POSTINGS = 20_000_000
 """Postings inverted at a time when the terms table is written: bounds the writer's memory.
 A word may get one row per segment; readers sum them."""
-
-
-def terms_schema() -> pa.Schema:
-    return pa.schema(
-        [
-            pa.field("term", pa.string(), nullable=False),
-            pa.field("chunks", pa.list_(pa.int32()), nullable=False),
-            pa.field("counts", pa.list_(pa.int32()), nullable=False),
-        ]
-    )
 
 
 def lower(values: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:

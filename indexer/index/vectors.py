@@ -51,8 +51,6 @@ QUANTISED_MIN_ROWS = 20_000
 p50 of the nearest 100 of 300 queries: 10k rows 0.38 ms with codes against 0.34 ms without;
 100k rows 2.5 ms against 5.7 ms."""
 TAKE_BATCH = 10_000
-DOC_HASH = "doc_hash"
-"""Held beside each sentence: its document's content hash, the key for reuse across builds."""
 
 log = logging.getLogger(__name__)
 
@@ -162,7 +160,7 @@ class SentenceVectors:
 
 def _read(sentences: Any, chunks: Any, catalogue: ChunkCatalogue, previous: _Matrix | None) -> _Matrix:
     """The sentence table's vectors and shown columns; vectors of unchanged documents come from
-    `previous` (same content hash, chunk id and ordinal), the rest from the table. Read in batches
+    `previous` (same content hash, chunk id and position), the rest from the table. Read in batches
     into the matrix, so memory never holds the vectors twice."""
     started = time.perf_counter()
     columns = [*HELD_COLUMNS, S.DOC_KEY]
@@ -182,7 +180,7 @@ def _read(sentences: Any, chunks: Any, catalogue: ChunkCatalogue, previous: _Mat
     rows = pa.Table.from_batches(parts, schema=schema).combine_chunks()
     documents = chunks.search().where(f"{C.PART} = 0").select([C.DOC_KEY, C.DOC_HASH]).limit(None).to_arrow()
     at = pc.index_in(rows[S.DOC_KEY], value_set=documents[C.DOC_KEY])
-    rows = rows.drop_columns([S.DOC_KEY]).append_column(DOC_HASH, documents[C.DOC_HASH].take(at))
+    rows = rows.drop_columns([S.DOC_KEY]).append_column(C.DOC_HASH, documents[C.DOC_HASH].take(at))
     reused = 0
     if vectors is None:
         vectors, reused = _reuse(sentences, rows, previous)
@@ -221,7 +219,7 @@ def _reuse(sentences: Any, rows: pa.Table, previous: _Matrix) -> tuple[np.ndarra
 def _keys(rows: pa.Table) -> pa.Array:
     """What identifies a sentence's vector across builds: its document's content, chunk and place."""
     position = pc.cast(rows[S.POSITION], pa.string())
-    return pc.binary_join_element_wise(rows[DOC_HASH], rows[S.CHUNK_ID], position, "\x1f")
+    return pc.binary_join_element_wise(rows[C.DOC_HASH], rows[S.CHUNK_ID], position, "\x1f")
 
 
 def _as_matrix(column: pa.ChunkedArray | pa.Array) -> np.ndarray:

@@ -60,8 +60,9 @@ from .schema import (
     chunks_schema,
     documents_schema,
     sentences_schema,
+    terms_schema,
 )
-from .terms import chunk_terms, invert, terms_schema
+from .terms import chunk_terms, invert
 
 LOCK_FILE = ".arag-build.lock"
 NO_CLEANUP = timedelta(days=365_000)
@@ -99,6 +100,14 @@ def chunk_vector_table(chunk_ids: list[str], doc_keys: list[str], sums: np.ndarr
         },
         schema=chunk_vectors_schema(vectors.shape[1]),
     )
+
+
+def sentence_rows_of(rows: list[dict[str, Any]], vectors: np.ndarray) -> pa.Table:
+    """Rows of the sentences table: its columns but the vector, given as dicts, and the vectors in order."""
+    schema = sentences_schema(vectors.shape[1])
+    table = pa.Table.from_pylist(rows, schema=schema.remove(schema.get_field_index(SentenceColumn.VECTOR)))
+    column = pa.FixedSizeListArray.from_arrays(pa.array(vectors.reshape(-1), pa.float32()), vectors.shape[1])
+    return table.append_column(schema.field(SentenceColumn.VECTOR), column)
 
 
 def chunk_vectors_of(sentence_rows: pa.Table) -> pa.Table:
@@ -155,31 +164,10 @@ class IndexWriter:
         """The table as of the last commit; anything a killed build left behind is rolled back."""
         if self.previous is None:
             return self._db.create_table(name, schema=schema, mode="overwrite")
-        if name not in self.previous["tables"]:
-            return self._backfill(name, schema)
         table = self._db.open_table(name)
         committed = self.previous["tables"][name]
         if table.version != committed:
             table.restore(committed)
-        missing = [column for column in schema if column.name not in table.schema.names]
-        if missing:  # a column added since the index was built: null in its older rows
-            table.add_columns(missing)
-        return table
-
-    def _backfill(self, name: str, schema: pa.Schema) -> Any:
-        """A table the committed build predates, made from what it has (no sentence is embedded again)."""
-        table = self._db.create_table(name, schema=schema, mode="overwrite")
-        if name == CHUNK_VECTORS:
-            s = SentenceColumn
-            batches = self.sentences.search().select([s.CHUNK_ID, s.DOC_KEY, s.VECTOR]).limit(None).to_batches()
-            sums: dict[str, np.ndarray] = {}
-            keys: dict[str, str] = {}
-            for batch in batches:  # a batch may end inside a chunk: its sums are added up across batches
-                for cid, key, vector in zip(*sentence_sums(batch)):
-                    sums[cid] = sums[cid] + vector if cid in sums else vector
-                    keys[cid] = key
-            if sums:
-                table.add(chunk_vector_table(list(sums), [keys[cid] for cid in sums], np.stack(list(sums.values()))))
         return table
 
     def existing_documents(self) -> dict[str, StoredDocument]:
@@ -197,10 +185,16 @@ class IndexWriter:
 
     def delete_documents(self, doc_ids: Sequence[str]) -> None:
         keys = [doc_key(doc_id) for doc_id in doc_ids]
+        tables = (
+            (self.chunks, ChunkColumn.DOC_KEY),
+            (self.sentences, SentenceColumn.DOC_KEY),
+            (self.chunk_vectors, ChunkVectorColumn.DOC_KEY),
+            (self.documents, DocumentColumn.DOC_KEY),
+        )
         for first in range(0, len(keys), 1000):
-            condition = f"doc_key IN ({sql_list(keys[first : first + 1000])})"
-            for table in (self.chunks, self.sentences, self.chunk_vectors, self.documents):
-                table.delete(condition)
+            listed = sql_list(keys[first : first + 1000])
+            for table, column in tables:
+                table.delete(f"{column} IN ({listed})")
 
     def add(self, chunk_rows: pa.Table, sentence_rows: pa.Table, document_rows: pa.Table | None = None) -> None:
         """Append rows (the chunks' words and vectors are filled in here); sentences first, documents last."""
@@ -294,7 +288,7 @@ class IndexWriter:
         config = IvfPq(
             distance_type="dot", num_partitions=params["num_partitions"], num_sub_vectors=params["num_sub_vectors"]
         )
-        self.sentences.create_index("vector", config=config, replace=True)
+        self.sentences.create_index(SentenceColumn.VECTOR, config=config, replace=True)
         return params
 
     def commit(self, manifest: dict[str, Any]) -> dict[str, Any]:

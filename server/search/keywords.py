@@ -36,6 +36,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import regex
+from arag_mcp.indexer.index.schema import TermColumn as T
 from arag_mcp.indexer.index.terms import folded, lower
 from arag_mcp.indexer.index.words import SHORT_WORD_BREAK, KeywordMatch, fold, unspaced, word_matches, words_of
 
@@ -279,12 +280,13 @@ class PieceCounts:
     ) -> None:
         lookup = snapshot.keywords
         postings = snapshot.postings(np.unique(np.concatenate([lookup.word_rows[:0], *rows])))
-        self.terms = fold_terms(postings["term"]) if fold_terms else postings["term"]
+        words = postings[T.TERM]
+        self.terms = fold_terms(words) if fold_terms else words
         self.whole_words = fold_terms is not None
         self.in_titles = in_titles
-        self.lengths = pc.list_value_length(postings["chunks"]).to_numpy(zero_copy_only=False)
-        self.chunks = pc.list_flatten(postings["chunks"]).to_numpy(zero_copy_only=False)
-        self.occurrences = pc.list_flatten(postings["counts"]).to_numpy(zero_copy_only=False)
+        self.lengths = pc.list_value_length(postings[T.CHUNKS]).to_numpy(zero_copy_only=False)
+        self.chunks = pc.list_flatten(postings[T.CHUNKS]).to_numpy(zero_copy_only=False)
+        self.occurrences = pc.list_flatten(postings[T.COUNTS]).to_numpy(zero_copy_only=False)
         self.chunk_count = lookup.chunk_count
 
     def of(self, piece: str) -> np.ndarray:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from arag_mcp.indexer.index.schema import ChunkColumn
 
 from . import source_patterns
 from .limits import MAX_SCOPE_CHARS, MAX_SCOPE_CONDITIONS, quoted
@@ -53,11 +54,11 @@ def in_scope(snapshot: IndexSnapshot, scope: dict[str, ScopeValue] | None) -> np
     metadata = None
     for key, wanted in scope.items():
         if key == SOURCE:
-            mask &= _source_matches(labels["source"], wanted)
+            mask &= _source_matches(labels[ChunkColumn.SOURCE], wanted)
         elif key == FILE_TYPE:
-            mask &= _file_type_matches(labels["file_type"], wanted)
+            mask &= _file_type_matches(labels[ChunkColumn.FILE_TYPE], wanted)
         else:
-            metadata = metadata or _metadata_records(labels["metadata"])
+            metadata = metadata or _metadata_records(labels[ChunkColumn.METADATA])
             mask &= _field_matches(metadata, key, wanted)
     if not mask.any():
         raise ScopeError(
