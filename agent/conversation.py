@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .llm import ChatModel, Usage
-from .mcp_tools import ToolOutcome, ToolSession
+from .mcp_tools import ToolConversation, ToolOutcome
 from .model_json import ModelJSONError, arguments
 from .tokens import count_tokens
 
@@ -44,10 +44,10 @@ class AgentResult:
 
 @dataclass
 class Conversation:
-    """The model and this question's tool session; every call is counted here, whatever the workflow."""
+    """The model and this question's conversation with the server; every call is counted here, whatever the workflow."""
 
     model: ChatModel
-    tools: ToolSession
+    tools: ToolConversation
     usage: Usage = field(default_factory=Usage)
     tool_calls: list[ToolCallRecord] = field(default_factory=list)
     named: dict[str, None] = field(default_factory=dict)

@@ -15,7 +15,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp_types import Tool
 
-SESSION_ARGUMENT = "session"
+CONVERSATION_ARGUMENT = "conversation"
 ENDPOINT_KEYS = ("OPENAI_API_KEY", "ARAG_JUDGE_API_KEY")
 
 
@@ -65,8 +65,8 @@ class ServerTools:
     client: Client
     offered: dict[str, Tool] = field(default_factory=dict)
 
-    def session(self) -> ToolSession:
-        return ToolSession(self)
+    def conversation(self) -> ToolConversation:
+        return ToolConversation(self)
 
 
 @asynccontextmanager
@@ -79,9 +79,9 @@ async def connect(target: ServerTarget) -> AsyncIterator[ServerTools]:
 
 def model_schema(tool: Tool) -> dict[str, Any]:
     parameters = copy.deepcopy(tool.input_schema) if tool.input_schema else {"type": "object", "properties": {}}
-    parameters.get("properties", {}).pop(SESSION_ARGUMENT, None)
-    if SESSION_ARGUMENT in parameters.get("required", []):
-        parameters["required"] = [name for name in parameters["required"] if name != SESSION_ARGUMENT]
+    parameters.get("properties", {}).pop(CONVERSATION_ARGUMENT, None)
+    if CONVERSATION_ARGUMENT in parameters.get("required", []):
+        parameters["required"] = [name for name in parameters["required"] if name != CONVERSATION_ARGUMENT]
     return {
         "type": "function",
         "function": {
@@ -93,8 +93,8 @@ def model_schema(tool: Tool) -> dict[str, Any]:
 
 
 @dataclass
-class ToolSession:
-    """One question's conversation with the server: the session handle of its first result goes with every later call."""
+class ToolConversation:
+    """One question's conversation with the server: the conversation handle of its first result goes with every later call."""
 
     server: ServerTools
     handle: str | None = None
@@ -104,23 +104,23 @@ class ToolSession:
         return self.server.offered
 
     def schemas(self) -> list[dict[str, Any]]:
-        """OpenAI function schemas of the tools, without the `session` argument (the agent adds it)."""
+        """OpenAI function schemas of the tools, without the `conversation` argument (the agent adds it)."""
         return [model_schema(tool) for tool in self.offered.values()]
 
     async def call(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
         if name not in self.offered:
             offered = ", ".join(self.offered) or "none"
             return ToolOutcome(f"Error: there is no tool named {name!r}; the tools are: {offered}", True)
-        arguments = {key: value for key, value in arguments.items() if key != SESSION_ARGUMENT}
+        arguments = {key: value for key, value in arguments.items() if key != CONVERSATION_ARGUMENT}
         if self.handle:
-            arguments[SESSION_ARGUMENT] = self.handle
+            arguments[CONVERSATION_ARGUMENT] = self.handle
         try:
             result = await self.server.client.call_tool(name, arguments)
         except MCPError as exc:
             return ToolOutcome(f"Error: {exc}", True)
         text = "\n".join(block.text for block in result.content if getattr(block, "text", None))
         structured = result.structured_content or {}
-        handle = structured.get(SESSION_ARGUMENT)
+        handle = structured.get(CONVERSATION_ARGUMENT)
         if isinstance(handle, str) and handle:
             self.handle = handle
         return ToolOutcome(text, bool(result.is_error), *named_chunks(structured))

@@ -141,7 +141,7 @@ def random_call(rng: random.Random) -> tuple[str, dict]:
         if tool != "chunk_read" and rng.random() < 0.3:
             arguments["scope"] = rng.choice([*HOSTILE_SCOPES, {"source": rng.choice(STRANGE)}])
         return tool, arguments
-    names = ["keywords", "query", "chunk_ids", "top_k", "session", "keyword", "question", "ids", "k", "extra"]
+    names = ["keywords", "query", "chunk_ids", "top_k", "conversation", "keyword", "question", "ids", "k", "extra"]
     arguments = {name: random_value(rng) for name in rng.sample(names, rng.randrange(0, 4))}
     return tool, arguments
 
@@ -272,18 +272,18 @@ def raw_lines(index: Path) -> dict:
 async def one_client(base: str, transport: str, mode: str, calls: int, rng: random.Random, figures: dict) -> None:
     try:
         async with http_client(base, transport, mode) as client:
-            session = None
+            conversation = None
             for _ in range(calls):
                 tool = rng.choice(["keyword_search", "keyword_search", "chunk_read"])
                 if tool == "keyword_search":
                     arguments = {"keywords": [rng.choice(["radium", "Marie Curie", "Paris", "polonium"])]}
                 else:
                     arguments = {"chunk_ids": [rng.choice(figures["ids"])]}
-                if session:
-                    arguments["session"] = session
+                if conversation:
+                    arguments["conversation"] = conversation
                 figures["calls"] += 1
                 result = await client.call_tool(tool, arguments)
-                session = (result.structured_content or {}).get("session") or session
+                conversation = (result.structured_content or {}).get("conversation") or conversation
                 figures["failures"] += bool(result.is_error)
     except Exception as exc:  # noqa: BLE001 - a client that breaks is counted, not fatal to the probe
         figures["broken_clients"] += 1
@@ -314,7 +314,9 @@ async def concurrent(index: Path, total: int, clients: int, seed: int) -> dict:
 
 def table_writes_since(index: Path, moment: float) -> int:
     """Table versions written at or after `moment` (wall clock): how far a running build has got."""
-    versions = (path for table in ("chunks", "sentences", "terms") for path in index.glob(f"{table}.lance/_versions/*"))
+    from arag_mcp.indexer.index.schema import CHUNKS, SENTENCES, TERMS
+
+    versions = (path for table in (CHUNKS, SENTENCES, TERMS) for path in index.glob(f"{table}.lance/_versions/*"))
     count = 0
     for path in versions:
         try:
@@ -328,18 +330,19 @@ def incomplete(index: Path) -> dict[str, str]:
     """The documents of the committed build that lack a chunk or their documents row (completeness.py)."""
     import lancedb
     from arag_mcp.indexer.index.completeness import incomplete_documents
+    from arag_mcp.indexer.index.schema import CHUNKS, DOCUMENTS, ChunkColumn, DocumentColumn
 
     manifest = json.loads((index / "manifest.json").read_text(encoding="utf-8"))
     db = lancedb.connect(str(index))
     tables = {}
     for name, columns in (
-        ("chunks", ["chunk_id", "doc_id", "ordinal", "doc_chunks"]),
-        ("documents", ["doc_id", "chunks"]),
+        (CHUNKS, [ChunkColumn.ID, ChunkColumn.DOC_ID, ChunkColumn.PART, ChunkColumn.PARTS]),
+        (DOCUMENTS, [DocumentColumn.ID, DocumentColumn.CHUNKS]),
     ):
         table = db.open_table(name)
         table.checkout(manifest["tables"][name])
         tables[name] = table.search().select(columns).limit(None).to_arrow()
-    return incomplete_documents(tables["chunks"], tables["documents"])
+    return incomplete_documents(tables[CHUNKS], tables[DOCUMENTS])
 
 
 def kills(index: Path, sources: Path, count: int, age_days: int, seed: int) -> dict:

@@ -68,7 +68,7 @@ DATASETS = ("musique", "2wikimultihopqa", "scifact", "graphrag-medical", "graphr
 EVIDENCE_DATASETS = frozenset({"graphrag-medical", "graphrag-novel"})
 KS = (1, 5, 10)
 CHECK_SAMPLE = 20
-SESSION = "s-AAAAAAAAAAAA"
+HANDLE = "c-AAAAAAAAAAAA"
 """A handle of the issued length, for the text a tool answers with."""
 QUICK_QUESTIONS = 40
 QUICK_DISTRACTORS = {"musique": 400, "2wikimultihopqa": 400, "scifact": 60}  # an abstract: ~3x a QA passage
@@ -336,11 +336,11 @@ class Methods:
             hits = retrieval.semantic_search(self.snapshot, self.query_vectors[question["question"]], 5)
             shown = [snippet(semantic_pieces(hit.matched), set(), False) for hit in hits]
             return rendered.semantic_text(
-                rendered.semantic_output(hits, SESSION, "", None, shown, "their best sentence")
+                rendered.semantic_output(hits, HANDLE, "", None, shown, "their best sentence")
             )
         found = keyword_search(self.snapshot, extract_keywords(question["question"]), 5)
         shown = [snippet(keyword_pieces(hit.matched, hit.keywords, "word"), set(), False) for hit in found.hits]
-        return rendered.keyword_text(rendered.keyword_output(found, SESSION, "", None, shown))
+        return rendered.keyword_text(rendered.keyword_output(found, HANDLE, "", None, shown))
 
     def returned_text(self, method: str, question: dict) -> str:
         """What one call at top_k=5 shows the host."""

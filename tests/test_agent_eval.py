@@ -38,7 +38,9 @@ def polonium(server_url) -> str:
 
     async def find() -> str:
         async with connect(ServerTarget(url=server_url, token=TOKEN)) as tools:
-            found = await tools.session().call("keyword_search", {"keywords": ["named it after Poland"], "top_k": 1})
+            found = await tools.conversation().call(
+                "keyword_search", {"keywords": ["named it after Poland"], "top_k": 1}
+            )
         return found.chunk_ids[0]
 
     return anyio.run(find)
@@ -172,7 +174,7 @@ def test_a_run_folder_keeps_its_configuration(tmp_path, server_url, client_args,
     assert error.startswith("arag-eval: error:") and "pass a new --out" in error and "\n" not in error
 
 
-def test_each_question_is_one_server_session(tmp_path, server_url, llm, client_args, polonium):
+def test_each_question_is_one_server_conversation(tmp_path, server_url, llm, client_args, polonium):
     """The handle of a question's first result goes with its later calls; the next question starts afresh."""
     data = dataset(tmp_path / "sample", SAMPLE_QUESTIONS[:2])
     search = call(("keyword_search", {"keywords": ["named it after Poland"], "top_k": 1}))
@@ -187,7 +189,7 @@ def test_each_question_is_one_server_session(tmp_path, server_url, llm, client_a
     assert "read before" in first_question[2]
     second_question = tool_messages(llm.requests[7])
     assert "named it after Poland" in second_question[1]
-    assert all("session" not in tool["function"]["parameters"]["properties"] for tool in llm.requests[0]["tools"])
+    assert all("conversation" not in tool["function"]["parameters"]["properties"] for tool in llm.requests[0]["tools"])
 
 
 def test_concurrent_questions(tmp_path, server_url, llm, client_args):

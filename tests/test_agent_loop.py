@@ -61,14 +61,14 @@ def chunk_of(served, keyword: str) -> str:
     portal, tools = served
 
     async def find() -> str:
-        outcome = await tools.session().call("keyword_search", {"keywords": [keyword], "top_k": 1})
+        outcome = await tools.conversation().call("keyword_search", {"keywords": [keyword], "top_k": 1})
         return outcome.chunk_ids[0]
 
     return portal.call(find)
 
 
 def schema_tokens(served) -> int:
-    return count_tokens([json.dumps(served[1].session().schemas())])
+    return count_tokens([json.dumps(served[1].conversation().schemas())])
 
 
 def test_tools_run_through_mcp_and_their_text_reaches_the_model(ask, llm, served):
@@ -86,7 +86,7 @@ def test_tools_run_through_mcp_and_their_text_reaches_the_model(ask, llm, served
     first, second, third = llm.requests
     shown = {tool["function"]["name"]: tool["function"]["parameters"] for tool in first["tools"]}
     assert set(shown) == {"keyword_search", "semantic_search", "chunk_read"}
-    assert all("session" not in schema["properties"] for schema in shown.values())
+    assert all("conversation" not in schema["properties"] for schema in shown.values())
     assert polonium in tool_messages(second)[0]
     assert "named it after Poland" in tool_messages(third)[1]
     assert result.retrieved_tokens == sum(c.retrieved_tokens for c in result.tool_calls) > 50
@@ -166,7 +166,7 @@ def test_summarize_at_the_budget_prunes_results_not_kept(ask, llm, served):
     llm.reset()
     summary = call(("summarize", {"findings": "Curium is synthetic.", "keep_chunk_ids": [curium]}))
     llm.add(*searches, summary, say("Curium"))
-    # The second result passes it; 25 tokens of slack, as a run's random session handles tokenize
+    # The second result passes it; 25 tokens of slack, as a run's random conversation handles tokenize
     # to a few tokens more or less.
     result = ask("Which element is synthetic?", token_budget=after_second - 25)
 

@@ -55,8 +55,10 @@ async def test_past_the_byte_budget_the_least_recently_used_conversation_is_forg
     conversations = Conversations()
     async with Client(create_server(live, PROFILES["agentic"], conversations)) as client:
 
-        async def open_in(session: str | None = None) -> dict:
-            result = await client.call_tool("open", {"ref": LEDGER, **({"session": session} if session else {})})
+        async def open_in(conversation: str | None = None) -> dict:
+            result = await client.call_tool(
+                "open", {"ref": LEDGER, **({"conversation": conversation} if conversation else {})}
+            )
             assert not result.is_error, result.content[0].text
             return result.structured_content
 
@@ -65,8 +67,8 @@ async def test_past_the_byte_budget_the_least_recently_used_conversation_is_forg
         second, third = await open_in(), await open_in()
 
         assert len(conversations) == 2 and conversations.remembered_bytes <= conversations.max_bytes
-        again = await open_in(third["session"])
-        assert again["session"] == third["session"] and "already in this conversation" in again["text"]
-        forgotten = await open_in(first["session"])
-        assert forgotten["session"] not in (first["session"], second["session"])
+        again = await open_in(third["conversation"])
+        assert again["conversation"] == third["conversation"] and "already in this conversation" in again["text"]
+        forgotten = await open_in(first["conversation"])
+        assert forgotten["conversation"] not in (first["conversation"], second["conversation"])
         assert "unknown or expired" in forgotten["message"] and "already in" not in forgotten["text"]

@@ -160,13 +160,14 @@ async def test_agentic_tools_drill_into_a_document_without_resending_lines(live:
         )
         assert not found.is_error, found.content[0].text
         results = found.structured_content["results"]
-        session = found.structured_content["session"]
+        conversation = found.structured_content["conversation"]
         guide = next(r for r in results if r["file_name"] == "guide.md")
         assert guide["file_type"] == "md" and guide["ref"] in found.content[0].text
         assert all(set(r["queries"]) <= {0, 1} and r["queries"] for r in results)
 
         hit = await client.call_tool(
-            "find", {"ref": guide["ref"], "patterns": ["claude_desktop_config", "zzz-nothing"], "session": session}
+            "find",
+            {"ref": guide["ref"], "patterns": ["claude_desktop_config", "zzz-nothing"], "conversation": conversation},
         )
         [first, nothing] = hit.structured_content["patterns"]
         assert first["matches"] >= 1 and nothing == {
@@ -181,7 +182,7 @@ async def test_agentic_tools_drill_into_a_document_without_resending_lines(live:
 
         line = first["match_lines"][0]
         opened = await client.call_tool(
-            "open", {"ref": guide["ref"], "start_line": max(0, line - 10), "session": session}
+            "open", {"ref": guide["ref"], "start_line": max(0, line - 10), "conversation": conversation}
         )
         window = opened.structured_content
         assert window["first_line"] == max(0, line - 10) and window["message"].startswith(
@@ -191,7 +192,7 @@ async def test_agentic_tools_drill_into_a_document_without_resending_lines(live:
         assert "already in this conversation" in window["text"]  # the passage find sent
 
         again = await client.call_tool(
-            "open", {"ref": guide["ref"], "start_line": window["first_line"], "session": session}
+            "open", {"ref": guide["ref"], "start_line": window["first_line"], "conversation": conversation}
         )
         assert (
             again.structured_content["text"]
@@ -214,12 +215,12 @@ async def test_arag_plus_reads_and_opens_share_one_read_set(live: LiveIndex):
         found = await client.call_tool("semantic_search", {"query": "attach to Claude Desktop", "top_k": 2})
         assert not found.is_error, found.content[0].text
         ref = found.structured_content["results"][0]["chunk_id"]
-        session = found.structured_content["session"]
+        conversation = found.structured_content["conversation"]
         document = open_index(live.uri).document(ref)
         lines = document.chunk_lines(document.chunk_ids.index(ref))
-        opened = await client.call_tool("open", {"ref": ref, "start_line": lines.start, "session": session})
+        opened = await client.call_tool("open", {"ref": ref, "start_line": lines.start, "conversation": conversation})
         assert opened.structured_content["last_line"] >= lines.stop - 1
-        read = await client.call_tool("chunk_read", {"chunk_ids": [ref], "session": session})
+        read = await client.call_tool("chunk_read", {"chunk_ids": [ref], "conversation": conversation})
         assert read.structured_content["chunks"][0]["status"] == "read_before"
 
 

@@ -136,7 +136,9 @@ async def test_a_whole_chunk_result_counts_as_read(live: LiveIndex):
         assert results[cid("short")]["snippet"] == "Piacenza is a city in Italy."
         assert "whole_chunk" not in results[cid("lothair")]
         assert "(whole chunk)" in found.content[0].text and "no need to read it" in found.content[0].text
-        session = found.structured_content["session"]
+        conversation = found.structured_content["conversation"]
 
-        read = await client.call_tool("chunk_read", {"chunk_ids": [cid("short"), cid("lothair")], "session": session})
+        read = await client.call_tool(
+            "chunk_read", {"chunk_ids": [cid("short"), cid("lothair")], "conversation": conversation}
+        )
         assert [c["status"] for c in read.structured_content["chunks"]] == ["read_before", "ok"]

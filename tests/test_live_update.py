@@ -33,7 +33,7 @@ async def test_queries_in_a_loop_while_an_incremental_build_lands(tmp_path: Path
     async with stdio_client_for(index, "auto") as client:
         first = await client.call_tool("chunk_read", {"chunk_ids": [radium]})
         assert first.structured_content["chunks"][0]["status"] == "ok"
-        session = first.structured_content["session"]
+        conversation = first.structured_content["conversation"]
 
         (corpus / "einsteinium.md").write_text(
             "# Einsteinium\n\nEinsteinium was found in the debris of the Ivy Mike test in 1952."
@@ -55,7 +55,7 @@ async def test_queries_in_a_loop_while_an_incremental_build_lands(tmp_path: Path
         assert answers[-1] == {"Radium", "Einsteinium"}
         assert all(titles in ({"Radium"}, {"Radium", "Einsteinium"}) for titles in answers)
 
-        again = await client.call_tool("chunk_read", {"chunk_ids": [radium], "session": session})
+        again = await client.call_tool("chunk_read", {"chunk_ids": [radium], "conversation": conversation})
         assert again.structured_content["chunks"][0]["status"] == "read_before"
 
 

@@ -92,10 +92,10 @@ async def test_the_same_search_again_answers_with_references_in_that_conversatio
     async with client_for(sample, profile) as client:
         first = await client.call_tool(tool, arguments)
         results = first.structured_content["results"]
-        session = first.structured_content["session"]
+        conversation = first.structured_content["conversation"]
         assert results and all(r[body] and "already_sent" not in r for r in results)
 
-        again = await client.call_tool(tool, {**arguments, "session": session})
+        again = await client.call_tool(tool, {**arguments, "conversation": conversation})
         repeated = again.structured_content["results"]
         key = "ref" if profile == "agentic" else "chunk_id"
         assert [r[key] for r in repeated] == [r[key] for r in results]
@@ -113,12 +113,14 @@ async def test_a_snippet_sends_only_the_sentences_its_conversation_was_not_sent(
     conversations = Conversations()
     async with client_for(sample, "arag", conversations) as client:
         found = await client.call_tool("keyword_search", {"keywords": ["1898"]})
-        session = found.structured_content["session"]
+        conversation = found.structured_content["conversation"]
         sent = next(r["snippet"] for r in found.structured_content["results"] if r["chunk_id"] == POLONIUM)
         assert sent == "It was discovered in July 1898 by Marie and Pierre Curie, who named it after Poland."
         remembered = conversations.remembered_bytes
 
-        semantic = await client.call_tool("semantic_search", {"query": "who discovered polonium", "session": session})
+        semantic = await client.call_tool(
+            "semantic_search", {"query": "who discovered polonium", "conversation": conversation}
+        )
         polonium = next(r for r in semantic.structured_content["results"] if r["chunk_id"] == POLONIUM)
         assert polonium["sentences_already_sent"] == 1 and len(polonium["sentences"]) == 2
         assert sent not in polonium["sentences"] and sent not in semantic.content[0].text
@@ -130,9 +132,9 @@ async def test_a_snippet_sends_only_the_sentences_its_conversation_was_not_sent(
         unsent = next(r for r in fresh.structured_content["results"] if r["chunk_id"] == POLONIUM)
         assert sent in unsent["sentences"] and len(unsent["sentences"]) == 3 and "sentences_already_sent" not in unsent
 
-        read = await client.call_tool("chunk_read", {"chunk_ids": [POLONIUM], "session": session})
+        read = await client.call_tool("chunk_read", {"chunk_ids": [POLONIUM], "conversation": conversation})
         assert read.structured_content["chunks"] == [{"chunk_id": POLONIUM, "status": "read_before"}]
-        after = await client.call_tool("keyword_search", {"keywords": ["Poland"], "session": session})
+        after = await client.call_tool("keyword_search", {"keywords": ["Poland"], "conversation": conversation})
         [polonium] = [r for r in after.structured_content["results"] if r["chunk_id"] == POLONIUM]
         assert polonium["already_sent"] is True
 
@@ -140,8 +142,10 @@ async def test_a_snippet_sends_only_the_sentences_its_conversation_was_not_sent(
 async def test_lines_a_conversation_opened_make_its_search_results_references(sample: LiveIndex):
     async with client_for(sample, "agentic") as client:
         opened = await client.call_tool("open", {"ref": RADIUM})
-        session = opened.structured_content["session"]
-        found = await client.call_tool("search", {"queries": ["which element glows blue"], "session": session})
+        conversation = opened.structured_content["conversation"]
+        found = await client.call_tool(
+            "search", {"queries": ["which element glows blue"], "conversation": conversation}
+        )
         radium = next(r for r in found.structured_content["results"] if r["ref"] == RADIUM)
         assert radium["already_sent"] is True and "snippet" not in radium
 

@@ -17,16 +17,16 @@ RADIUM = f"{doc_key('radium')}-0"
 
 
 async def read_twice(base: str, transport: str, mode: str, chunk: str, results: dict) -> None:
-    """One client session: search, read a chunk, read it again; record what it saw."""
+    """One client conversation: search, read a chunk, read it again; record what it saw."""
     async with http_client(base, transport, mode) as client:
         found = await client.call_tool("keyword_search", {"keywords": ["pitchblende"]})
-        session = found.structured_content["session"]
-        arguments = {"chunk_ids": [chunk], "session": session}
+        conversation = found.structured_content["conversation"]
+        arguments = {"chunk_ids": [chunk], "conversation": conversation}
         first = await client.call_tool("chunk_read", arguments)
-        await anyio.sleep(0.2)  # let the other session read in between
+        await anyio.sleep(0.2)  # let the other conversation read in between
         second = await client.call_tool("chunk_read", arguments)
         results[chunk] = (
-            session,
+            conversation,
             first.structured_content["chunks"][0]["status"],
             second.structured_content["chunks"][0]["status"],
         )
@@ -34,18 +34,18 @@ async def read_twice(base: str, transport: str, mode: str, chunk: str, results: 
 
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("transport", ["streamable-http", "sse"])
-async def test_concurrent_sessions_have_isolated_dedup(sample_index: Path, transport: str, mode: str):
+async def test_concurrent_conversations_have_isolated_dedup(sample_index: Path, transport: str, mode: str):
     with http_server(sample_index, transport) as base:
         results: dict = {"one": {}, "two": {}}
-        # Both sessions read the same chunk at once: each sees it fresh first, then as read before.
+        # Both conversations read the same chunk at once: each sees it fresh first, then as read before.
         async with anyio.create_task_group() as group:
             for name in results:
                 group.start_soon(read_twice, base, transport, mode, RADIUM, results[name])
         for name in ("one", "two"):
-            session, first, second = results[name][RADIUM]
+            conversation, first, second = results[name][RADIUM]
             assert (first, second) == ("ok", "read_before"), (transport, mode, results)
         handles = {results[name][RADIUM][0] for name in ("one", "two")}
-        assert len(handles) == 2 and all(h.startswith("s-") for h in handles)
+        assert len(handles) == 2 and all(h.startswith("c-") for h in handles)
 
 
 async def test_bearer_token_is_required_when_set(sample_index: Path):

@@ -43,14 +43,14 @@ async def test_the_paper_tools_over_stdio(sample_index: Path, mode: str):
         assert tools["chunk_read"].annotations.idempotent_hint is False
         found = await client.call_tool("keyword_search", {"keywords": ["pitchblende"], "top_k": 3})
         assert found.structured_content["results"][0]["chunk_id"] == RADIUM
-        session = found.structured_content["session"]
-        first = await client.call_tool("chunk_read", {"chunk_ids": [RADIUM], "session": session})
-        again = await client.call_tool("chunk_read", {"chunk_ids": [RADIUM], "session": session})
+        conversation = found.structured_content["conversation"]
+        first = await client.call_tool("chunk_read", {"chunk_ids": [RADIUM], "conversation": conversation})
+        again = await client.call_tool("chunk_read", {"chunk_ids": [RADIUM], "conversation": conversation})
         other = await client.call_tool("chunk_read", {"chunk_ids": [RADIUM]})  # a second chat, same process
-        other_session = other.structured_content["session"]
-        other_again = await client.call_tool("chunk_read", {"chunk_ids": [RADIUM], "session": other_session})
+        other_conversation = other.structured_content["conversation"]
+        other_again = await client.call_tool("chunk_read", {"chunk_ids": [RADIUM], "conversation": other_conversation})
         statuses = [r.structured_content["chunks"][0]["status"] for r in (first, again, other, other_again)]
-        assert statuses == ["ok", "read_before", "ok", "read_before"] and other_session != session
+        assert statuses == ["ok", "read_before", "ok", "read_before"] and other_conversation != conversation
 
 
 def test_stdout_carries_only_protocol(sample_index: Path):

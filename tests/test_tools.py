@@ -42,21 +42,21 @@ async def test_search_read_and_read_before_in_one_conversation(live: LiveIndex):
         [hit] = found.structured_content["results"]
         assert hit["chunk_id"] == RADIUM and hit["title"] == "Radium" and hit["score"] == round(hit["score"], 2) > 0
         assert "pitchblende" in hit["snippet"] and "text" not in hit
-        session = found.structured_content["session"]
-        assert session.startswith("s-") and f'session="{session}"' in found.content[0].text
+        conversation = found.structured_content["conversation"]
+        assert conversation.startswith("c-") and f'conversation="{conversation}"' in found.content[0].text
 
         semantic = await client.call_tool("semantic_search", {"query": "Which element glows faintly blue?", "top_k": 2})
         assert not semantic.is_error, semantic.content[0].text
         assert semantic.structured_content["results"][0]["chunk_id"] == RADIUM
         assert any("blue" in s for s in semantic.structured_content["results"][0]["sentences"])
 
-        first = await client.call_tool("chunk_read", {"chunk_ids": [RADIUM], "session": session})
+        first = await client.call_tool("chunk_read", {"chunk_ids": [RADIUM], "conversation": conversation})
         [chunk] = first.structured_content["chunks"]
         assert chunk["status"] == "ok" and chunk["text"].startswith("Radium is a chemical element")
         assert chunk["text"] in first.content[0].text
-        assert first.structured_content["session"] == session
+        assert first.structured_content["conversation"] == conversation
 
-        again = await client.call_tool("chunk_read", {"chunk_ids": RADIUM, "session": session})
+        again = await client.call_tool("chunk_read", {"chunk_ids": RADIUM, "conversation": conversation})
         assert again.structured_content["chunks"] == [{"chunk_id": RADIUM, "status": "read_before"}]
         assert "This chunk has been read before" in again.content[0].text
         assert "Radium is a chemical element" not in again.content[0].text
@@ -67,26 +67,26 @@ async def test_read_before_is_only_said_to_the_conversation_that_received_the_te
     async with client_for(live) as client:
         one = await client.call_tool("chunk_read", {"chunk_ids": [RADIUM]})
         two = await client.call_tool("chunk_read", {"chunk_ids": [RADIUM]})
-        handles = [one.structured_content["session"], two.structured_content["session"]]
+        handles = [one.structured_content["conversation"], two.structured_content["conversation"]]
         assert handles[0] != handles[1]
         assert [r.structured_content["chunks"][0]["status"] for r in (one, two)] == ["ok", "ok"]
         for handle in handles:
-            again = await client.call_tool("chunk_read", {"chunk_ids": [RADIUM, POLONIUM], "session": handle})
+            again = await client.call_tool("chunk_read", {"chunk_ids": [RADIUM, POLONIUM], "conversation": handle})
             assert [c["status"] for c in again.structured_content["chunks"]] == ["read_before", "ok"]
-            assert again.structured_content["session"] == handle
+            assert again.structured_content["conversation"] == handle
 
 
-@pytest.mark.parametrize("handle", ["s-another", "s-AAAAAAAAAAAA", "x" * 5000, "'; DROP TABLE"])
+@pytest.mark.parametrize("handle", ["c-another", "c-AAAAAAAAAAAA", "x" * 5000, "'; DROP TABLE"])
 async def test_a_handle_the_server_did_not_issue_starts_a_new_conversation(live: LiveIndex, handle: str):
     async with client_for(live) as client:
-        result = await client.call_tool("chunk_read", {"chunk_ids": [RADIUM], "session": handle})
+        result = await client.call_tool("chunk_read", {"chunk_ids": [RADIUM], "conversation": handle})
         assert not result.is_error
-        issued = result.structured_content["session"]
-        assert issued != handle and issued.startswith("s-") and len(issued) == 14
+        issued = result.structured_content["conversation"]
+        assert issued != handle and issued.startswith("c-") and len(issued) == 14
         assert result.structured_content["chunks"][0]["status"] == "ok"
         message = result.structured_content["message"]
         assert "starts a new conversation" in message and len(message) < 300
-        resumed = await client.call_tool("chunk_read", {"chunk_ids": [RADIUM], "session": issued})
+        resumed = await client.call_tool("chunk_read", {"chunk_ids": [RADIUM], "conversation": issued})
         assert resumed.structured_content["chunks"][0]["status"] == "read_before"
         assert "new conversation" not in resumed.structured_content["message"]
 
@@ -117,7 +117,7 @@ BAD_CALLS = [
     ("keyword_search", {"keywords": ["radium"], "top_k": -1}, "got -1"),
     ("keyword_search", {"keywords": ["radium"], "top_k": "five"}, 'got "five"'),
     ("keyword_search", {}, "keywords must be a list of short terms"),
-    ("keyword_search", {"keywords": ["radium"], "session": 7}, "session must be the handle string"),
+    ("keyword_search", {"keywords": ["radium"], "conversation": 7}, "conversation must be the handle string"),
     ("semantic_search", {"query": ""}, "query is empty"),
     ("semantic_search", {"query": "x" * 10_000}, "10000 characters"),
     ("semantic_search", {"query": "radium", "top_k": 21}, "top_k must be"),
@@ -159,8 +159,8 @@ async def test_chunk_read_is_bounded_and_names_what_it_held_back(tmp_path: Path)
         assert sum(len(c["text"]) for c in chunks if c["status"] == "ok") <= 40_000
         assert all(cid in result.content[0].text for cid in held_back)
         assert "call chunk_read again" in result.content[0].text
-        session = result.structured_content["session"]
-        rest = await client.call_tool("chunk_read", {"chunk_ids": held_back, "session": session})
+        conversation = result.structured_content["conversation"]
+        rest = await client.call_tool("chunk_read", {"chunk_ids": held_back, "conversation": conversation})
         assert [c["status"] for c in rest.structured_content["chunks"]] == ["ok"] * len(held_back)
 
 
@@ -178,11 +178,15 @@ async def test_naive_embedding_search_returns_whole_chunks_ranked_by_chunk_vecto
         assert [r["score"] for r in results] == pytest.approx([score for _, score in expected], abs=1e-4)
         assert all(r["status"] == "ok" and r["text"] == texts[r["chunk_id"]] for r in results)
         assert texts[results[0]["chunk_id"]] in result.content[0].text
-        session = result.structured_content["session"]
-        again = await client.call_tool("naive_embedding_search", {"query": question, "top_k": 3, "session": session})
+        conversation = result.structured_content["conversation"]
+        again = await client.call_tool(
+            "naive_embedding_search", {"query": question, "top_k": 3, "conversation": conversation}
+        )
         assert [r["status"] for r in again.structured_content["results"]] == ["read_before"] * 3
         assert "text" not in again.structured_content["results"][0]
-        read = await client.call_tool("chunk_read", {"chunk_ids": [results[0]["chunk_id"]], "session": session})
+        read = await client.call_tool(
+            "chunk_read", {"chunk_ids": [results[0]["chunk_id"]], "conversation": conversation}
+        )
         assert read.structured_content["chunks"][0]["status"] == "read_before"
 
 
@@ -194,8 +198,10 @@ async def test_no_read_profile_searches_return_whole_chunks(live: LiveIndex):
         radium = next(r for r in results if r["chunk_id"] == RADIUM)
         assert radium["status"] == "ok" and radium["text"].startswith("Radium is a chemical element")
         assert radium["text"] in found.content[0].text and "chunk_read" not in found.content[0].text
-        session = found.structured_content["session"]
-        semantic = await client.call_tool("semantic_search", {"query": "glows faintly blue", "session": session})
+        conversation = found.structured_content["conversation"]
+        semantic = await client.call_tool(
+            "semantic_search", {"query": "glows faintly blue", "conversation": conversation}
+        )
         first = semantic.structured_content["results"][0]
         assert first["chunk_id"] == RADIUM and first["status"] == "read_before" and "text" not in first
 
@@ -219,7 +225,7 @@ async def test_each_profile_describes_only_its_own_tools(live: LiveIndex):
                 assert not any(other in text for other in missing), (name, text[:80])
             for tool in tools.values():
                 assert tool.annotations.read_only_hint is True and tool.output_schema and tool.title
-                assert tool.input_schema["properties"]["session"]
+                assert tool.input_schema["properties"]["conversation"]
 
 
 async def test_resources_list_the_documents_and_hide_machine_paths(live: LiveIndex):

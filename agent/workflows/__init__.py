@@ -19,5 +19,5 @@ WORKFLOWS: dict[str, Workflow] = {"react": react, "naive-rag": naive_rag, "direc
 
 
 async def answer(workflow: str, tools: ServerTools, model: ChatModel, question: str, limits: LoopLimits) -> AgentResult:
-    """Answer one question in a conversation of its own (a fresh server session handle, fresh counts)."""
-    return await WORKFLOWS[workflow](Conversation(model, tools.session()), question, limits)
+    """Answer one question in a conversation of its own (a fresh conversation handle, fresh counts)."""
+    return await WORKFLOWS[workflow](Conversation(model, tools.conversation()), question, limits)

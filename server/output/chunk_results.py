@@ -24,7 +24,7 @@ READ_BEFORE = "This chunk has been read before"
 WHOLE_CHUNK_NOTE = "A result marked (whole chunk) shows the complete chunk: no need to read it."
 ALREADY_SENT = "already sent"
 ALREADY_SENT_NOTE = f"A result marked '{ALREADY_SENT}' holds only text this conversation was sent before: it keeps its place, without the text."
-SESSION_FIELD = Field(description="the conversation's handle: pass it back as `session` in every later call")
+CONVERSATION_FIELD = Field(description="the conversation's handle: pass it back as `conversation` in every later call")
 
 
 SOURCE_FIELD = Field(None, description="the chunk's source, where results differ in it (else the output's `source`)")
@@ -104,7 +104,7 @@ class ChunkResult(BaseModel):
 
 class ToolOutput(BaseModel):
     message: str
-    session: str = SESSION_FIELD
+    conversation: str = CONVERSATION_FIELD
 
 
 class KeywordCount(BaseModel):
@@ -186,7 +186,7 @@ def chunks_phrase(count: ChunkCount) -> str:
 
 def keyword_output(
     findings: KeywordFindings,
-    session: str,
+    conversation: str,
     notice: str,
     deliveries: list[Delivery] | None,
     snippets: list[Snippet],
@@ -211,7 +211,7 @@ def keyword_output(
         message = f"No chunk matches ({per_keyword}). Try shorter or alternative terms, or another search."
     return KeywordSearchOutput(
         message=with_notice(notice, message),
-        session=session,
+        conversation=conversation,
         matching_chunks=matching.at_least,
         matching_chunks_up_to=None if matching.exact else matching.at_most,
         keyword_counts=[
@@ -225,7 +225,7 @@ def keyword_output(
 
 def semantic_output(
     hits: list[Hit],
-    session: str,
+    conversation: str,
     notice: str,
     deliveries: list[Delivery] | None,
     snippets: list[Snippet],
@@ -243,7 +243,9 @@ def semantic_output(
         message = f"{count} {_next_step(deliveries, partial, results)}"
     else:
         message = "The index is empty."
-    return SemanticSearchOutput(message=with_notice(notice, message), session=session, source=source, results=results)
+    return SemanticSearchOutput(
+        message=with_notice(notice, message), conversation=conversation, source=source, results=results
+    )
 
 
 def _next_step(
@@ -276,11 +278,11 @@ def chunk_result(delivery: Delivery) -> ChunkResult:
     )
 
 
-def chunk_read_output(deliveries: list[Delivery], session: str, notice: str) -> ChunkReadOutput:
+def chunk_read_output(deliveries: list[Delivery], conversation: str, notice: str) -> ChunkReadOutput:
     not_sent = [d.chunk_id for d in deliveries if d.status == "not_sent"]
     message = f"Not sent (size limit): {not_sent}; call chunk_read again with them." if not_sent else ""
     return ChunkReadOutput(
-        message=with_notice(notice, message), session=session, chunks=[chunk_result(d) for d in deliveries]
+        message=with_notice(notice, message), conversation=conversation, chunks=[chunk_result(d) for d in deliveries]
     )
 
 
@@ -335,7 +337,7 @@ def _search_text(
             lines.append(f"    {body}{omitted_text(result.sentences_already_sent)}")
         if result.status == "ok":
             lines.append(result.text or "")
-    return with_session(lines, output.session)
+    return with_conversation(lines, output.conversation)
 
 
 def already_sent_text(rank: int, chunk_id: str, title: str) -> str:
@@ -371,7 +373,7 @@ def chunk_read_text(output: ChunkReadOutput) -> str:
             lines.append(f"=== chunk_id: {chunk.chunk_id}: no such chunk in this index (use ids from the search tools)")
         else:
             lines.append(f"=== chunk_id: {chunk.chunk_id}: not sent (size limit); call chunk_read again with it")
-    return with_session(lines, output.session)
+    return with_conversation(lines, output.conversation)
 
 
 def place_text(section: str | None, pages: str | None) -> str:
@@ -379,6 +381,6 @@ def place_text(section: str | None, pages: str | None) -> str:
     return (f" | section: {section}" if section else "") + (f" | pages: {pages}" if pages else "")
 
 
-def with_session(lines: list[str], session: str) -> str:
-    lines.append(f'session: {session} (pass session="{session}" in later calls)')
+def with_conversation(lines: list[str], conversation: str) -> str:
+    lines.append(f'conversation: {conversation} (pass conversation="{conversation}" in later calls)')
     return "\n".join(lines)

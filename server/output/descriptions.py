@@ -20,9 +20,9 @@ ALREADY_SENT_NOTE = (
     'a result holding only such text is one line, "[rank] id | title — already sent", in its '
     "place; one with some new sentences shows only those and says how many were left out."
 )
-SESSION_NOTE = (
-    "Every result carries a `session` handle: pass it back as `session` in every later call of this "
-    "conversation, so that chunks you already received are not sent again."
+CONVERSATION_NOTE = (
+    "Every result carries a `conversation` handle: pass it back as `conversation` in every later call "
+    "of this conversation, so that chunks you already received are not sent again."
 )
 
 KEYWORD_SEARCH = """Search the knowledge base for chunks that contain the given keywords.
@@ -37,7 +37,7 @@ Keywords must be short and specific (1-3 words each); pass several alternatives 
   GOOD: ["Marie Curie", "Nobel Prize", "1911"]
   BAD:  ["who won the Nobel Prize in 1911"]   (a sentence: use {sentence_tool} for that)
 
-{after} {session}"""
+{after} {conversation}"""
 
 SEMANTIC_SEARCH = """Search the knowledge base by meaning: the query is embedded and compared with every sentence
 of the corpus (cosine similarity); chunks are ranked by their best-matching sentence.
@@ -48,7 +48,7 @@ Use it for descriptions, paraphrases and questions whose wording may differ from
 Ask about one thing at a time: split a multi-hop question into single-fact sub-queries
 ("Who directed Inception?", then "Where was Christopher Nolan born?").
 
-{after} {session}"""
+{after} {conversation}"""
 
 KEYWORD_MATCHING = {
     "word": (
@@ -97,7 +97,7 @@ Each chunk comes with its title, source, section and pages (where the document h
 pages) and the ids of the previous and next chunk of the same document: read those when an answer seems cut off at a chunk boundary. A chunk already sent in
 this conversation is not sent again: you get "This chunk has been read before" instead, so keep
 what you read in mind. Read the most promising chunks first, a few per call (at most 20 ids).
-{SESSION_NOTE}"""
+{CONVERSATION_NOTE}"""
 
 NAIVE_EMBEDDING_SEARCH = f"""Search the knowledge base by meaning and get whole chunks back.
 
@@ -105,7 +105,7 @@ The query is embedded and compared with one vector per chunk (cosine similarity)
 similar chunks are returned with their id, title, source, score and complete text. {METADATA_NOTE} A chunk
 already sent in this conversation comes back as one line, "[rank] id | title — already sent", in its
 place; chunks that do not fit in one answer are named, and chunk_read fetches them. Ask about one
-thing at a time, and search again with new words taken from what you read. {SESSION_NOTE}"""
+thing at a time, and search again with new words taken from what you read. {CONVERSATION_NOTE}"""
 
 SEMANTIC_SEARCH_QUERIES = """Search the knowledge base by meaning with 1 to 5 queries at once: each query is embedded and
 compared with every sentence of the corpus (cosine similarity); chunks are ranked by their best
@@ -115,7 +115,7 @@ once, with its best score and the queries that found it.
 Returns chunk ids with title, source, best score and the chunk's sentences that matched. {metadata}
 Give several phrasings of one need (or its parts) in one call instead of one call each{fallback}.
 
-{after} {session}"""
+{after} {conversation}"""
 
 SEARCH = f"""Search the document collection by meaning with 1 to 5 queries at once (reformulations or parts
 of one information need). Each query is compared with every sentence of the collection; each
@@ -127,7 +127,7 @@ match join the results, and the header says how many chunks each matches (0 prov
 Each result has a ref (find and open take it), the document's title, file name and file type
 (md, html, pdf, jsonl, ...), its metadata (a JSON/JSONL record's own fields, up to {METADATA_FIELDS}), a score and a snippet of the sentences that matched (a long one cut to its start). Snippets are partial: when a result
 looks relevant, look inside its document with find (words or phrases) or open (a window of
-numbered lines). {ALREADY_SENT_NOTE} {SESSION_NOTE}"""
+numbered lines). {ALREADY_SENT_NOTE} {CONVERSATION_NOTE}"""
 
 FIND = f"""Find words or phrases inside one document, given a ref from search results.
 
@@ -137,14 +137,14 @@ get how many lines match, the first matching line numbers, and up to 2 passages 
 with 2 lines either side; passages that overlap or touch are one), every line after its number; a
 passage already given for an earlier pattern is not repeated, and one this conversation already has
 is marked instead of sent again. Open a
-line number to read around it. Up to 10 patterns per call. {SESSION_NOTE}"""
+line number to read around it. Up to 10 patterns per call. {CONVERSATION_NOTE}"""
 
 OPEN = f"""Open a window of a document's numbered lines, given a ref from search results.
 
 Shows up to 1,800 lines (and about 10,000 tokens) from start_line (default 0), headed "Viewing
 lines [a–b] of N lines", every line after its number; the header says where to continue. Lines
 are stable: a number seen in find opens the same line. Runs of lines this conversation already
-has are marked instead of sent again. {SESSION_NOTE}"""
+has are marked instead of sent again. {CONVERSATION_NOTE}"""
 
 AGENTIC_INSTRUCTIONS = f"""This server searches one document collection and lets you read inside its documents.
 
@@ -156,7 +156,7 @@ AGENTIC_INSTRUCTIONS = f"""This server searches one document collection and lets
 4. Answer concisely once the evidence suffices, citing the refs (and lines) you relied on; say so
    when the collection does not contain the answer.
 
-{SESSION_NOTE}"""
+{CONVERSATION_NOTE}"""
 
 AGENTIC_PROMPT = """You are a research agent answering questions from a document collection through three tools:
 search (several queries at once), find (words or phrases inside one document) and open (a window
@@ -185,7 +185,7 @@ def keyword_search_description(tools: Sequence[str], full_text: bool, keyword_ma
         sentence_tool="semantic_search" if "semantic_search" in tools else "several short keywords",
         after=FULL_TEXT_AFTER if full_text else SNIPPET_AFTER,
         metadata=METADATA_NOTE,
-        session=SESSION_NOTE,
+        conversation=CONVERSATION_NOTE,
     )
 
 
@@ -195,7 +195,7 @@ def semantic_search_description(tools: Sequence[str], full_text: bool) -> str:
         fallback=", or when keyword_search finds nothing" if "keyword_search" in tools else "",
         after=FULL_TEXT_AFTER if full_text else SNIPPET_AFTER,
         metadata=METADATA_NOTE,
-        session=SESSION_NOTE,
+        conversation=CONVERSATION_NOTE,
     )
 
 
@@ -204,7 +204,7 @@ def semantic_search_queries_description(tools: Sequence[str]) -> str:
         fallback="; use it when keyword_search finds nothing" if "keyword_search" in tools else "",
         after=SNIPPET_AFTER + DOCUMENT_TOOLS_AFTER if "find" in tools else SNIPPET_AFTER,
         metadata=METADATA_NOTE,
-        session=SESSION_NOTE,
+        conversation=CONVERSATION_NOTE,
     )
 
 
@@ -247,7 +247,7 @@ You are the retrieval agent: decide what to search, what to read, and when you k
    taken from what you read (names, dates, places).
 5. Answer concisely once the evidence suffices, citing the chunk ids you relied on.
 
-{SESSION_NOTE}"""
+{CONVERSATION_NOTE}"""
 
 
 def system_prompt(tools: Sequence[str], full_text: bool) -> str:

@@ -12,12 +12,12 @@ from pydantic import BaseModel, Field
 from .chunk_results import (
     ALREADY_SENT_FIELD,
     ALREADY_SENT_NOTE,
+    CONVERSATION_FIELD,
     FILE_TYPE_FIELD,
     METADATA_FIELD,
     PAGES_FIELD,
     SECTION_FIELD,
     SENTENCES_ALREADY_SENT_FIELD,
-    SESSION_FIELD,
     SNIPPET_SEPARATOR,
     KeywordCount,
     already_sent_text,
@@ -27,8 +27,8 @@ from .chunk_results import (
     omitted_text,
     place_fields,
     place_text,
+    with_conversation,
     with_notice,
-    with_session,
 )
 
 MATCH_LINES_LISTED = 20
@@ -64,7 +64,7 @@ class DocumentResult(BaseModel):
 
 class DocumentSearchOutput(BaseModel):
     message: str
-    session: str = SESSION_FIELD
+    conversation: str = CONVERSATION_FIELD
     keyword_counts: list[KeywordCount] | None = Field(None, description="chunks each keyword matches, in all")
     results: list[DocumentResult]
 
@@ -85,7 +85,7 @@ class PatternResult(BaseModel):
 
 class FindOutput(BaseModel):
     message: str
-    session: str = SESSION_FIELD
+    conversation: str = CONVERSATION_FIELD
     ref: str
     title: str
     total_lines: int
@@ -94,7 +94,7 @@ class FindOutput(BaseModel):
 
 class OpenOutput(BaseModel):
     message: str
-    session: str = SESSION_FIELD
+    conversation: str = CONVERSATION_FIELD
     ref: str
     title: str
     total_lines: int
@@ -108,7 +108,7 @@ def search_output(
     snippets: list[Snippet],
     queries: list[str],
     findings: KeywordFindings | None,
-    session: str,
+    conversation: str,
     notice: str,
 ) -> DocumentSearchOutput:
     results = []
@@ -150,7 +150,7 @@ def search_output(
         else "The index is empty."
     )
     return DocumentSearchOutput(
-        message=with_notice(notice, message), session=session, keyword_counts=keyword_counts, results=results
+        message=with_notice(notice, message), conversation=conversation, keyword_counts=keyword_counts, results=results
     )
 
 
@@ -159,7 +159,7 @@ def find_output(
     ref: str,
     found: list[PatternMatches],
     seen: set[int],
-    session: str,
+    conversation: str,
     notice: str,
     semantic: bool,
 ) -> FindOutput:
@@ -188,7 +188,7 @@ def find_output(
     message = f"{document.title or document.doc_id}: {len(document.lines)} lines, matched by {how}."
     return FindOutput(
         message=with_notice(notice, message),
-        session=session,
+        conversation=conversation,
         ref=ref,
         title=document.title,
         total_lines=len(document.lines),
@@ -197,7 +197,7 @@ def find_output(
 
 
 def open_output(
-    document: DocumentLines, ref: str, lines: range, seen: set[int], session: str, notice: str
+    document: DocumentLines, ref: str, lines: range, seen: set[int], conversation: str, notice: str
 ) -> OpenOutput:
     parts: list[str] = []
     run: list[int] = []
@@ -219,7 +219,7 @@ def open_output(
         message += f" Continue with start_line={lines.stop}."
     return OpenOutput(
         message=with_notice(notice, message),
-        session=session,
+        conversation=conversation,
         ref=ref,
         title=document.title,
         total_lines=len(document.lines),
@@ -250,7 +250,7 @@ def search_text(output: DocumentSearchOutput) -> str:
         if result.metadata:
             lines.append(f"    metadata: {metadata_text(result.metadata)}")
         lines.append(f"    {result.snippet}{omitted_text(result.sentences_already_sent)}")
-    return with_session(lines, output.session)
+    return with_conversation(lines, output.conversation)
 
 
 def find_text(output: FindOutput) -> str:
@@ -268,11 +268,11 @@ def find_text(output: FindOutput) -> str:
             else:
                 lines.append(f"--- lines {passage.first_line}–{passage.last_line}")
                 lines.append(passage.text or "")
-    return with_session(lines, output.session)
+    return with_conversation(lines, output.conversation)
 
 
 def open_text(output: OpenOutput) -> str:
-    return with_session([output.message, output.text], output.session)
+    return with_conversation([output.message, output.text], output.conversation)
 
 
 def numbered(document: DocumentLines, lines: Sequence[int]) -> str:

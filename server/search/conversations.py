@@ -2,7 +2,7 @@
 received, so that a text is sent to a conversation once, and "read before" or "already sent" is
 only ever said to the conversation that received it.
 
-A conversation is named by a handle the server issues: a tool call that brings no `session`
+A conversation is named by a handle the server issues: a tool call that brings no `conversation`
 starts a new conversation, and its result carries the handle to pass back. The same rule holds on
 every transport and protocol era, because a transport session does not tell conversations apart
 (a desktop host keeps one stdio process for all its chats; the 2026-07-28 protocol keeps no
@@ -41,7 +41,7 @@ MAX_BYTES = 256 * 2**20
 ENTRY_BYTES = 100
 """About what remembering one chunk id, document or run of lines costs: the string or numbers and
 their slot in a set, dict or list (bench/memory.py measures a whole conversation)."""
-HANDLE_PATTERN = re.compile(r"s-[A-Za-z0-9_-]{12}")
+HANDLE_PATTERN = re.compile(r"c-[A-Za-z0-9_-]{12}")
 MAX_READ_CHARS = 40_000
 """Chunk text sent in one answer at most; what does not fit is named for a later call."""
 
@@ -49,7 +49,7 @@ DeliveryStatus = Literal["ok", "read_before", "not_found", "not_sent"]
 
 
 def new_handle() -> str:
-    return "s-" + secrets.token_urlsafe(9)
+    return "c-" + secrets.token_urlsafe(9)
 
 
 @dataclass
@@ -212,4 +212,4 @@ class Conversations:
 def _unknown_handle_notice(given: str, issued: str) -> str:
     shown = given[:24] + ("…" if len(given) > 24 else "")
     why = "is not one this server issued" if not HANDLE_PATTERN.fullmatch(given) else "is unknown or expired"
-    return f"session {shown!r} {why}; this call starts a new conversation ({issued}): nothing counts as read yet."
+    return f"conversation {shown!r} {why}; this call starts a new conversation ({issued}): nothing counts as read yet."

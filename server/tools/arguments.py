@@ -17,7 +17,7 @@ ARGUMENT_HINTS = {
     "patterns": 'patterns must be a list of words or phrases, e.g. ["Nobel Prize"]',
     "ref": "ref must be a ref (chunk id) from the search results",
     "start_line": "start_line must be a line number from 0",
-    "session": "session must be the handle string a previous result gave",
+    "conversation": "conversation must be the handle string a previous result gave",
     "scope": 'scope must be an object of conditions, e.g. {"source": "docs/guide", "file_type": "md"}, '
     "each value a string, number or true/false",
 }

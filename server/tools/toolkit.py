@@ -66,8 +66,9 @@ if TYPE_CHECKING:
     from arag_mcp.indexer.index.snapshot import IndexSnapshot
 
 TopK = Annotated[int, Field(ge=1, le=MAX_TOP_K, description=f"number of chunks to return (1-{MAX_TOP_K})")]
-Session = Annotated[
-    str | None, Field(description="the `session` handle of this conversation's earlier results; omit it at the start")
+ConversationHandle = Annotated[
+    str | None,
+    Field(description="the `conversation` handle of this conversation's earlier results; omit it at the start"),
 ]
 Keywords = Annotated[list[str], Field(description="short specific terms: names, titles, numbers, exact phrases")]
 Query = Annotated[str, Field(description="a question or description of what to find")]
@@ -118,61 +119,61 @@ class Toolkit:
         self.keyword_match = keyword_match
 
     def keyword_search(
-        self, keywords: Keywords, top_k: TopK = 5, scope: ScopeConditions = None, session: Session = None
+        self,
+        keywords: Keywords,
+        top_k: TopK = 5,
+        scope: ScopeConditions = None,
+        conversation: ConversationHandle = None,
     ) -> Annotated[CallToolResult, KeywordSearchOutput]:
         terms = self._checked_keywords(keywords)
         snapshot = self._snapshot()
         mask = _scope_mask(snapshot, scope)
-        conversation = self.conversations.resume(session)
+        current = self.conversations.resume(conversation)
         findings = keyword_matching.keyword_search(snapshot, terms, top_k, self.keyword_match, mask)
-        deliveries = self._deliver(snapshot, conversation, findings.hits)
+        deliveries = self._deliver(snapshot, current, findings.hits)
         pieces = [keyword_pieces(hit.matched, hit.keywords, self.keyword_match) for hit in findings.hits]
-        snippets = self._snippets(conversation, findings.hits, pieces, deliveries is not None)
-        output = keyword_output(findings, conversation.handle, conversation.notice, deliveries, snippets)
+        snippets = self._snippets(current, findings.hits, pieces, deliveries is not None)
+        output = keyword_output(findings, current.handle, current.notice, deliveries, snippets)
         return _result(_with_scope(output, scope, mask), keyword_text)
 
     def semantic_search(
-        self, query: Query, top_k: TopK = 5, scope: ScopeConditions = None, session: Session = None
+        self, query: Query, top_k: TopK = 5, scope: ScopeConditions = None, conversation: ConversationHandle = None
     ) -> Annotated[CallToolResult, SemanticSearchOutput]:
         query = _checked_query(query)
         snapshot = self._snapshot()
         mask = _scope_mask(snapshot, scope)
-        conversation = self.conversations.resume(session)
+        current = self.conversations.resume(conversation)
         hits = retrieval.semantic_search(snapshot, self._query_vector(snapshot, query), top_k, mask)
-        deliveries = self._deliver(snapshot, conversation, hits)
-        snippets = self._semantic_snippets(conversation, hits, deliveries is not None)
-        output = semantic_output(
-            hits, conversation.handle, conversation.notice, deliveries, snippets, "their best sentence"
-        )
+        deliveries = self._deliver(snapshot, current, hits)
+        snippets = self._semantic_snippets(current, hits, deliveries is not None)
+        output = semantic_output(hits, current.handle, current.notice, deliveries, snippets, "their best sentence")
         return _result(_with_scope(output, scope, mask), semantic_text)
 
     def naive_embedding_search(
-        self, query: Query, top_k: TopK = 5, scope: ScopeConditions = None, session: Session = None
+        self, query: Query, top_k: TopK = 5, scope: ScopeConditions = None, conversation: ConversationHandle = None
     ) -> Annotated[CallToolResult, SemanticSearchOutput]:
         query = _checked_query(query)
         snapshot = self._snapshot()
         mask = _scope_mask(snapshot, scope)
-        conversation = self.conversations.resume(session)
+        current = self.conversations.resume(conversation)
         hits = retrieval.naive_search(snapshot, self._query_vector(snapshot, query), top_k, mask)
-        deliveries = self._deliver(snapshot, conversation, hits, always=True)
-        snippets = self._semantic_snippets(conversation, hits, True)
-        output = semantic_output(
-            hits, conversation.handle, conversation.notice, deliveries, snippets, "their chunk vector"
-        )
+        deliveries = self._deliver(snapshot, current, hits, always=True)
+        snippets = self._semantic_snippets(current, hits, True)
+        output = semantic_output(hits, current.handle, current.notice, deliveries, snippets, "their chunk vector")
         return _result(_with_scope(output, scope, mask), semantic_text)
 
     def semantic_search_queries(
-        self, queries: Queries, top_k: TopK = 5, scope: ScopeConditions = None, session: Session = None
+        self, queries: Queries, top_k: TopK = 5, scope: ScopeConditions = None, conversation: ConversationHandle = None
     ) -> Annotated[CallToolResult, SemanticSearchOutput]:
         checked = _checked_queries(queries)
         snapshot = self._snapshot()
         mask = _scope_mask(snapshot, scope)
-        conversation = self.conversations.resume(session)
+        current = self.conversations.resume(conversation)
         found = retrieval.merged_semantic_search(snapshot, self._query_vectors(snapshot, checked), top_k, mask)
         hits = [merged.hit for merged in found]
-        snippets = self._semantic_snippets(conversation, hits, False)
+        snippets = self._semantic_snippets(current, hits, False)
         ranked_by = f"their best sentence over {len(checked)} {'query' if len(checked) == 1 else 'queries'}"
-        output = semantic_output(hits, conversation.handle, conversation.notice, None, snippets, ranked_by)
+        output = semantic_output(hits, current.handle, current.notice, None, snippets, ranked_by)
         for result, merged in zip(output.results, found):
             result.queries = merged.queries
         return _result(_with_scope(output, scope, mask), semantic_text)
@@ -183,20 +184,20 @@ class Toolkit:
         top_k: PerQuery = 5,
         keywords: ExactNames = None,
         scope: ScopeConditions = None,
-        session: Session = None,
+        conversation: ConversationHandle = None,
     ) -> Annotated[CallToolResult, DocumentSearchOutput]:
         checked = _checked_queries(queries)
         terms = self._checked_keywords(keywords) if keywords else []
         snapshot = self._snapshot()
         mask = _scope_mask(snapshot, scope)
-        conversation = self.conversations.resume(session)
+        current = self.conversations.resume(conversation)
         found = retrieval.merged_semantic_search(snapshot, self._query_vectors(snapshot, checked), top_k, mask)
         findings = keyword_matching.keyword_search(snapshot, terms, top_k, self.keyword_match, mask) if terms else None
         if findings is not None:
             found = retrieval.with_keyword_hits(found, findings.hits)
         pieces = [self._search_pieces(merged) for merged in found]
-        snippets = self._snippets(conversation, [merged.hit for merged in found], pieces, False)
-        output = search_output(found, snippets, checked, findings, conversation.handle, conversation.notice)
+        snippets = self._snippets(current, [merged.hit for merged in found], pieces, False)
+        output = search_output(found, snippets, checked, findings, current.handle, current.notice)
         return _result(_with_scope(output, scope, mask), search_text)
 
     def find(
@@ -204,7 +205,7 @@ class Toolkit:
         ref: Ref,
         patterns: Patterns,
         semantic: Annotated[bool, Field(description="match by meaning (nearest sentences) instead of by text")] = False,
-        session: Session = None,
+        conversation: ConversationHandle = None,
     ) -> Annotated[CallToolResult, FindOutput]:
         wanted = list(dict.fromkeys(p.strip() for p in patterns if p.strip()))
         if not wanted:
@@ -219,23 +220,23 @@ class Toolkit:
             )
         snapshot = self._snapshot()
         document = _document(snapshot, ref)
-        conversation = self.conversations.resume(session)
+        current = self.conversations.resume(conversation)
         if semantic:
             vectors = self._query_vectors(snapshot, [_checked_query(p) for p in wanted])
             found = within_document.find_semantic(document, wanted, vectors, snapshot.document_sentences(document))
         else:
             found = within_document.find(document, wanted)
-        seen = self.conversations.lines_seen(conversation, document)
-        output = find_output(document, ref.strip(), found, seen, conversation.handle, conversation.notice, semantic)
+        seen = self.conversations.lines_seen(current, document)
+        output = find_output(document, ref.strip(), found, seen, current.handle, current.notice, semantic)
         sent = [line for p in found for passage in p.passages for line in passage.lines]
-        self.conversations.mark_lines_shown(conversation, document, sent)
+        self.conversations.mark_lines_shown(current, document, sent)
         return _result(output, find_text)
 
     def open(
         self,
         ref: Ref,
         start_line: Annotated[int, Field(ge=0, description="the first line to show (from 0)")] = 0,
-        session: Session = None,
+        conversation: ConversationHandle = None,
     ) -> Annotated[CallToolResult, OpenOutput]:
         document = _document(self._snapshot(), ref)
         if start_line >= len(document.lines):
@@ -243,14 +244,16 @@ class Toolkit:
                 f"start_line {start_line} is past the end: the document has {len(document.lines)} lines "
                 f"(0-{len(document.lines) - 1})"
             )
-        conversation = self.conversations.resume(session)
+        current = self.conversations.resume(conversation)
         lines = within_document.window(document, start_line)
-        seen = self.conversations.lines_seen(conversation, document)
-        output = open_output(document, ref.strip(), lines, seen, conversation.handle, conversation.notice)
-        self.conversations.mark_lines_shown(conversation, document, lines)
+        seen = self.conversations.lines_seen(current, document)
+        output = open_output(document, ref.strip(), lines, seen, current.handle, current.notice)
+        self.conversations.mark_lines_shown(current, document, lines)
         return _result(output, open_text)
 
-    def chunk_read(self, chunk_ids: ChunkIds, session: Session = None) -> Annotated[CallToolResult, ChunkReadOutput]:
+    def chunk_read(
+        self, chunk_ids: ChunkIds, conversation: ConversationHandle = None
+    ) -> Annotated[CallToolResult, ChunkReadOutput]:
         wanted = list(dict.fromkeys(cid.strip() for cid in chunk_ids if cid.strip()))
         if not wanted:
             raise ToolError("chunk_ids is empty; pass ids from the search results")
@@ -258,13 +261,13 @@ class Toolkit:
             raise ToolError(
                 f"chunk_ids holds {len(wanted)} ids; read at most {MAX_CHUNK_IDS} per call, the most promising first"
             )
-        conversation = self.conversations.resume(session)
+        current = self.conversations.resume(conversation)
         found = self._snapshot().chunks(wanted)
-        deliveries = self.conversations.deliver(conversation, wanted, found)
-        return _result(chunk_read_output(deliveries, conversation.handle, conversation.notice), chunk_read_text)
+        deliveries = self.conversations.deliver(current, wanted, found)
+        return _result(chunk_read_output(deliveries, current.handle, current.notice), chunk_read_text)
 
     def _deliver(
-        self, snapshot: IndexSnapshot, conversation: Conversation, hits: list[retrieval.Hit], always: bool = False
+        self, snapshot: IndexSnapshot, current: Conversation, hits: list[retrieval.Hit], always: bool = False
     ) -> list[Delivery] | None:
         """Whole chunks for the conversation (read-before and size bound applied), where this tool sends
         them; otherwise None."""
@@ -273,7 +276,7 @@ class Toolkit:
         wanted = [hit.chunk.chunk_id for hit in hits]
         found = {hit.chunk.chunk_id: hit.chunk for hit in hits if isinstance(hit.chunk, Chunk)}
         found.update(snapshot.chunks([cid for cid in wanted if cid not in found]))
-        return self.conversations.deliver(conversation, wanted, found)
+        return self.conversations.deliver(current, wanted, found)
 
     def _checked_keywords(self, keywords: list[str]) -> list[str]:
         terms = [k.strip() for k in keywords if k.strip()]
@@ -299,20 +302,18 @@ class Toolkit:
             pieces += [p for p in keyword_pieces(found.matched, found.keywords, self.keyword_match) if p not in pieces]
         return pieces
 
-    def _semantic_snippets(
-        self, conversation: Conversation, hits: list[retrieval.Hit], whole_chunks: bool
-    ) -> list[Snippet]:
-        return self._snippets(conversation, hits, [semantic_pieces(hit.matched) for hit in hits], whole_chunks)
+    def _semantic_snippets(self, current: Conversation, hits: list[retrieval.Hit], whole_chunks: bool) -> list[Snippet]:
+        return self._snippets(current, hits, [semantic_pieces(hit.matched) for hit in hits], whole_chunks)
 
     def _snippets(
-        self, conversation: Conversation, hits: list[retrieval.Hit], pieces: list[list[str]], whole_chunks: bool
+        self, current: Conversation, hits: list[retrieval.Hit], pieces: list[list[str]], whole_chunks: bool
     ) -> list[Snippet]:
         """What each hit shows of its matched sentences: all of them where the results carry whole
         chunks (the chunk text is what is tracked), else those this conversation was not sent."""
         if whole_chunks:
             return [snippet(shown, set(), False) for shown in pieces]
         return [
-            self.conversations.send_snippet(conversation, hit.chunk.chunk_id, shown, _covers_chunk(hit, shown))
+            self.conversations.send_snippet(current, hit.chunk.chunk_id, shown, _covers_chunk(hit, shown))
             for hit, shown in zip(hits, pieces)
         ]
 
