@@ -8,7 +8,7 @@ import pytest
 import regex
 from arag_mcp.indexer.text.sentences import split_sentences
 
-from .conftest import BENCH_DATA
+from .conftest import BENCH_DATA, FIXTURES
 
 
 def sentences(text: str) -> list[str]:
@@ -66,6 +66,40 @@ CASES = [
 @pytest.mark.parametrize(("text", "expected"), CASES)
 def test_segmentation(text: str, expected: list[str]):
     assert sentences(text) == expected
+
+
+CJK_SENTENCES = {
+    "ja.txt": [
+        "Debianはフリーなオペレーティングシステムです。",
+        "パッケージはAPTで管理します！",
+        "使い方は難しいですか？",
+        "いいえ、簡単です｡",
+        "設定ファイルは/etcにあります．",
+        "現在の版は１２．５です。",
+        "次の章へ進みましょう!",
+        "準備はできましたか?",
+    ],
+    "zh.txt": [
+        "Debian 是一个自由的操作系统。",
+        "它由世界各地的志愿者维护！",
+        "你用过吗？",
+        "我已经用了很多年﹗",
+        "软件包由 APT 管理﹒",
+        "安装很方便﹖",
+        "当然。",
+        "版本号是１２．５。",
+        "我很喜欢它.",
+        "下次再说!",
+        "好吗?",
+    ],
+}
+
+
+@pytest.mark.parametrize("name", sorted(CJK_SENTENCES))
+def test_japanese_and_chinese_split_on_every_width_of_stop_but_not_inside_numbers(name: str):
+    text = (FIXTURES / "sentences" / name).read_text(encoding="utf-8")
+    assert sentences(text) == CJK_SENTENCES[name]
+    assert_covers(text)
 
 
 def test_whitespace_only_gives_nothing():

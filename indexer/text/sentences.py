@@ -5,7 +5,11 @@ reStructuredText headings, and list items, each of which stands alone even witho
 A single newline inside a paragraph does not split, so hard-wrapped text keeps its sentences.
 Blocks are then split after `.`, `!`, `?` and `…` when a sentence plausibly starts next, except
 after abbreviations ("Dr.", "e.g."), initials ("J. R. R. Tolkien") and inside numbers ("3.14").
-CJK full stops split without a following space. No text is dropped: short sentences such as
+In Chinese and Japanese text, written without spaces, a full stop, exclamation or question mark
+splits without a following space: the ideographic and full-width marks (。！？．) and their
+half-width and small forms (｡﹒﹗﹖), and `.`, `!` and `?` where a Han or kana letter follows
+(`.` only after one too), except a full-width or half-width point between digits ("３．１４").
+No text is dropped: short sentences such as
 "1995." are kept, and every non-space character falls in exactly one sentence.
 """
 
@@ -13,7 +17,7 @@ from __future__ import annotations
 
 import regex
 
-SPLITTER_VERSION = "rules-1"
+SPLITTER_VERSION = "rules-2"
 
 ABBREVIATIONS = frozenset(
     """
@@ -31,7 +35,18 @@ SENTENCE_STARTERS = frozenset(
 )
 """Words that, capitalised after an ambiguous abbreviation such as "U.S.", start a new sentence."""
 
-_TERMINAL = regex.compile(r"""(?:\.{2,}|…|[.!?]+)["'”’»)\]]*(?=\s)|[。！？]+["'”’」』)]*""")
+WIDE_STOPS = "。｡．﹒！？﹗﹖"
+"""Marks that end a sentence in text written without spaces: ideographic, full-width, half-width and small forms."""
+WIDE_POINTS = "．｡﹒"
+"""Those of them that also stand between digits ("３．１４")."""
+_CJK_LETTER = r"[\p{Han}\p{Hiragana}\p{Katakana}]"
+_WIDE_CLOSERS = "\"'”’」』）)】〕》〉｣"
+_TERMINAL = regex.compile(
+    rf"""(?:\.{{2,}}|…|[.!?]+)["'”’»)\]]*(?=\s)"""
+    rf"|[{WIDE_STOPS}]+[{_WIDE_CLOSERS}]*"
+    rf"|[!?]+[{_WIDE_CLOSERS}]*(?={_CJK_LETTER})"
+    rf"|(?<={_CJK_LETTER})\.[{_WIDE_CLOSERS}]*(?={_CJK_LETTER})"
+)
 _NEXT_START = regex.compile(r"""\s*(["'“‘«(\[]*)(\p{Lu}|\p{N}|[^\p{Latin}\p{P}\p{S}\s])""")
 _MULTI_PERIOD = regex.compile(r"(?:\p{L}{1,2}\.)+\p{L}{1,2}")
 _WORD_WINDOW = 40
@@ -106,7 +121,10 @@ def _split_block(text: str, start: int, end: int) -> list[tuple[int, int]]:
 def _is_boundary(block: str, match: regex.Match) -> bool:
     """Whether the terminal punctuation in `match` ends a sentence."""
     terminal = match.group()
-    if terminal[0] in "。！？":
+    if terminal[0] in WIDE_STOPS:
+        between_digits = match.start() > 0 and block[match.start() - 1].isdigit() and block[match.end()].isdigit()
+        return not (terminal in WIDE_POINTS and between_digits)
+    if not block[match.end()].isspace():  # a Han or kana letter follows: no space comes between sentences
         return True
     following = _NEXT_START.match(block, match.end())
     if not following:
