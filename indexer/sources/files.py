@@ -331,15 +331,15 @@ def _read_jsonl(path: Path, source: str, file: str, skipped: list[SkippedFile]) 
     with handle:
         _check_text(handle.read(BINARY_SNIFF_CHARS).decode("utf-8", errors="ignore"))
         handle.seek(0)
-        for number, raw in enumerate(handle, 1):
+        for line_number, raw in enumerate(handle, 1):
             try:
                 line = raw.decode("utf-8-sig")
                 if not line.strip():
                     continue
-                record = _parse_json(line, "fix the line or remove it", number)
-                document = _record(record, source, f"{file}:{number}", f"line {number}", file)
+                record = _parse_json(line, "fix the line or remove it", line_number)
+                document = _record(record, source, f"{file}:{line_number}", f"line {line_number}", file)
             except UnicodeDecodeError:
-                skipped.append(SkippedFile(source, f"line {number}: not UTF-8 text; save the file as UTF-8", file))
+                skipped.append(SkippedFile(source, f"line {line_number}: not UTF-8 text; save the file as UTF-8", file))
                 continue
             except _Skip as reason:
                 skipped.append(SkippedFile(source, str(reason), file))

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 HeadingMarks = tuple[tuple[int, tuple[str, ...]], ...]
 """(offset, heading path) where each section begins, in offset order."""
 PageMarks = tuple[tuple[int, int], ...]
-"""(offset, page number from 1) where each page begins, in offset order."""
+"""(offset, page from 1) where each page begins, in offset order."""
 
 
 class NotReadable(Exception):
@@ -87,9 +87,9 @@ class BlockText:
         self._headings.append((self._next_offset(), path))
         self.add(title)
 
-    def page(self, number: int) -> None:
-        """What follows is on page `number`."""
-        self._pages.append((self._next_offset(), number))
+    def page(self, page: int) -> None:
+        """What follows is on page `page` (from 1)."""
+        self._pages.append((self._next_offset(), page))
 
     def _next_offset(self) -> int:
         return self._length + 2 if self._parts else 0

@@ -63,9 +63,9 @@ def page_text(pages: list[list[str]]) -> BlockText:
         )
     words = Counter(word.lower() for page in cleaned for word in _WORD.findall(page))
     text = BlockText()
-    for number, page in enumerate(cleaned, 1):
-        text.page(number)
-        text.add(join_hyphenated(page, words))
+    for page, content in enumerate(cleaned, 1):
+        text.page(page)
+        text.add(join_hyphenated(content, words))
     return text
 
 

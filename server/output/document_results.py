@@ -201,14 +201,14 @@ def open_output(
 ) -> OpenOutput:
     parts: list[str] = []
     run: list[int] = []
-    for number in lines:
-        if number in seen:
-            run.append(number)
+    for line in lines:
+        if line in seen:
+            run.append(line)
             continue
         if run:
             parts.append(_shown_before(run))
             run = []
-        parts.append(numbered(document, [number]))
+        parts.append(numbered(document, [line]))
     if run:
         parts.append(_shown_before(run))
     last = lines.stop - 1
@@ -276,5 +276,5 @@ def open_text(output: OpenOutput) -> str:
 
 
 def numbered(document: DocumentLines, lines: Sequence[int]) -> str:
-    """The lines, each after its number: what the model cites and opens at."""
-    return "\n".join(f"{number}: {document.lines[number]}" for number in lines)
+    """The lines, each after its line number: what the model cites and opens at."""
+    return "\n".join(f"{line}: {document.lines[line]}" for line in lines)

@@ -44,7 +44,7 @@ def find(document: DocumentLines, patterns: Sequence[str]) -> list[PatternMatche
     found = []
     for pattern in patterns:
         needle = pattern.lower()
-        lines = [number for number, line in enumerate(lowered) if needle in line]
+        lines = [at for at, text in enumerate(lowered) if needle in text]
         found.append(PatternMatches(pattern, lines, _passages(document, pattern, lines, given)))
     return found
 
@@ -92,24 +92,24 @@ def _passages(document: DocumentLines, pattern: str, lines: list[int], given: Gi
     passages share no line; in the order of their first match."""
     chosen: list[tuple[int, range]] = []
     texts: set[str] = set()
-    for number in lines:
+    for line in lines:
         if len(chosen) == PASSAGES_PER_PATTERN:
             break
-        shown = range(max(0, number - CONTEXT_LINES), min(len(document.lines), number + CONTEXT_LINES + 1))
+        shown = range(max(0, line - CONTEXT_LINES), min(len(document.lines), line + CONTEXT_LINES + 1))
         text = _text(document, shown)
         if text not in texts and not given.has(document, shown):
             texts.add(text)
-            chosen.append((number, shown))
+            chosen.append((line, shown))
     passages: list[Passage] = []
-    for number, shown in sorted(chosen, key=lambda item: item[1].start):
+    for line, shown in sorted(chosen, key=lambda item: item[1].start):
         last = passages[-1] if passages else None
         if last is not None and shown.start <= last.lines.stop:
             lines_shown = range(last.lines.start, max(last.lines.stop, shown.stop))
-            passages[-1] = Passage(pattern, (*last.match_lines, number), lines_shown)
+            passages[-1] = Passage(pattern, (*last.match_lines, line), lines_shown)
         else:
-            passages.append(Passage(pattern, (number,), shown))
-    order = {number: at for at, (number, _) in enumerate(chosen)}
-    passages.sort(key=lambda passage: min(order[number] for number in passage.match_lines))
+            passages.append(Passage(pattern, (line,), shown))
+    order = {line: at for at, (line, _) in enumerate(chosen)}
+    passages.sort(key=lambda passage: min(order[line] for line in passage.match_lines))
     for passage in passages:
         given.add(document, passage.lines)
     return passages
@@ -124,8 +124,8 @@ def window(document: DocumentLines, start: int, count: int = WINDOW_LINES) -> ra
     (always at least the first line)."""
     end = min(len(document.lines), start + count)
     size = 0
-    for number in range(start, end):
-        size += len(document.lines[number]) + 1
-        if size > MAX_WINDOW_CHARS and number > start:
-            return range(start, number)
+    for line in range(start, end):
+        size += len(document.lines[line]) + 1
+        if size > MAX_WINDOW_CHARS and line > start:
+            return range(start, line)
     return range(start, end)
