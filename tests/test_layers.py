@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import grimp
@@ -12,7 +13,15 @@ PACKAGES = ("arag_mcp.indexer", "arag_mcp.server", "arag_mcp.agent")
 
 
 def test_import_contracts_hold() -> None:
-    assert lint_imports(config_filename=str(ROOT / "pyproject.toml"), no_cache=True, no_logo=True) == 0
+    """import-linter configures logging in a way that disables every logger already made: those are
+    enabled again, or later tests would see none of this project's log records."""
+    existing = [logger for logger in logging.root.manager.loggerDict.values() if isinstance(logger, logging.Logger)]
+    enabled = [logger for logger in existing if not logger.disabled]
+    try:
+        assert lint_imports(config_filename=str(ROOT / "pyproject.toml"), no_cache=True, no_logo=True) == 0
+    finally:
+        for logger in enabled:
+            logger.disabled = False
 
 
 def test_no_import_cycle() -> None:
