@@ -266,6 +266,7 @@ def run_remove(args: argparse.Namespace) -> None:
 
 
 def run_list(args: argparse.Namespace) -> None:
+    from arag_mcp.indexer.index.schema import DocumentColumn as D
     from arag_mcp.indexer.index.snapshot import list_documents
 
     documents = list_documents(args.index)
@@ -274,8 +275,8 @@ def run_list(args: argparse.Namespace) -> None:
         return
     for document in documents:
         print(
-            f"{document['source']}\t{document['title']}\t{document['chunks']} chunks\t"
-            f"{document['indexed_at']}\t{document['doc_id']}"
+            f"{document[D.SOURCE]}\t{document[D.TITLE]}\t{document[D.CHUNKS]} chunks\t"
+            f"{document[D.INDEXED_AT]}\t{document[D.ID]}"
         )
     print(f"{len(documents)} documents", file=sys.stderr)
 

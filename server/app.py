@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from arag_mcp.indexer.index.manifest import IndexStoreError
+from arag_mcp.indexer.index.schema import DocumentColumn
 from arag_mcp.indexer.index.words import KeywordMatch
 from arag_mcp.server.search.conversations import Conversations
 from arag_mcp.server.search.live_index import LiveIndex
@@ -101,7 +102,7 @@ def create_server(
             listed = list_documents(live.uri)
         except IndexStoreError as exc:
             raise ToolError(str(exc)) from None
-        shown = [{key: value for key, value in row.items() if key != "doc_id"} for row in listed]
+        shown = [{key: value for key, value in row.items() if key != DocumentColumn.ID} for row in listed]
         return json.dumps({"documents": len(shown), "list": shown}, indent=2)
 
     return server
