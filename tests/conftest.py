@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+import io
+import logging
 import os
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, redirect_stderr, redirect_stdout
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from arag_mcp.server.search.live_index import LiveIndex
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))  # brute_force.py: the tools' definitions, shared with the benchmarks
@@ -22,9 +30,15 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
 @pytest.fixture(scope="session", autouse=True)
-def onnx_cache(tmp_path_factory) -> Path:
-    """ONNX exports of this run go to a fresh folder (the CLIs and servers started by tests inherit it)."""
-    folder = tmp_path_factory.mktemp("onnx-cache")
+def onnx_cache() -> Path:
+    """The user's ONNX export cache, kept across runs (the CLIs and servers started by tests inherit it).
+
+    An export's folder is keyed by the model's files, the precision, the export recipe and the ONNX
+    Runtime version, so a changed model or runtime makes a new one; tests of exporting use their own.
+    """
+    from arag_mcp.indexer.embedding.onnx_runtime import cache_root
+
+    folder = cache_root()
     os.environ["ARAG_MCP_CACHE"] = str(folder)
     return folder
 
@@ -56,15 +70,65 @@ def scoring_index(tmp_path_factory) -> Path:
     return index
 
 
-def run_cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    """Run `python -m arag_mcp.<module> args...` as a user would, capturing both streams."""
-    return subprocess.run(
-        [sys.executable, "-m", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
+@dataclass(frozen=True)
+class CliResult:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+@contextmanager
+def environment(values: dict[str, str]) -> Iterator[None]:
+    """`os.environ` with VALUES set, restored afterwards."""
+    saved = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def run_cli(module: str, *args: str, env: dict[str, str] | None = None) -> CliResult:
+    """Run the `main(argv)` of `arag_mcp.<module>` in this process, capturing both streams and its exit status.
+
+    The command's own logging set-up runs as in a fresh process (pytest's handlers are set aside
+    meanwhile), so what it logs lands in the captured stderr.
+    """
+    if module == "arag_mcp.indexer":
+        from arag_mcp.indexer.cli import main
+    else:
+        from arag_mcp.server.cli import main
+    stdout, stderr = io.StringIO(), io.StringIO()
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    root.handlers.clear()
+    try:
+        with environment(env or {}), redirect_stdout(stdout), redirect_stderr(stderr):
+            try:
+                code = main(list(args))
+            except SystemExit as exit:
+                code = exit.code if isinstance(exit.code, int) else 0 if exit.code is None else 1
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
+    return CliResult(code, stdout.getvalue(), stderr.getvalue())
+
+
+@contextmanager
+def live_index(index: Path | str, *, load_model: bool = True, **options: Any) -> Iterator[LiveIndex]:
+    """A started `LiveIndex` over INDEX (OPTIONS go to its constructor), closed afterwards."""
+    from arag_mcp.server.search.live_index import LiveIndex
+
+    live = LiveIndex(str(index), **options)
+    live.start(load_model=load_model)
+    try:
+        yield live
+    finally:
+        live.close()
 
 
 @pytest.fixture

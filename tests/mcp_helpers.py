@@ -1,4 +1,4 @@
-"""Starting the real server process and talking to it with the MCP SDK's client."""
+"""Talking to the server with the MCP SDK's client: its HTTP app in process, or the real server process."""
 
 from __future__ import annotations
 
@@ -7,15 +7,19 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 
 import httpx2
+from arag_mcp.server.app import create_server
+from arag_mcp.server.http import build_app
+from arag_mcp.server.search.live_index import LiveIndex
 from mcp import Client, StdioServerParameters
 from mcp.client.sse import sse_client
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from starlette.types import ASGIApp
 
 SERVER = [sys.executable, "-m", "arag_mcp.server"]
 MODES = ["auto", "legacy"]
@@ -76,3 +80,22 @@ def http_client(base: str, transport: str, mode: str, token: str | None = None) 
         return Client(sse_client(f"{base}/sse", headers=headers), mode=mode)
     http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(60))
     return Client(streamable_http_client(f"{base}/mcp", http_client=http), mode=mode)
+
+
+def app_for(live: LiveIndex, transport: str, host: str, token: str | None = None) -> ASGIApp:
+    """The server's HTTP app over LIVE, as `arag-mcp --transport TRANSPORT --host HOST` serves it."""
+    return build_app(create_server(live), transport, host, token, [])
+
+
+@asynccontextmanager
+async def asgi_client(app: ASGIApp, base_url: str = "http://test") -> AsyncIterator[httpx2.AsyncClient]:
+    """An HTTP client calling the ASGI app in process, with the app's lifespan running."""
+    starlette_app = getattr(app, "app", app)  # inside the bearer-token middleware, if any
+    async with starlette_app.router.lifespan_context(starlette_app):
+        async with httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app), base_url=base_url) as client:
+            yield client
+
+
+def asgi_mcp_client(http: httpx2.AsyncClient, mode: str = "auto") -> Client:
+    """The MCP SDK's streamable-HTTP client over an in-process HTTP client from `asgi_client`."""
+    return Client(streamable_http_client(f"{http.base_url}/mcp", http_client=http), mode=mode)

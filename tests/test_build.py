@@ -4,21 +4,19 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
 
-import lancedb
 import numpy as np
 import pytest
 from arag_mcp.indexer.build import BuildOptions, build_index, sync_index
 from arag_mcp.indexer.cli import main as index_main
 from arag_mcp.indexer.index.ids import doc_key
 from arag_mcp.indexer.index.manifest import FORMAT_VERSION, IndexStoreError, read_manifest, write_manifest
-from arag_mcp.indexer.index.schema import DOCUMENTS, SENTENCES, TABLES
+from arag_mcp.indexer.index.schema import DOCUMENTS, TABLES
 from arag_mcp.indexer.index.snapshot import open_index
 from arag_mcp.indexer.text.chunking import CHARS_PER_TOKEN_BOUND, sentence_spans
 
-from .conftest import BENCH_DATA, SAMPLE, kill_build_when, run_cli
+from .conftest import BENCH_DATA, SAMPLE, CliResult, run_cli
 
 QUIET = BuildOptions(progress=False)
 
@@ -134,36 +132,6 @@ def test_incremental_build_embeds_only_changes(tmp_path: Path):
     assert rebuilt.added == 3
 
 
-def test_killed_build_leaves_previous_index_and_next_run_completes(tmp_path: Path):
-    corpus = tmp_path / "docs"
-    _write_corpus(corpus, {"first.txt": "The first document. It is small."})
-    index = tmp_path / "idx"
-    build_index([corpus], str(index), QUIET)
-    before = open_index(str(index))
-    committed = before.version
-
-    _write_corpus(
-        corpus, {f"more-{i:03}.txt": f"Document {i} has a sentence. And another one about {i}." for i in range(300)}
-    )
-    kill_build_when(
-        ["build", str(corpus), "--index", str(index), "--write-batch", "16", "--quiet"],
-        lambda: lancedb.connect(str(index)).open_table(SENTENCES).version > committed[1] + 1,
-        timeout=120,
-    )
-
-    after_kill = open_index(str(index))
-    assert after_kill.version == committed
-    assert after_kill.chunk_table.count_rows() == 1 and after_kill.sentence_table.count_rows() == 2
-    assert read_manifest(str(index))["counts"]["documents"] == 1
-
-    summary = build_index([corpus], str(index), QUIET)
-    assert summary.documents == 301 and summary.unchanged == 1
-    final = open_index(str(index))
-    assert final.chunk_table.count_rows() == 301
-    assert final.sentence_table.count_rows() == 2 + 600
-    assert final.sentence_table.to_pandas()["chunk_id"].nunique() == 301
-
-
 def test_bad_input_is_one_line_without_traceback(tmp_path: Path):
     corpus = tmp_path / "docs"
     corpus.mkdir()
@@ -236,7 +204,7 @@ def test_shared_corpus_indexes_as_is(tmp_path: Path):
     assert json.loads(lines[0])["title"] in titles
 
 
-def _assert_one_line_error(result: subprocess.CompletedProcess, *expected: str) -> None:
+def _assert_one_line_error(result: CliResult, *expected: str) -> None:
     assert result.returncode == 2, result.stderr
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     errors = [line for line in lines if line.startswith("arag-index: error:")]

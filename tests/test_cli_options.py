@@ -1,10 +1,7 @@
-"""Both commands' conventions: --version, log levels in any case, every option from the environment."""
+"""Both commands' conventions, through `main(argv)` in process: --version, log levels in any case, options from the environment."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,12 +9,6 @@ import pytest
 from .conftest import run_cli
 
 MODULES = ("arag_mcp.indexer", "arag_mcp.server")
-
-
-def _run(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", *args], capture_output=True, text=True, timeout=300, env={**os.environ, **env}
-    )
 
 
 @pytest.mark.parametrize("module", MODULES)
@@ -28,10 +19,10 @@ def test_version(module: str):
 
 def test_index_and_log_level_from_the_environment(sample_index: Path):
     env = {"ARAG_MCP_INDEX": str(sample_index)}
-    listed = _run("arag_mcp.indexer", "list", "--log-level", "debug", env=env)
+    listed = run_cli("arag_mcp.indexer", "list", "--log-level", "debug", env=env)
     assert listed.returncode == 0, listed.stderr
     assert len(listed.stdout.splitlines()) == 6
-    called = _run(
+    called = run_cli(
         "arag_mcp.server", "--call", "keyword_search", "keywords=radium", env={**env, "ARAG_MCP_LOG_LEVEL": "debug"}
     )
     assert called.returncode == 0, called.stderr
@@ -39,7 +30,7 @@ def test_index_and_log_level_from_the_environment(sample_index: Path):
 
 
 def test_a_bad_environment_value_is_a_usage_error_naming_the_variable(sample_index: Path):
-    result = _run(
+    result = run_cli(
         "arag_mcp.server",
         "--call",
         "keyword_search",
@@ -47,7 +38,9 @@ def test_a_bad_environment_value_is_a_usage_error_naming_the_variable(sample_ind
         env={"ARAG_MCP_INDEX": str(sample_index), "ARAG_MCP_PORT": "eighty"},
     )
     assert result.returncode == 2 and "ARAG_MCP_PORT='eighty'" in result.stderr and "Traceback" not in result.stderr
-    result = _run("arag_mcp.indexer", "list", env={"ARAG_MCP_INDEX": str(sample_index), "ARAG_INDEX_LOG_LEVEL": "loud"})
+    result = run_cli(
+        "arag_mcp.indexer", "list", env={"ARAG_MCP_INDEX": str(sample_index), "ARAG_INDEX_LOG_LEVEL": "loud"}
+    )
     assert result.returncode == 2 and "ARAG_INDEX_LOG_LEVEL='loud'" in result.stderr
 
 

@@ -8,18 +8,13 @@ from __future__ import annotations
 import json
 import os
 import random
-import shutil
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
-import pytest
 from arag_mcp.indexer.build import BuildOptions, build_index, remove_from_index, sync_index
 from arag_mcp.indexer.index.manifest import read_manifest
 from arag_mcp.indexer.index.snapshot import list_documents, open_index
 
-from .conftest import kill_build_when, run_cli
+from .conftest import run_cli
 
 QUIET = BuildOptions(progress=False)
 
@@ -149,105 +144,3 @@ def test_a_folder_with_stray_files_builds_and_the_summary_names_each(tmp_path: P
     assert "skipped 6 file(s) or record(s), listed above" in lines
     assert "Traceback" not in result.stderr
     assert _titles(index) == ["", "DNS"]
-
-
-def test_a_killed_build_keeps_its_committed_steps_and_the_next_embeds_only_the_rest(tmp_path: Path):
-    corpus = tmp_path / "docs"
-    for i in range(600):
-        _write(corpus / f"doc-{i:03}.txt", f"Document {i} has a sentence. And another one about {i}.")
-    index = tmp_path / "idx"
-    kill_build_when(
-        ["build", str(corpus), "--index", str(index), "--write-batch", "16", "--commit-every", "64", "--quiet"],
-        lambda: bool((read_manifest(str(index)) or {}).get("counts", {}).get("sentences")),
-        timeout=180,
-    )
-
-    kept = open_index(str(index))
-    committed = kept.manifest.counts.sentences
-    assert 0 < committed < 1200
-    assert kept.sentence_table.count_rows() == committed == 2 * kept.manifest.counts.documents
-    assert len(list_documents(str(index))) == kept.manifest.counts.documents
-
-    summary = build_index([corpus], str(index), QUIET)
-    assert summary.embedded_sentences == 1200 - committed
-    assert (summary.documents, summary.sentences) == (600, 1200)
-    assert open_index(str(index)).sentence_table.to_pandas()["chunk_id"].nunique() == 600
-
-
-def test_the_lock_works_without_fcntl(tmp_path: Path):
-    _write(tmp_path / "a.md", "# A\n\nText.")
-    script = textwrap.dedent(
-        f"""
-        import sys
-        sys.modules["fcntl"] = None  # as on Windows: importing it fails
-        import filelock
-        from arag_mcp.indexer.cli import main
-        from arag_mcp.indexer.index.writer import build_lock
-        assert not filelock.has_fcntl
-        index = {str(tmp_path / "idx")!r}
-        with build_lock(index):
-            assert main(["add", {str(tmp_path / "a.md")!r}, "--index", index, "--quiet"]) == 1
-        assert main(["add", {str(tmp_path / "a.md")!r}, "--index", index, "--quiet"]) == 0
-        """
-    )
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stderr
-    assert "another arag-index command is changing" in result.stderr
-    assert "added 1" in result.stderr
-
-
-@pytest.mark.skipif(shutil.which("faketime") is None, reason="faketime is not installed")
-def test_a_build_interrupted_before_its_commit_leaves_an_index_older_than_a_week_usable(tmp_path: Path, monkeypatch):
-    corpus = tmp_path / "docs"
-    _write(corpus / "old.md", "# Old\n\nAn old document.")
-    index = tmp_path / "idx"
-    old = subprocess.run(
-        [
-            "faketime",
-            "-f",
-            "-8d",
-            sys.executable,
-            "-m",
-            "arag_mcp.indexer",
-            "build",
-            str(corpus),
-            "--index",
-            str(index),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "ARAG_INDEX_QUIET": "1"},
-    )
-    assert old.returncode == 0, old.stderr
-    before = open_index(str(index)).version
-
-    _write(corpus / "new.md", "# New\n\nA new document.")
-    import arag_mcp.indexer.index.writer as store
-
-    def killed(uri: str, manifest: dict) -> None:
-        raise KeyboardInterrupt  # the process dies after its table writes, before the commit
-
-    monkeypatch.setattr(store, "write_manifest", killed)
-    with pytest.raises(KeyboardInterrupt):
-        build_index([corpus], str(index), QUIET)
-    monkeypatch.undo()
-
-    info = run_cli("arag_mcp.indexer", "info", "--index", str(index))
-    assert info.returncode == 0, info.stderr
-    assert open_index(str(index)).version == before
-    assert build_index([corpus], str(index), QUIET).added == 1
-    assert _titles(index) == ["New", "Old"]
-
-
-@pytest.mark.skipif(shutil.which("faketime") is None, reason="faketime is not installed")
-def test_a_build_on_a_clock_behind_the_index_completes(tmp_path: Path):
-    corpus = tmp_path / "docs"
-    _write(corpus / "now.md", "# Now\n\nWritten now.")
-    index = tmp_path / "idx"
-    build_index([corpus], str(index), QUIET)
-    _write(corpus / "later.md", "# Later\n\nWritten by a machine whose clock is a week behind.")
-    command = [sys.executable, "-m", "arag_mcp.indexer", "build", str(corpus), "--index", str(index), "--quiet"]
-    behind = subprocess.run(["faketime", "-f", "-8d", *command], capture_output=True, text=True, timeout=300)
-    assert behind.returncode == 0, behind.stderr
-    assert _titles(index) == ["Later", "Now"]

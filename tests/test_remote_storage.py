@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,7 +14,7 @@ from arag_mcp.indexer.index.ids import doc_key
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from .conftest import SAMPLE, run_cli
+from .conftest import SAMPLE, CliResult, run_cli
 from .mcp_helpers import free_port
 
 moto_server = pytest.importorskip("moto.server", reason="needs moto[server]: pip install 'moto[server]'")
@@ -63,7 +62,7 @@ def s3_index(s3_endpoint: str, corpus: Path) -> str:
     return INDEX
 
 
-def one_line_error(result: subprocess.CompletedProcess) -> str:
+def one_line_error(result: CliResult) -> str:
     """stderr of a command that failed with one line of explanation."""
     assert result.returncode == 2, (result.stdout, result.stderr)
     assert "Traceback" not in result.stderr and result.stderr.strip().count("\n") == 0, result.stderr
@@ -123,13 +122,13 @@ def test_missing_bucket_or_prefix_is_one_line(s3_endpoint: str):
     assert "bucket 'no-such-bucket' does not exist" in one_line_error(result)
     result = run_cli("arag_mcp.indexer", "info", "--index", missing_bucket)
     assert "bucket 'no-such-bucket' does not exist" in one_line_error(result)
-    result = run_cli("arag_mcp.server", "--index", missing_bucket, timeout=60)
+    result = run_cli("arag_mcp.server", "--index", missing_bucket)
     assert "bucket 'no-such-bucket' does not exist" in one_line_error(result)
 
     missing_prefix = f"s3://{BUCKET}/nothing-here"
     result = run_cli("arag_mcp.indexer", "info", "--index", missing_prefix)
     assert "not an arag-mcp index" in one_line_error(result)
-    result = run_cli("arag_mcp.server", "--index", missing_prefix, timeout=60)
+    result = run_cli("arag_mcp.server", "--index", missing_prefix)
     assert "not an arag-mcp index" in one_line_error(result)
 
 

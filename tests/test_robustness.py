@@ -9,8 +9,6 @@ import time
 import tracemalloc
 from pathlib import Path
 
-import anyio
-import httpx2
 import pytest
 from arag_mcp.indexer.build import BuildOptions, build_index
 from arag_mcp.indexer.index.ids import doc_key, parse_chunk_id
@@ -23,7 +21,6 @@ from arag_mcp.server.tools.profiles import PROFILES
 from mcp import Client
 
 from .conftest import run_cli
-from .mcp_helpers import http_client, http_server
 
 pytestmark = pytest.mark.anyio
 TABLES = ("chunks", "sentences", "terms")
@@ -65,7 +62,7 @@ def index_copy(sample_index: Path, tmp_path: Path) -> Path:
 @pytest.mark.parametrize("table", TABLES)
 def test_info_names_a_damaged_table_in_one_line(index_copy: Path, table: str, how: str):
     damage(index_copy, table, how)
-    result = run_cli("arag_mcp.indexer", "info", "--index", str(index_copy), timeout=120)
+    result = run_cli("arag_mcp.indexer", "info", "--index", str(index_copy))
     assert result.returncode == 2 and not result.stdout
     assert_one_line_about(result.stderr, table)
     with pytest.raises(IndexStoreError) as raised:
@@ -146,47 +143,6 @@ async def test_chunk_read_of_a_huge_part_is_not_found(sample_index: Path):
         assert not result.is_error, result.content[0].text
         statuses = [chunk["status"] for chunk in result.structured_content["chunks"]]
         assert statuses == ["not_found", "ok"]
-
-
-@pytest.fixture(scope="module")
-def long_name_index(tmp_path_factory) -> Path:
-    """An index holding a file whose name is 200 characters long."""
-    folder = tmp_path_factory.mktemp("long-name")
-    (folder / "docs").mkdir()
-    (folder / "docs" / ("a" * 200 + ".md")).write_text("# Long\n\nThe harbour pump moves water out of the dock.")
-    (folder / "docs" / "short.md").write_text("# Short\n\nThe crane lifts boats out of the water.")
-    build_index([folder / "docs"], str(folder / "idx"), BuildOptions(progress=False))
-    return folder / "idx"
-
-
-async def test_a_hostile_source_pattern_does_not_stall_the_server(long_name_index: Path):
-    """'?*' runs backtrack in Python's re for hours against a long name, holding the GIL: while one
-    is matched, the server must still answer /health, and the call itself must end."""
-    with http_server(long_name_index, "streamable-http") as base:
-        async with http_client(base, "streamable-http", "auto") as client:
-            results = {}
-
-            async def call(name: str, scope: dict) -> None:
-                results[name] = await client.call_tool("keyword_search", {"keywords": ["pump"], "scope": scope})
-
-            with anyio.fail_after(5):
-                async with anyio.create_task_group() as group:
-                    group.start_soon(call, "backtracking", {"source": "?*" * 6 + "z"})
-                    await anyio.sleep(0.2)
-                    async with httpx2.AsyncClient(timeout=4) as http:
-                        assert (await http.get(f"{base}/health")).status_code == 200
-                    group.start_soon(call, "wildcards", {"source": "?*" * 20 + "z"})
-                    group.start_soon(call, "conditions", {f"field{i}": "x" for i in range(2000)})
-            expected = {
-                "backtracking": 'scope "source" "?*?*?*?*?*?*z" matches no document',
-                "wildcards": "has 40 wildcards; use at most 12",
-                "conditions": "the scope has 2000 conditions; give at most 20",
-            }
-            for name, text in expected.items():
-                message = results[name].content[0].text
-                assert results[name].is_error and text in message and "\n" not in message, message
-            matched = await client.call_tool("keyword_search", {"keywords": ["pump"], "scope": {"source": "a*a.md"}})
-            assert matched.structured_content["source"] == f"docs/{'a' * 200}.md", matched.content[0].text
 
 
 HUGE = "x" * 2_000_000

@@ -17,7 +17,7 @@ from arag_mcp.indexer.index.schema import CHUNKS, DOCUMENTS, SENTENCES, chunks_s
 from arag_mcp.indexer.index.snapshot import list_documents, open_index
 from arag_mcp.indexer.index.writer import IndexWriter
 
-from .conftest import kill_build_when, run_cli
+from .conftest import run_cli
 
 WORDS = ("alpha", "beta", "gamma", "delta", "omega", "sigma", "kappa", "lambda")
 ONE_BATCH = 1 << 30
@@ -99,29 +99,6 @@ def test_a_document_past_the_default_write_batch_is_found_by_its_last_word(tmp_p
     assert len(sentences) == 6000
     found = run_cli("arag_mcp.server", "--index", str(index), "--call", "keyword_search", 'keywords=["longend"]')
     assert "1 chunk matches" in found.stdout, found.stdout
-
-
-def test_a_build_killed_inside_a_long_document_keeps_the_last_commit_and_the_next_is_whole(tmp_path: Path):
-    written = _corpus(tmp_path / "written", 7)
-    corpus = tmp_path / "docs"
-    corpus.mkdir()
-    (written / "tiny.txt").rename(corpus / "tiny.txt")
-    index = tmp_path / "idx"
-    build_index([corpus], str(index), _options(7))
-    for path in written.iterdir():
-        path.rename(corpus / path.name)
-    committed = open_index(str(index)).version
-    kill_build_when(
-        ["build", str(corpus), "--index", str(index), "--write-batch", "7", "--commit-every", "100000", "--quiet"],
-        lambda: lancedb.connect(str(index)).open_table(SENTENCES).version > committed[1] + 2,
-        timeout=120,
-    )
-    assert open_index(str(index)).version == committed
-    _assert_whole(index, 1)
-
-    summary = build_index([corpus], str(index), _options(7))
-    assert (summary.added, summary.unchanged) == (3, 1)
-    _assert_whole(index, 4)
 
 
 def test_a_commit_of_a_document_written_in_part_is_refused(tmp_path: Path):
