@@ -5,11 +5,8 @@ from __future__ import annotations
 import io
 import logging
 import os
-import signal
-import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager, redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
@@ -134,17 +131,3 @@ def live_index(index: Path | str, *, load_model: bool = True, **options: Any) ->
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
-
-
-def kill_build_when(arguments: Sequence[str], ready: Callable[[], bool], timeout: float) -> None:
-    """Run `arag-index ARGUMENTS` and kill it (SIGKILL) as soon as `ready()` holds: an interrupted build."""
-    process = subprocess.Popen([sys.executable, "-m", "arag_mcp.indexer", *arguments], stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + timeout
-        while not ready():
-            assert process.poll() is None, "the build finished before it could be killed"
-            assert time.monotonic() < deadline
-            time.sleep(0.02)
-        process.send_signal(signal.SIGKILL)
-    finally:
-        process.wait()

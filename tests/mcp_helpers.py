@@ -15,21 +15,13 @@ import httpx2
 from arag_mcp.server.app import create_server
 from arag_mcp.server.http import build_app
 from arag_mcp.server.search.live_index import LiveIndex
-from mcp import Client, StdioServerParameters
+from mcp import Client
 from mcp.client.sse import sse_client
-from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from starlette.types import ASGIApp
 
 SERVER = [sys.executable, "-m", "arag_mcp.server"]
 MODES = ["auto", "legacy"]
-
-
-def stdio_client_for(index: Path, mode: str, *extra: str) -> Client:
-    params = StdioServerParameters(
-        command=sys.executable, args=["-m", "arag_mcp.server", "--index", str(index), *extra]
-    )
-    return Client(stdio_client(params, errlog=sys.stderr), mode=mode)
 
 
 def free_port() -> int:

@@ -11,7 +11,7 @@ import pytest
 
 from .conftest import BENCH_DATA, REPO
 
-pytestmark = pytest.mark.skipif(not BENCH_DATA.exists(), reason="shared bench-data not present")
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(not BENCH_DATA.exists(), reason="shared bench-data not present")]
 
 
 def run_bench(script: str, out: Path) -> dict:

@@ -10,11 +10,10 @@ from pathlib import Path
 import pytest
 from arag_mcp.indexer.index.manifest import read_manifest
 from arag_mcp.server.app import create_server
-from arag_mcp.server.search.live_index import LiveIndex
 from arag_mcp.server.tools.profiles import PROFILES
 from mcp import Client
 
-from .conftest import SAMPLE, run_cli
+from .conftest import SAMPLE, live_index, run_cli
 
 pytestmark = pytest.mark.anyio
 SEARCH_TOOLS = {"keyword_search", "semantic_search", "naive_embedding_search", "search"}
@@ -29,12 +28,11 @@ def index_cli(*arguments: str):
 
 async def served(index: Path, profile: str = "arag") -> tuple[str, dict[str, str], dict]:
     """The server's instructions, tool descriptions and `arag://index`, as a client sees them."""
-    live = LiveIndex(str(index), reload_seconds=0.0)
-    live.start(load_model=False)
-    async with Client(create_server(live, PROFILES[profile])) as client:
-        tools = {tool.name: tool.description for tool in (await client.list_tools()).tools}
-        manifest = json.loads((await client.read_resource("arag://index")).contents[0].text)
-        return client.instructions, tools, manifest
+    with live_index(index, reload_seconds=0.0, load_model=False) as live:
+        async with Client(create_server(live, PROFILES[profile])) as client:
+            tools = {tool.name: tool.description for tool in (await client.list_tools()).tools}
+            manifest = json.loads((await client.read_resource("arag://index")).contents[0].text)
+            return client.instructions, tools, manifest
 
 
 async def test_a_description_given_to_the_cli_heads_instructions_and_search_tools(tmp_path: Path):
@@ -65,20 +63,19 @@ async def test_without_a_description_a_summary_is_derived_and_describe_changes_i
     assert tools["keyword_search"].startswith(f"Searches {DERIVED}.")
     assert manifest["collection"] == DERIVED
 
-    live = LiveIndex(str(index), reload_seconds=0.0)
-    live.start(load_model=False)
-    async with Client(create_server(live)) as client:
-        before = json.loads((await client.read_resource("arag://index")).contents[0].text)
-        assert before["collection"] == DERIVED
-        index_cli("describe", "--index", str(index), "Curie papers")
-        time.sleep(0.01)
-        after = json.loads((await client.read_resource("arag://index")).contents[0].text)
-        assert after["collection"] == "Curie papers" and after["built_at"] == before["built_at"]
-        found = await client.call_tool("keyword_search", {"keywords": ["radium"]})
-        assert not found.is_error
-    assert index_cli("describe", "--index", str(index)).stdout.strip() == "Curie papers"
-    index_cli("describe", "--index", str(index), "")
-    assert index_cli("describe", "--index", str(index)).stdout.strip() == DERIVED
+    with live_index(index, reload_seconds=0.0, load_model=False) as live:
+        async with Client(create_server(live)) as client:
+            before = json.loads((await client.read_resource("arag://index")).contents[0].text)
+            assert before["collection"] == DERIVED
+            index_cli("describe", "--index", str(index), "Curie papers")
+            time.sleep(0.01)
+            after = json.loads((await client.read_resource("arag://index")).contents[0].text)
+            assert after["collection"] == "Curie papers" and after["built_at"] == before["built_at"]
+            found = await client.call_tool("keyword_search", {"keywords": ["radium"]})
+            assert not found.is_error
+        assert index_cli("describe", "--index", str(index)).stdout.strip() == "Curie papers"
+        index_cli("describe", "--index", str(index), "")
+        assert index_cli("describe", "--index", str(index)).stdout.strip() == DERIVED
 
 
 def test_a_description_too_long_is_a_usage_error_naming_the_limit(tmp_path: Path):

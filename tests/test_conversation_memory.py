@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import tracemalloc
+from collections.abc import Iterator
 
 import pytest
 from arag_mcp.indexer.build import BuildOptions, build_index
@@ -16,22 +17,22 @@ from arag_mcp.server.search.live_index import LiveIndex
 from arag_mcp.server.tools.profiles import PROFILES
 from mcp import Client
 
+from .conftest import live_index
+
 pytestmark = pytest.mark.anyio
 LEDGER = doc_key("ledger")
 
 
 @pytest.fixture(scope="module")
-def live(tmp_path_factory) -> LiveIndex:
+def live(tmp_path_factory) -> Iterator[LiveIndex]:
     """An index of one document of 3,000 short lines (one paragraph: few sentences to embed)."""
     corpus = tmp_path_factory.mktemp("ledger")
     text = "\n".join(f"entry {n}" for n in range(3000))
     (corpus / "ledger.jsonl").write_text(json.dumps({"id": "ledger", "title": "Ledger", "text": text}) + "\n")
     index = tmp_path_factory.mktemp("ledger-index") / "idx"
     build_index([corpus], str(index), BuildOptions(progress=False))
-    live = LiveIndex(str(index))
-    live.start()
-    yield live
-    live.close()
+    with live_index(index) as live:
+        yield live
 
 
 def test_an_open_window_is_remembered_in_a_few_hundred_bytes(live: LiveIndex):

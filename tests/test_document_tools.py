@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -19,7 +20,7 @@ from arag_mcp.server.tools.profiles import PROFILES
 from brute_force import SentenceMatrix
 from mcp import Client
 
-from .conftest import BENCH_DATA, REPO
+from .conftest import BENCH_DATA, REPO, live_index
 
 pytestmark = pytest.mark.anyio
 NOVEL_CHARS = 60_000
@@ -48,11 +49,9 @@ def index(corpus: Path, tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def live(index: Path) -> LiveIndex:
-    live = LiveIndex(str(index))
-    live.start()
-    yield live
-    live.close()
+def live(index: Path) -> Iterator[LiveIndex]:
+    with live_index(index) as live:
+        yield live
 
 
 def documents_of(index: Path) -> list:

@@ -16,13 +16,12 @@ from arag_mcp.indexer.sources.outline import heading_path
 from arag_mcp.indexer.sources.pdf import join_hyphenated
 from arag_mcp.indexer.text.context import chunk_context_terms, embedding_text
 from arag_mcp.server.app import create_server
-from arag_mcp.server.search.live_index import LiveIndex
 from arag_mcp.server.tools.profiles import PROFILES
 from mcp import Client
 from reportlab.lib.pagesizes import A4
 from reportlab.pdfgen import canvas
 
-from .conftest import FIXTURES
+from .conftest import FIXTURES, live_index
 
 pytestmark = pytest.mark.anyio
 DOCUMENTS = FIXTURES / "documents"
@@ -218,9 +217,7 @@ def test_each_sentence_is_embedded_under_its_own_headings(documents_index: Path,
 
 
 async def test_results_and_chunk_read_show_section_and_pages(documents_index: Path):
-    live = LiveIndex(str(documents_index))
-    live.start()
-    try:
+    with live_index(documents_index) as live:
         async with Client(create_server(live, PROFILES["arag"])) as client:
             found = await client.call_tool("keyword_search", {"keywords": ["MSI file"], "top_k": 1})
             [hit] = found.structured_content["results"]
@@ -247,5 +244,3 @@ async def test_results_and_chunk_read_show_section_and_pages(documents_index: Pa
             [hit] = found.structured_content["results"]
             assert hit["file_type"] == "docx" and hit["title"] == "Gear Handbook", hit
             assert "section" not in hit and "| section:" not in found.content[0].text  # under the title alone
-    finally:
-        live.close()

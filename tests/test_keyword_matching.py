@@ -3,6 +3,7 @@ texts (fixtures/keywords.jsonl) in a real index, through the tool functions and 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from arag_mcp.server.search.keywords import keyword_search
 from arag_mcp.server.search.live_index import LiveIndex
 from mcp import Client
 
-from .conftest import FIXTURES
+from .conftest import FIXTURES, live_index
 from .keyword_counts import occurrences
 
 CORPUS = FIXTURES / "keywords.jsonl"
@@ -85,11 +86,9 @@ def test_counts_per_keyword_and_in_all(snapshot):
 
 
 @pytest.fixture(scope="module")
-def live(index: Path) -> LiveIndex:
-    live = LiveIndex(str(index))
-    live.start(load_model=False)
-    yield live
-    live.close()
+def live(index: Path) -> Iterator[LiveIndex]:
+    with live_index(index, load_model=False) as live:
+        yield live
 
 
 @pytest.mark.anyio

@@ -15,10 +15,11 @@ import pytest
 from arag_mcp.indexer.build import BuildOptions, build_index
 from arag_mcp.indexer.index.ids import doc_key
 from arag_mcp.indexer.index.manifest import read_manifest, write_manifest
+from arag_mcp.server.app import create_server
 from arag_mcp.server.search.live_index import LiveIndex
+from mcp import Client
 
-from .conftest import SAMPLE
-from .mcp_helpers import stdio_client_for
+from .conftest import SAMPLE, live_index
 
 pytestmark = pytest.mark.anyio
 
@@ -30,33 +31,36 @@ async def test_queries_in_a_loop_while_an_incremental_build_lands(tmp_path: Path
     build_index([corpus], str(index), BuildOptions(progress=False))
     radium = f"{doc_key('radium')}-0"
 
-    async with stdio_client_for(index, "auto") as client:
-        first = await client.call_tool("chunk_read", {"chunk_ids": [radium]})
-        assert first.structured_content["chunks"][0]["status"] == "ok"
-        conversation = first.structured_content["conversation"]
+    with live_index(index) as live:
+        async with Client(create_server(live), mode="auto") as client:
+            first = await client.call_tool("chunk_read", {"chunk_ids": [radium]})
+            assert first.structured_content["chunks"][0]["status"] == "ok"
+            conversation = first.structured_content["conversation"]
 
-        (corpus / "einsteinium.md").write_text(
-            "# Einsteinium\n\nEinsteinium was found in the debris of the Ivy Mike test in 1952."
-        )
-        answers = []
-        async with anyio.create_task_group() as group:
-            group.start_soon(
-                anyio.to_thread.run_sync, lambda: build_index([corpus], str(index), BuildOptions(progress=False))
+            (corpus / "einsteinium.md").write_text(
+                "# Einsteinium\n\nEinsteinium was found in the debris of the Ivy Mike test in 1952."
             )
-            for _ in range(400):
-                result = await client.call_tool("keyword_search", {"keywords": ["Ivy Mike", "pitchblende"], "top_k": 5})
-                assert not result.is_error, result.content[0].text
-                titles = {hit["title"] for hit in result.structured_content["results"]}
-                answers.append(titles)
-                if "Einsteinium" in titles:
-                    break
-                await anyio.sleep(0.05)
-        assert answers[0] == {"Radium"}
-        assert answers[-1] == {"Radium", "Einsteinium"}
-        assert all(titles in ({"Radium"}, {"Radium", "Einsteinium"}) for titles in answers)
+            answers = []
+            async with anyio.create_task_group() as group:
+                group.start_soon(
+                    anyio.to_thread.run_sync, lambda: build_index([corpus], str(index), BuildOptions(progress=False))
+                )
+                for _ in range(400):
+                    result = await client.call_tool(
+                        "keyword_search", {"keywords": ["Ivy Mike", "pitchblende"], "top_k": 5}
+                    )
+                    assert not result.is_error, result.content[0].text
+                    titles = {hit["title"] for hit in result.structured_content["results"]}
+                    answers.append(titles)
+                    if "Einsteinium" in titles:
+                        break
+                    await anyio.sleep(0.05)
+            assert answers[0] == {"Radium"}
+            assert answers[-1] == {"Radium", "Einsteinium"}
+            assert all(titles in ({"Radium"}, {"Radium", "Einsteinium"}) for titles in answers)
 
-        again = await client.call_tool("chunk_read", {"chunk_ids": [radium], "conversation": conversation})
-        assert again.structured_content["chunks"][0]["status"] == "read_before"
+            again = await client.call_tool("chunk_read", {"chunk_ids": [radium], "conversation": conversation})
+            assert again.structured_content["chunks"][0]["status"] == "read_before"
 
 
 def test_each_build_s_vectors_are_read_on_one_thread_and_a_replaced_build_is_freed(tmp_path: Path, caplog):
@@ -77,24 +81,22 @@ def test_each_build_s_vectors_are_read_on_one_thread_and_a_replaced_build_is_fre
 
     caplog.set_level(logging.INFO, logger="arag_mcp.indexer.index.vectors")
     logging.getLogger("arag_mcp.indexer.index.vectors").addFilter(note_reader)
-    live = LiveIndex(index, reload_seconds=0)
-    live.start(load_model=False)
-    try:
-        replaced = weakref.ref(live.snapshot())
-        for number in range(4):
-            write_manifest(index, manifests[number % 2])
-            served = live.snapshot()
-            assert served is not replaced()
-            deadline = time.monotonic() + 60
-            while len(readers) <= number and time.monotonic() < deadline:
-                time.sleep(0.05)
-            gc.collect()
-            assert replaced() is None, "a replaced build is still referenced"
-            replaced = weakref.ref(served)
-            del served
-    finally:
-        logging.getLogger("arag_mcp.indexer.index.vectors").removeFilter(note_reader)
-        live.close()
+    with live_index(index, reload_seconds=0, load_model=False) as live:
+        try:
+            replaced = weakref.ref(live.snapshot())
+            for number in range(4):
+                write_manifest(index, manifests[number % 2])
+                served = live.snapshot()
+                assert served is not replaced()
+                deadline = time.monotonic() + 60
+                while len(readers) <= number and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                gc.collect()
+                assert replaced() is None, "a replaced build is still referenced"
+                replaced = weakref.ref(served)
+                del served
+        finally:
+            logging.getLogger("arag_mcp.indexer.index.vectors").removeFilter(note_reader)
     assert len(readers) == 4 and len(set(readers)) == 1, readers
 
 

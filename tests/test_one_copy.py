@@ -5,6 +5,7 @@ table and infobox lines are cut around the match (through the MCP SDK's in-memor
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,8 @@ from arag_mcp.server.search.keywords import keyword_search
 from arag_mcp.server.search.live_index import LiveIndex
 from arag_mcp.server.tools.profiles import PROFILES
 from mcp import Client
+
+from .conftest import live_index
 
 pytestmark = pytest.mark.anyio
 POLONIUM = f"{doc_key('polonium')}-0"
@@ -46,15 +49,13 @@ HARBOUR_LOG = [
 
 
 @pytest.fixture(scope="module")
-def sample(sample_index: Path) -> LiveIndex:
-    live = LiveIndex(str(sample_index))
-    live.start()
-    yield live
-    live.close()
+def sample(sample_index: Path) -> Iterator[LiveIndex]:
+    with live_index(sample_index) as live:
+        yield live
 
 
 @pytest.fixture(scope="module")
-def records(tmp_path_factory) -> LiveIndex:
+def records(tmp_path_factory) -> Iterator[LiveIndex]:
     """An infobox line, a harbour log of short lines, and an unrelated page."""
     corpus = tmp_path_factory.mktemp("records")
     rows = [
@@ -65,10 +66,8 @@ def records(tmp_path_factory) -> LiveIndex:
     (corpus / "records.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     index = tmp_path_factory.mktemp("records-index") / "idx"
     build_index([corpus], str(index), BuildOptions(progress=False))
-    live = LiveIndex(str(index))
-    live.start()
-    yield live
-    live.close()
+    with live_index(index) as live:
+        yield live
 
 
 def client_for(live: LiveIndex, profile: str, conversations: Conversations | None = None) -> Client:

@@ -25,6 +25,7 @@ from .bombs import (
     understated_docx,
     yaml_alias_bomb,
 )
+from .conftest import run_cli
 
 NORMAL = "# Radium\n\nRadium glows blue in the dark.\n"
 CHILD_ADDRESS_SPACE = 6 << 30
@@ -185,11 +186,6 @@ def test_build_skips_bombs_and_indexes_the_rest_in_bounded_memory(tmp_path: Path
 
 
 def _list(index: Path) -> str:
-    result = subprocess.run(
-        [sys.executable, "-m", "arag_mcp.indexer", "list", "--index", str(index), "--json"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = run_cli("arag_mcp.indexer", "list", "--index", str(index), "--json")
     assert result.returncode == 0, result.stderr
     return result.stdout

@@ -90,9 +90,7 @@ def test_incremental_rebuild_embeds_only_the_changed_document(s3_index: str, cor
 
     result = run_cli("arag_mcp.indexer", "info", "--index", s3_index)
     assert json.loads(result.stdout)["counts"]["sentences"] == 35
-    result = run_cli(
-        "arag_mcp.server", "--index", s3_index, "--call", "keyword_search", "keywords=notebook", timeout=120
-    )
+    result = run_cli("arag_mcp.server", "--index", s3_index, "--call", "keyword_search", "keywords=notebook")
     assert result.returncode == 0, result.stderr
     assert "piezoelectricity" in result.stdout
 

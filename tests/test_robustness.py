@@ -16,11 +16,10 @@ from arag_mcp.indexer.index.manifest import IndexStoreError
 from arag_mcp.indexer.index.snapshot import open_index
 from arag_mcp.server.app import create_server
 from arag_mcp.server.search.keywords import keyword_search
-from arag_mcp.server.search.live_index import LiveIndex
 from arag_mcp.server.tools.profiles import PROFILES
 from mcp import Client
 
-from .conftest import run_cli
+from .conftest import live_index, run_cli
 
 pytestmark = pytest.mark.anyio
 TABLES = ("chunks", "sentences", "terms")
@@ -72,37 +71,34 @@ def test_info_names_a_damaged_table_in_one_line(index_copy: Path, table: str, ho
 
 @pytest.mark.parametrize("how", ["deleted", "truncated"])
 async def test_tools_name_a_table_damaged_while_serving(index_copy: Path, how: str):
-    live = LiveIndex(str(index_copy))
-    live.start()
-    async with Client(create_server(live)) as client:
-        for tool, arguments in TOOL_CALLS.items():  # served intact first (the model loads meanwhile)
-            assert not (await client.call_tool(tool, arguments)).is_error
-        for table in TABLES:
-            damage(index_copy, table, how)
-        unread = {"chunk_ids": [f"{doc_key('polonium')}-0"]}  # not a re-read, which needs no table
-        for tool, arguments in {**TOOL_CALLS, "chunk_read": unread}.items():
-            result = await client.call_tool(tool, arguments)
-            if not TABLES_READ[tool]:
-                assert not result.is_error, tool
-                continue
-            assert result.is_error, tool
-            message = result.content[0].text
-            assert_one_line_about(message, next(t for t in TABLES_READ[tool] if f"table {t!r}" in message))
-    live.close()
+    with live_index(index_copy) as live:
+        async with Client(create_server(live)) as client:
+            for tool, arguments in TOOL_CALLS.items():  # served intact first (the model loads meanwhile)
+                assert not (await client.call_tool(tool, arguments)).is_error
+            for table in TABLES:
+                damage(index_copy, table, how)
+            unread = {"chunk_ids": [f"{doc_key('polonium')}-0"]}  # not a re-read, which needs no table
+            for tool, arguments in {**TOOL_CALLS, "chunk_read": unread}.items():
+                result = await client.call_tool(tool, arguments)
+                if not TABLES_READ[tool]:
+                    assert not result.is_error, tool
+                    continue
+                assert result.is_error, tool
+                message = result.content[0].text
+                assert_one_line_about(message, next(t for t in TABLES_READ[tool] if f"table {t!r}" in message))
 
 
 async def test_long_punctuated_keyword_is_refused_at_once(sample_index: Path):
-    live = LiveIndex(str(sample_index))
-    live.start(load_model=False)
-    async with Client(create_server(live)) as client:
-        started = time.perf_counter()
-        long = await client.call_tool("keyword_search", {"keywords": ["a." * 200_000]})
-        assert long.is_error and "characters" in long.content[0].text and "200" in long.content[0].text
-        pieces = await client.call_tool("keyword_search", {"keywords": [".".join("abcdefghijklmnopq")]})
-        assert pieces.is_error and "at most 16" in pieces.content[0].text
-        assert time.perf_counter() - started < 5
-        near_bound = await client.call_tool("keyword_search", {"keywords": ["marie-curie.radium.polonium.paris"]})
-        assert not near_bound.is_error
+    with live_index(sample_index, load_model=False) as live:
+        async with Client(create_server(live)) as client:
+            started = time.perf_counter()
+            long = await client.call_tool("keyword_search", {"keywords": ["a." * 200_000]})
+            assert long.is_error and "characters" in long.content[0].text and "200" in long.content[0].text
+            pieces = await client.call_tool("keyword_search", {"keywords": [".".join("abcdefghijklmnopq")]})
+            assert pieces.is_error and "at most 16" in pieces.content[0].text
+            assert time.perf_counter() - started < 5
+            near_bound = await client.call_tool("keyword_search", {"keywords": ["marie-curie.radium.polonium.paris"]})
+            assert not near_bound.is_error
 
 
 @pytest.fixture(scope="module")
@@ -134,37 +130,34 @@ def test_malformed_chunk_id_parts_are_not_ids(part: str):
 
 
 async def test_chunk_read_of_a_huge_part_is_not_found(sample_index: Path):
-    live = LiveIndex(str(sample_index))
-    live.start(load_model=False)
-    async with Client(create_server(live)) as client:
-        result = await client.call_tool(
-            "chunk_read", {"chunk_ids": [f"{doc_key('radium')}-{'9' * 5000}", f"{doc_key('radium')}-0"]}
-        )
-        assert not result.is_error, result.content[0].text
-        statuses = [chunk["status"] for chunk in result.structured_content["chunks"]]
-        assert statuses == ["not_found", "ok"]
+    with live_index(sample_index, load_model=False) as live:
+        async with Client(create_server(live)) as client:
+            result = await client.call_tool(
+                "chunk_read", {"chunk_ids": [f"{doc_key('radium')}-{'9' * 5000}", f"{doc_key('radium')}-0"]}
+            )
+            assert not result.is_error, result.content[0].text
+            statuses = [chunk["status"] for chunk in result.structured_content["chunks"]]
+            assert statuses == ["not_found", "ok"]
 
 
 HUGE = "x" * 2_000_000
 
 
 async def test_errors_quote_at_most_100_characters_of_their_input(sample_index: Path):
-    live = LiveIndex(str(sample_index))
-    live.start(load_model=False)
-    radium = f"{doc_key('radium')}-0"
-    calls = [
-        ("keyword_search", {"keywords": [HUGE]}),
-        ("keyword_search", {"keywords": ["radium"], "scope": {"source": HUGE}}),
-        ("keyword_search", {"keywords": ["radium"], "scope": {HUGE: "x"}}),
-        ("keyword_search", {"keywords": ["radium"], "scope": {"category": HUGE}}),
-        ("keyword_search", {"keywords": ["radium"], "top_k": HUGE}),
-        ("find", {"ref": radium, "patterns": [HUGE]}),
-        ("open", {"ref": HUGE}),
-    ]
-    async with Client(create_server(live, PROFILES["arag-plus"])) as client:
-        for tool, arguments in calls:
-            result = await client.call_tool(tool, arguments)
-            message = result.content[0].text
-            assert result.is_error and "\n" not in message, (tool, message[:200])
-            assert "x" * 90 in message and "x" * 101 not in message and len(message) < 400, (tool, message[:200])
-    live.close()
+    with live_index(sample_index, load_model=False) as live:
+        radium = f"{doc_key('radium')}-0"
+        calls = [
+            ("keyword_search", {"keywords": [HUGE]}),
+            ("keyword_search", {"keywords": ["radium"], "scope": {"source": HUGE}}),
+            ("keyword_search", {"keywords": ["radium"], "scope": {HUGE: "x"}}),
+            ("keyword_search", {"keywords": ["radium"], "scope": {"category": HUGE}}),
+            ("keyword_search", {"keywords": ["radium"], "top_k": HUGE}),
+            ("find", {"ref": radium, "patterns": [HUGE]}),
+            ("open", {"ref": HUGE}),
+        ]
+        async with Client(create_server(live, PROFILES["arag-plus"])) as client:
+            for tool, arguments in calls:
+                result = await client.call_tool(tool, arguments)
+                message = result.content[0].text
+                assert result.is_error and "\n" not in message, (tool, message[:200])
+                assert "x" * 90 in message and "x" * 101 not in message and len(message) < 400, (tool, message[:200])

@@ -5,6 +5,7 @@ restricted to the scope."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +17,8 @@ from arag_mcp.server.search.live_index import LiveIndex
 from arag_mcp.server.tools.profiles import PROFILES
 from brute_force import SentenceMatrix, WordCorpus, keyword_ranking, vector_ranking
 from mcp import Client
+
+from .conftest import live_index
 
 pytestmark = pytest.mark.anyio
 
@@ -86,11 +89,9 @@ def corpus(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def live(corpus: Path) -> LiveIndex:
-    live = LiveIndex(str(corpus))
-    live.start()
-    yield live
-    live.close()
+def live(corpus: Path) -> Iterator[LiveIndex]:
+    with live_index(corpus) as live:
+        yield live
 
 
 @pytest.fixture(scope="module")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from arag_mcp.server.tools.profiles import PROFILES
 from brute_force import vector_ranking
 from mcp import Client
 
-from .conftest import SAMPLE
+from .conftest import SAMPLE, live_index
 
 pytestmark = pytest.mark.anyio
 RADIUM = f"{doc_key('radium')}-0"
@@ -24,11 +25,9 @@ POLONIUM = f"{doc_key('polonium')}-0"
 
 
 @pytest.fixture(scope="module")
-def live(sample_index: Path) -> LiveIndex:
-    live = LiveIndex(str(sample_index))
-    live.start()
-    yield live
-    live.close()
+def live(sample_index: Path) -> Iterator[LiveIndex]:
+    with live_index(sample_index) as live:
+        yield live
 
 
 def client_for(live: LiveIndex, profile: str = "arag", conversations: Conversations | None = None) -> Client:
@@ -148,20 +147,19 @@ async def test_chunk_read_is_bounded_and_names_what_it_held_back(tmp_path: Path)
     index = tmp_path / "idx"
     build_index([corpus], str(index), BuildOptions(progress=False))
     ids = [f"{doc_key(f'doc{number}')}-0" for number in range(12)]
-    live = LiveIndex(str(index))
-    live.start(load_model=False)
-    async with client_for(live) as client:
-        result = await client.call_tool("chunk_read", {"chunk_ids": ids})
-        chunks = result.structured_content["chunks"]
-        sent = [c["chunk_id"] for c in chunks if c["status"] == "ok"]
-        held_back = [c["chunk_id"] for c in chunks if c["status"] == "not_sent"]
-        assert sent and held_back and sent + held_back == ids
-        assert sum(len(c["text"]) for c in chunks if c["status"] == "ok") <= 40_000
-        assert all(cid in result.content[0].text for cid in held_back)
-        assert "call chunk_read again" in result.content[0].text
-        conversation = result.structured_content["conversation"]
-        rest = await client.call_tool("chunk_read", {"chunk_ids": held_back, "conversation": conversation})
-        assert [c["status"] for c in rest.structured_content["chunks"]] == ["ok"] * len(held_back)
+    with live_index(index, load_model=False) as live:
+        async with client_for(live) as client:
+            result = await client.call_tool("chunk_read", {"chunk_ids": ids})
+            chunks = result.structured_content["chunks"]
+            sent = [c["chunk_id"] for c in chunks if c["status"] == "ok"]
+            held_back = [c["chunk_id"] for c in chunks if c["status"] == "not_sent"]
+            assert sent and held_back and sent + held_back == ids
+            assert sum(len(c["text"]) for c in chunks if c["status"] == "ok") <= 40_000
+            assert all(cid in result.content[0].text for cid in held_back)
+            assert "call chunk_read again" in result.content[0].text
+            conversation = result.structured_content["conversation"]
+            rest = await client.call_tool("chunk_read", {"chunk_ids": held_back, "conversation": conversation})
+            assert [c["status"] for c in rest.structured_content["chunks"]] == ["ok"] * len(held_back)
 
 
 async def test_naive_embedding_search_returns_whole_chunks_ranked_by_chunk_vectors(live: LiveIndex, embedder):

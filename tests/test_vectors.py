@@ -18,9 +18,8 @@ from arag_mcp.indexer.index.schema import chunks_schema, documents_schema, sente
 from arag_mcp.indexer.index.snapshot import SentenceMatches, open_index
 from arag_mcp.indexer.index.writer import IndexWriter
 from arag_mcp.server.search import retrieval
-from arag_mcp.server.search.live_index import LiveIndex
 
-from .conftest import SAMPLE
+from .conftest import SAMPLE, live_index
 
 QUESTIONS = ["Which element was named after Poland?", "How did Pierre Curie die?", "Who founded the university?"]
 
@@ -217,20 +216,20 @@ def test_live_index_follows_a_new_build_with_exact_search(tmp_path: Path):
     shutil.copytree(SAMPLE, corpus)
     index = str(tmp_path / "idx")
     build_index([corpus], index, BuildOptions(progress=False))
-    live = LiveIndex(index, reload_seconds=0.0)
-    live.start()
-    question = "What was found in the debris of the Ivy Mike test?"
-    before = live.snapshot()
-    hits = retrieval.semantic_search(before, live.query_vectors(before, [question], 60)[0], top_k=3)
-    assert "Einsteinium" not in [hit.chunk.title for hit in hits]
+    with live_index(index, reload_seconds=0.0) as live:
+        question = "What was found in the debris of the Ivy Mike test?"
+        before = live.snapshot()
+        hits = retrieval.semantic_search(before, live.query_vectors(before, [question], 60)[0], top_k=3)
+        assert "Einsteinium" not in [hit.chunk.title for hit in hits]
 
-    (corpus / "einsteinium.md").write_text("# Einsteinium\n\nEinsteinium was found in the debris of the Ivy Mike test.")
-    build_index([corpus], index, BuildOptions(progress=False))
-    after = live.snapshot()
-    assert after is not before and after.vectors is not None
-    hits = retrieval.semantic_search(after, live.query_vectors(after, [question], 60)[0], top_k=3)
-    assert hits[0].chunk.title == "Einsteinium"
-    live.close()
+        (corpus / "einsteinium.md").write_text(
+            "# Einsteinium\n\nEinsteinium was found in the debris of the Ivy Mike test."
+        )
+        build_index([corpus], index, BuildOptions(progress=False))
+        after = live.snapshot()
+        assert after is not before and after.vectors is not None
+        hits = retrieval.semantic_search(after, live.query_vectors(after, [question], 60)[0], top_k=3)
+        assert hits[0].chunk.title == "Einsteinium"
 
 
 def test_above_the_threshold_the_vector_index_answers(tmp_path: Path, monkeypatch):

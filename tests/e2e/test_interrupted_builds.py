@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import textwrap
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import lancedb
@@ -16,12 +19,26 @@ from arag_mcp.indexer.index.manifest import read_manifest
 from arag_mcp.indexer.index.schema import SENTENCES
 from arag_mcp.indexer.index.snapshot import list_documents, open_index
 
-from ..conftest import kill_build_when, run_cli
+from ..conftest import run_cli
 from ..test_build import _write_corpus
 from ..test_index_management import QUIET, _titles, _write
 from ..test_write_batches import _assert_whole, _corpus, _options
 
 pytestmark = pytest.mark.slow
+
+
+def kill_build_when(arguments: Sequence[str], ready: Callable[[], bool], timeout: float) -> None:
+    """Run `arag-index ARGUMENTS` and kill it (SIGKILL) as soon as `ready()` holds: an interrupted build."""
+    process = subprocess.Popen([sys.executable, "-m", "arag_mcp.indexer", *arguments], stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + timeout
+        while not ready():
+            assert process.poll() is None, "the build finished before it could be killed"
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        process.send_signal(signal.SIGKILL)
+    finally:
+        process.wait()
 
 
 def test_a_killed_build_keeps_its_committed_steps_and_the_next_embeds_only_the_rest(tmp_path: Path):

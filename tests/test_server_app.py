@@ -1,26 +1,36 @@
-"""The real `arag-mcp` process over stdio, driven by the MCP SDK's client (tool logic: test_tools.py)."""
+"""The server as `arag-mcp` serves it, through the MCP SDK's in-memory client, and its command line (tool logic: test_tools.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from arag_mcp.indexer.index.ids import doc_key
 from arag_mcp.indexer.index.manifest import check_manifest
+from arag_mcp.server.app import create_server
+from arag_mcp.server.search.live_index import LiveIndex
 from arag_mcp.server.tools.profiles import PROFILES
+from mcp import Client
 
-from .conftest import run_cli
-from .mcp_helpers import MODES, stdio_client_for
+from .conftest import live_index, run_cli
+from .mcp_helpers import MODES
 
 pytestmark = pytest.mark.anyio
 RADIUM = f"{doc_key('radium')}-0"
 
 
+@pytest.fixture(scope="module")
+def live(sample_index: Path) -> Iterator[LiveIndex]:
+    with live_index(sample_index) as live:
+        yield live
+
+
 @pytest.mark.parametrize("profile", sorted(PROFILES))
-async def test_each_profile_lists_exactly_its_tools_and_prompt(sample_index: Path, profile: str):
+async def test_each_profile_lists_exactly_its_tools_and_prompt(sample_index: Path, live: LiveIndex, profile: str):
     expected = PROFILES[profile]
     collection = check_manifest(str(sample_index)).description
-    async with stdio_client_for(sample_index, "auto", "--profile", profile) as client:
+    async with Client(create_server(live, expected)) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         assert list(tools) == expected.tool_names
         for tool in expected.tools:
@@ -30,8 +40,8 @@ async def test_each_profile_lists_exactly_its_tools_and_prompt(sample_index: Pat
 
 
 @pytest.mark.parametrize("mode", MODES)
-async def test_the_paper_tools_over_stdio(sample_index: Path, mode: str):
-    async with stdio_client_for(sample_index, mode) as client:
+async def test_the_paper_tools(live: LiveIndex, mode: str):
+    async with Client(create_server(live), mode=mode) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         assert "GOOD" in tools["keyword_search"].description and "BAD" in tools["keyword_search"].description
         schema = tools["keyword_search"].input_schema["properties"]
@@ -62,7 +72,7 @@ def test_missing_or_foreign_index_is_refused_before_serving(tmp_path: Path):
 
 def test_call_from_terminal(sample_index: Path):
     result = run_cli(
-        "arag_mcp.server", "--index", str(sample_index), "--call", "keyword_search", "keywords=pitchblende", timeout=120
+        "arag_mcp.server", "--index", str(sample_index), "--call", "keyword_search", "keywords=pitchblende"
     )
     assert result.returncode == 0, result.stderr
     assert RADIUM in result.stdout and "pitchblende" in result.stdout
@@ -70,7 +80,5 @@ def test_call_from_terminal(sample_index: Path):
     assert result.returncode == 2 and "profile 'naive' has no tool 'keyword_search'" in result.stderr
     result = run_cli("arag_mcp.server", "--list-profiles")
     assert result.returncode == 0 and all(name in result.stdout for name in PROFILES)
-    result = run_cli(
-        "arag_mcp.server", "--index", str(sample_index), "--call", "chunk_read", '{"chunk_ids": []}', timeout=120
-    )
+    result = run_cli("arag_mcp.server", "--index", str(sample_index), "--call", "chunk_read", '{"chunk_ids": []}')
     assert result.returncode == 1 and "chunk_ids is empty" in result.stderr
