@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import sys
@@ -30,6 +31,7 @@ def s3_endpoint() -> Iterator[str]:
     """A moto S3 server on a free loopback port, one bucket, and the AWS variables that point at it."""
     port = free_port()
     server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # its request log is not the commands' stderr
     server.start()
     endpoint = f"http://127.0.0.1:{port}"
     with pytest.MonkeyPatch.context() as env:
