@@ -98,6 +98,7 @@ def test_every_script_agrees_with_the_brute_force_definition(scripts_index: Path
     assert _agrees_with_brute_force(scripts_index, keyword_sets) > 10
 
 
+@pytest.mark.slow  # embeds two whole manuals
 @pytest.mark.skipif(not (DEBIAN_REFERENCE / "ch01.ja.html").exists(), reason="debian-reference-ja/-zh-cn not installed")
 def test_debians_japanese_and_chinese_reference_manuals(tmp_path: Path):
     pages = [DEBIAN_REFERENCE / name for name in ("ch01.ja.html", "ch01.zh-cn.html")]

@@ -86,6 +86,7 @@ def test_documents_across_write_batches_equal_a_one_batch_build(tmp_path: Path, 
     assert len(texts[str(corpus / "ten.txt")]) >= 2
 
 
+@pytest.mark.slow  # embeds more sentences than a default write batch holds
 def test_a_document_past_the_default_write_batch_is_found_by_its_last_word(tmp_path: Path):
     """6,000 sentences against the default write batch of 4,096: every chunk is written, and they
     hold the whole text, as a one-batch build's chunks would (chunking does not depend on batches)."""
