@@ -31,7 +31,8 @@ def onnx_cache() -> Path:
     """The user's ONNX export cache, kept across runs (the CLIs and servers started by tests inherit it).
 
     An export's folder is keyed by the model's files, the precision, the export recipe and the ONNX
-    Runtime version, so a changed model or runtime makes a new one; tests of exporting use their own.
+    Runtime version, so a changed model or runtime makes a new one, as does a model a test saves in
+    its temporary folder.
     """
     from arag_mcp.indexer.embedding.onnx_runtime import cache_root
 
@@ -107,8 +108,8 @@ def run_cli(module: str, *args: str, env: dict[str, str] | None = None) -> CliRe
         with environment(env or {}), redirect_stdout(stdout), redirect_stderr(stderr):
             try:
                 code = main(list(args))
-            except SystemExit as exit:
-                code = exit.code if isinstance(exit.code, int) else 0 if exit.code is None else 1
+            except SystemExit as stop:  # argparse: usage errors, --help, --version
+                code = stop.code if isinstance(stop.code, int) else 0 if stop.code is None else 1
     finally:
         root.handlers[:] = handlers
         root.setLevel(level)
