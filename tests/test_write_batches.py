@@ -64,7 +64,7 @@ def _assert_whole(index: Path, documents: int) -> None:
     assert len(listed) == documents == read_manifest(str(index))["counts"]["documents"]
 
 
-@pytest.mark.parametrize("batch", [1, 7, 300])
+@pytest.mark.parametrize("batch", [1, 7, pytest.param(300, marks=pytest.mark.slow)])  # 300: 4,000 sentences, twice
 def test_documents_across_write_batches_equal_a_one_batch_build(tmp_path: Path, batch: int):
     corpus = _corpus(tmp_path / "docs", batch)
     batched, whole = tmp_path / "batched", tmp_path / "whole"
