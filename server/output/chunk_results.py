@@ -47,7 +47,9 @@ METADATA_FIELD = Field(
 )
 
 
-class KeywordResult(BaseModel):
+class ChunkFields(BaseModel):
+    """What every search result tells of its chunk."""
+
     chunk_id: str
     title: str
     source: str | None = SOURCE_FIELD
@@ -55,6 +57,20 @@ class KeywordResult(BaseModel):
     pages: str | None = PAGES_FIELD
     file_type: str = FILE_TYPE_FIELD
     metadata: dict[str, Any] | None = METADATA_FIELD
+
+
+class DeliveryFields(BaseModel):
+    """What every search result tells of its text: whether this conversation was sent it, and the
+    text itself where the tool sends whole chunks."""
+
+    whole_chunk: bool | None = WHOLE_CHUNK_FIELD
+    already_sent: bool | None = ALREADY_SENT_FIELD
+    sentences_already_sent: int | None = SENTENCES_ALREADY_SENT_FIELD
+    status: DeliveryStatus | None = Field(None, description="whether the chunk's full text is in `text`")
+    text: str | None = Field(None, description="the chunk's full text, where the tool returns whole chunks")
+
+
+class KeywordMatch(BaseModel):
     score: float | int = Field(
         description="the keyword score the tool description defines: by keyword rarity (BM25, to 2 "
         "decimals) with whole-word matching; occurrences x keyword length, summed, with substring matching"
@@ -63,31 +79,24 @@ class KeywordResult(BaseModel):
     snippet: str | None = Field(
         None, description="the chunk's sentences that contain a keyword (long ones cut around it), joined with ' ... '"
     )
-    whole_chunk: bool | None = WHOLE_CHUNK_FIELD
-    already_sent: bool | None = ALREADY_SENT_FIELD
-    sentences_already_sent: int | None = SENTENCES_ALREADY_SENT_FIELD
-    status: DeliveryStatus | None = Field(None, description="whether the chunk's full text is in `text`")
-    text: str | None = Field(None, description="the chunk's full text, where the tool returns whole chunks")
 
 
-class SemanticResult(BaseModel):
-    chunk_id: str
-    title: str
-    source: str | None = SOURCE_FIELD
-    section: str | None = SECTION_FIELD
-    pages: str | None = PAGES_FIELD
-    file_type: str = FILE_TYPE_FIELD
-    metadata: dict[str, Any] | None = METADATA_FIELD
+class SemanticMatch(BaseModel):
     score: float = Field(description="cosine similarity of the chunk's best sentence (or vector) to the query")
     sentences: list[str] | None = Field(
         None, description="the chunk's matched sentences (long ones cut to their start), in document order"
     )
     queries: list[int] | None = Field(None, description="which queries (from 0) found this chunk")
-    whole_chunk: bool | None = WHOLE_CHUNK_FIELD
-    already_sent: bool | None = ALREADY_SENT_FIELD
-    sentences_already_sent: int | None = SENTENCES_ALREADY_SENT_FIELD
-    status: DeliveryStatus | None = Field(None, description="whether the chunk's full text is in `text`")
-    text: str | None = Field(None, description="the chunk's full text, where the tool returns whole chunks")
+
+
+# A result is its chunk, how it matched, then its text. Pydantic orders fields from the last base to
+# the first, so the bases are listed in reverse. No docstring: it would become the output schema's.
+class KeywordResult(DeliveryFields, KeywordMatch, ChunkFields):
+    pass
+
+
+class SemanticResult(DeliveryFields, SemanticMatch, ChunkFields):
+    pass
 
 
 class ChunkResult(BaseModel):

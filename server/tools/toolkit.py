@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import numpy as np
@@ -102,6 +103,23 @@ Patterns = Annotated[
 ]
 
 
+OutputWithMessage = TypeVar("OutputWithMessage", KeywordSearchOutput, SemanticSearchOutput, DocumentSearchOutput)
+
+
+@dataclass(frozen=True)
+class SearchCall:
+    """What one search tool call works within: the served build, the chunks its scope admits and the
+    conversation; its result says what a scoped search searched."""
+
+    snapshot: IndexSnapshot
+    scope: dict[str, Any] | None
+    mask: np.ndarray | None
+    current: Conversation
+
+    def result(self, output: OutputWithMessage, render: Callable[[Any], str]) -> CallToolResult:
+        return _result(_with_scope(output, self.scope, self.mask), render)
+
+
 class Toolkit:
     """The tools over `live`; with `full_text`, searches send whole chunks (the paper's w/o chunk read);
     `keyword_match` chooses what a keyword match is (keywords.py)."""
@@ -126,57 +144,55 @@ class Toolkit:
         conversation: ConversationHandle = None,
     ) -> Annotated[CallToolResult, KeywordSearchOutput]:
         terms = self._checked_keywords(keywords)
-        snapshot = self._snapshot()
-        mask = _scope_mask(snapshot, scope)
-        current = self.conversations.resume(conversation)
-        findings = keyword_matching.keyword_search(snapshot, terms, top_k, self.keyword_match, mask)
-        deliveries = self._deliver(snapshot, current, findings.hits)
+        call = self._search_call(scope, conversation)
+        findings = keyword_matching.keyword_search(call.snapshot, terms, top_k, self.keyword_match, call.mask)
+        deliveries = self._deliver(call.snapshot, call.current, findings.hits)
         pieces = [keyword_pieces(hit.matched, hit.keywords, self.keyword_match) for hit in findings.hits]
-        snippets = self._snippets(current, findings.hits, pieces, deliveries is not None)
-        output = keyword_output(findings, current.handle, current.notice, deliveries, snippets)
-        return _result(_with_scope(output, scope, mask), keyword_text)
+        snippets = self._snippets(call.current, findings.hits, pieces, deliveries is not None)
+        output = keyword_output(findings, call.current.handle, call.current.notice, deliveries, snippets)
+        return call.result(output, keyword_text)
 
     def semantic_search(
         self, query: Query, top_k: TopK = 5, scope: ScopeConditions = None, conversation: ConversationHandle = None
     ) -> Annotated[CallToolResult, SemanticSearchOutput]:
         query = _checked_query(query)
-        snapshot = self._snapshot()
-        mask = _scope_mask(snapshot, scope)
-        current = self.conversations.resume(conversation)
-        hits = retrieval.semantic_search(snapshot, self._query_vector(snapshot, query), top_k, mask)
-        deliveries = self._deliver(snapshot, current, hits)
-        snippets = self._semantic_snippets(current, hits, deliveries is not None)
-        output = semantic_output(hits, current.handle, current.notice, deliveries, snippets, "their best sentence")
-        return _result(_with_scope(output, scope, mask), semantic_text)
+        call = self._search_call(scope, conversation)
+        hits = retrieval.semantic_search(call.snapshot, self._query_vector(call.snapshot, query), top_k, call.mask)
+        deliveries = self._deliver(call.snapshot, call.current, hits)
+        snippets = self._semantic_snippets(call.current, hits, deliveries is not None)
+        output = semantic_output(
+            hits, call.current.handle, call.current.notice, deliveries, snippets, "their best sentence"
+        )
+        return call.result(output, semantic_text)
 
     def naive_embedding_search(
         self, query: Query, top_k: TopK = 5, scope: ScopeConditions = None, conversation: ConversationHandle = None
     ) -> Annotated[CallToolResult, SemanticSearchOutput]:
         query = _checked_query(query)
-        snapshot = self._snapshot()
-        mask = _scope_mask(snapshot, scope)
-        current = self.conversations.resume(conversation)
-        hits = retrieval.naive_search(snapshot, self._query_vector(snapshot, query), top_k, mask)
-        deliveries = self._deliver(snapshot, current, hits, always=True)
-        snippets = self._semantic_snippets(current, hits, True)
-        output = semantic_output(hits, current.handle, current.notice, deliveries, snippets, "their chunk vector")
-        return _result(_with_scope(output, scope, mask), semantic_text)
+        call = self._search_call(scope, conversation)
+        hits = retrieval.naive_search(call.snapshot, self._query_vector(call.snapshot, query), top_k, call.mask)
+        deliveries = self._deliver(call.snapshot, call.current, hits, always=True)
+        snippets = self._semantic_snippets(call.current, hits, True)
+        output = semantic_output(
+            hits, call.current.handle, call.current.notice, deliveries, snippets, "their chunk vector"
+        )
+        return call.result(output, semantic_text)
 
     def semantic_search_queries(
         self, queries: Queries, top_k: TopK = 5, scope: ScopeConditions = None, conversation: ConversationHandle = None
     ) -> Annotated[CallToolResult, SemanticSearchOutput]:
         checked = _checked_queries(queries)
-        snapshot = self._snapshot()
-        mask = _scope_mask(snapshot, scope)
-        current = self.conversations.resume(conversation)
-        found = retrieval.merged_semantic_search(snapshot, self._query_vectors(snapshot, checked), top_k, mask)
+        call = self._search_call(scope, conversation)
+        found = retrieval.merged_semantic_search(
+            call.snapshot, self._query_vectors(call.snapshot, checked), top_k, call.mask
+        )
         hits = [merged.hit for merged in found]
-        snippets = self._semantic_snippets(current, hits, False)
+        snippets = self._semantic_snippets(call.current, hits, False)
         ranked_by = f"their best sentence over {len(checked)} {'query' if len(checked) == 1 else 'queries'}"
-        output = semantic_output(hits, current.handle, current.notice, None, snippets, ranked_by)
+        output = semantic_output(hits, call.current.handle, call.current.notice, None, snippets, ranked_by)
         for result, merged in zip(output.results, found):
             result.queries = merged.queries
-        return _result(_with_scope(output, scope, mask), semantic_text)
+        return call.result(output, semantic_text)
 
     def search(
         self,
@@ -188,17 +204,21 @@ class Toolkit:
     ) -> Annotated[CallToolResult, DocumentSearchOutput]:
         checked = _checked_queries(queries)
         terms = self._checked_keywords(keywords) if keywords else []
-        snapshot = self._snapshot()
-        mask = _scope_mask(snapshot, scope)
-        current = self.conversations.resume(conversation)
-        found = retrieval.merged_semantic_search(snapshot, self._query_vectors(snapshot, checked), top_k, mask)
-        findings = keyword_matching.keyword_search(snapshot, terms, top_k, self.keyword_match, mask) if terms else None
+        call = self._search_call(scope, conversation)
+        found = retrieval.merged_semantic_search(
+            call.snapshot, self._query_vectors(call.snapshot, checked), top_k, call.mask
+        )
+        findings = (
+            keyword_matching.keyword_search(call.snapshot, terms, top_k, self.keyword_match, call.mask)
+            if terms
+            else None
+        )
         if findings is not None:
             found = retrieval.with_keyword_hits(found, findings.hits)
         pieces = [self._search_pieces(merged) for merged in found]
-        snippets = self._snippets(current, [merged.hit for merged in found], pieces, False)
-        output = search_output(found, snippets, checked, findings, current.handle, current.notice)
-        return _result(_with_scope(output, scope, mask), search_text)
+        snippets = self._snippets(call.current, [merged.hit for merged in found], pieces, False)
+        output = search_output(found, snippets, checked, findings, call.current.handle, call.current.notice)
+        return call.result(output, search_text)
 
     def find(
         self,
@@ -317,6 +337,12 @@ class Toolkit:
             for hit, shown in zip(hits, pieces)
         ]
 
+    def _search_call(self, scope: dict[str, Any] | None, conversation: str | None) -> SearchCall:
+        """The served build, the scope's chunks (a bad scope is a tool error) and the resumed conversation."""
+        snapshot = self._snapshot()
+        mask = _scope_mask(snapshot, scope)
+        return SearchCall(snapshot, scope, mask, self.conversations.resume(conversation))
+
     def _snapshot(self) -> IndexSnapshot:
         """The served build; its IndexStoreError reaches the model as one line (errors.py)."""
         return self.live.snapshot()
@@ -365,9 +391,6 @@ def _scope_mask(snapshot: IndexSnapshot, scope: dict[str, Any] | None) -> np.nda
         return in_scope(snapshot, scope)
     except ScopeError as exc:
         raise ToolError(str(exc)) from None
-
-
-OutputWithMessage = TypeVar("OutputWithMessage", KeywordSearchOutput, SemanticSearchOutput, DocumentSearchOutput)
 
 
 def _with_scope(output: OutputWithMessage, scope: dict[str, Any] | None, mask: np.ndarray | None) -> OutputWithMessage:
