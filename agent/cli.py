@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
 import re
 import sys
 from collections.abc import Sequence
@@ -14,6 +13,7 @@ from pathlib import Path
 import anyio
 import httpx2
 from arag_mcp.agent.workflows.errors import WorkflowError
+from arag_mcp.indexer.command_options import AUTH_TOKEN_ENV, env_option, positive_int
 from mcp import MCPError
 
 from .conversation import AgentResult, compact_json
@@ -24,7 +24,6 @@ from .mcp_tools import ServerTarget, connect
 from .traces import TracesError
 from .workflows import WORKFLOWS, answer
 
-TOKEN_ENV = "ARAG_MCP_AUTH_TOKEN"
 KNOWN_ERRORS = (EndpointError, WorkflowError, EvalError, TracesError, MCPError, httpx2.HTTPError)
 
 
@@ -32,11 +31,7 @@ def add_common(parser: argparse.ArgumentParser) -> None:
     where = parser.add_mutually_exclusive_group(required=True)
     where.add_argument("--index", metavar="DIR", help="index to serve: starts `arag-mcp --index DIR` over stdio")
     where.add_argument("--server", metavar="URL", help="a running MCP server, e.g. http://127.0.0.1:8000/mcp")
-    parser.add_argument(
-        "--server-token",
-        default=os.environ.get(TOKEN_ENV),
-        help=f"bearer token the --server expects (or ${TOKEN_ENV})",
-    )
+    env_option(parser, "--server-token", AUTH_TOKEN_ENV, default=None, help="bearer token the --server expects")
     parser.add_argument("--profile", help="tool profile of the started server (arag-mcp --profile), e.g. naive")
     parser.add_argument("--workflow", choices=sorted(WORKFLOWS), default="react", help="default: react")
     parser.add_argument("--model", help="chat model name (or $ARAG_AGENT_MODEL)")
@@ -45,18 +40,10 @@ def add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--temperature", type=float, default=None, help="sampling temperature (default: the endpoint's)"
     )
-    parser.add_argument("--max-iterations", type=positive, default=MAX_ITERATIONS, help=f"default: {MAX_ITERATIONS}")
-    parser.add_argument("--token-budget", type=positive, default=TOKEN_BUDGET, help=f"default: {TOKEN_BUDGET}")
-
-
-def positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} must be 1 or more")
-    return value
+    parser.add_argument(
+        "--max-iterations", type=positive_int, default=MAX_ITERATIONS, help=f"default: {MAX_ITERATIONS}"
+    )
+    parser.add_argument("--token-budget", type=positive_int, default=TOKEN_BUDGET, help=f"default: {TOKEN_BUDGET}")
 
 
 def target_of(args: argparse.Namespace, parser: argparse.ArgumentParser) -> ServerTarget:
@@ -116,8 +103,8 @@ def eval_main(argv: Sequence[str] | None = None) -> int:
     run.add_argument("--dataset", required=True, type=Path, help="folder with questions.jsonl (bench-data layout)")
     add_common(run)
     run.add_argument("--judge-model", help="judge model (or $ARAG_JUDGE_MODEL; default: the agent's model)")
-    run.add_argument("--limit", type=positive, help="only the first N questions")
-    run.add_argument("--concurrency", type=positive, default=1, help="questions answered at once (default: 1)")
+    run.add_argument("--limit", type=positive_int, help="only the first N questions")
+    run.add_argument("--concurrency", type=positive_int, default=1, help="questions answered at once (default: 1)")
     run.add_argument("--out", type=Path, help="run folder (default: runs/DATASET-WORKFLOW-PROFILE-MODEL)")
     compare = commands.add_parser("compare", help="print runs side by side")
     compare.add_argument("runs", nargs="+", type=Path, help="run folders (or their summary.json)")

@@ -18,11 +18,10 @@ from arag_mcp.indexer.embedding.settings import BACKENDS, DEFAULT_BACKEND, DEFAU
 from arag_mcp.indexer.index.manifest import IndexStoreError
 from arag_mcp.indexer.sources.files import SUPPORTED_SUFFIXES, CorpusError
 
-from .command_options import LOG_LEVELS, add_version, env_name, env_option, log_level
+from .command_options import DEVICE, INDEX, LOG_LEVEL, THREADS, add_version, env_name, env_option, positive_int
 
 log = logging.getLogger("arag_mcp.indexer")
 
-INDEX_ENV = "ARAG_MCP_INDEX"
 ENV_PREFIX = "ARAG_INDEX_"
 
 
@@ -38,36 +37,15 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     add_version(parser)
     common = argparse.ArgumentParser(add_help=False)
-    env_option(
-        common,
-        "--index",
-        INDEX_ENV,
-        required=True,
-        metavar="DIR",
-        help="index folder or object-store URI (s3://, gs://, az://)",
-    )
-    env_option(
-        common,
-        "--log-level",
-        _env("--log-level"),
-        type=log_level,
-        choices=LOG_LEVELS,
-        default="INFO",
-        help="(any case)",
-    )
+    INDEX.add(common, ENV_PREFIX, required=True, help="index folder or object-store URI (s3://, gs://, az://)")
+    LOG_LEVEL.add(common, ENV_PREFIX)
     embedding = argparse.ArgumentParser(add_help=False)
-    env_option(
-        embedding,
-        "--device",
-        _env("--device"),
-        default=None,
-        help="torch device for embedding, e.g. cpu, cuda, mps (default: cpu)",
-    )
+    DEVICE.add(embedding, ENV_PREFIX)
     env_option(
         embedding,
         "--batch-size",
         _env("--batch-size"),
-        type=_positive_int,
+        type=positive_int,
         default=32,
         help="sentences per embedding batch (default: 32)",
     )
@@ -75,7 +53,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         embedding,
         "--write-batch",
         _env("--write-batch"),
-        type=_positive_int,
+        type=positive_int,
         default=4096,
         metavar="SENTENCES",
         help="sentences embedded per write to the index; bounds memory (default: 4096)",
@@ -84,19 +62,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         embedding,
         "--commit-every",
         _env("--commit-every"),
-        type=_positive_int,
+        type=positive_int,
         default=16384,
         metavar="SENTENCES",
         help="sentences embedded between commits: an interrupted build keeps what it committed (default: 16384)",
     )
-    env_option(
-        embedding,
-        "--threads",
-        _env("--threads"),
-        type=_positive_int,
-        default=None,
-        help="CPU threads for embedding (default: up to 4)",
-    )
+    THREADS.add(embedding, ENV_PREFIX)
     env_option(
         embedding,
         "--strict",
@@ -149,7 +120,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         adding,
         "--chunk-tokens",
         _env("--chunk-tokens"),
-        type=_positive_int,
+        type=positive_int,
         default=None,
         help="target tokens per chunk (default: the index's, else 1000)",
     )
@@ -189,16 +160,6 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "text", nargs="?", type=_description, metavar="TEXT", help="the new description ('' clears it)"
     )
     return parser.parse_args(argv)
-
-
-def _positive_int(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        number = 0
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {value!r}")
-    return number
 
 
 def _description(value: str) -> str:

@@ -1,14 +1,23 @@
-"""Command-line options that can also be set from environment variables, as MCP hosts' configs prefer."""
+"""Command-line options that can also be set from environment variables, as MCP hosts' configs prefer.
+
+The options arag-index, arag-mcp and arag-agent share are declared here once. A command reads them from
+variables under its own prefix (ARAG_INDEX_, ARAG_MCP_), as the README documents; the index and the
+bearer token have one variable for every command.
+"""
 
 from __future__ import annotations
 
 import argparse
 import os
+from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 TRUE_WORDS = ("1", "true", "yes", "on")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+INDEX_ENV = "ARAG_MCP_INDEX"
+AUTH_TOKEN_ENV = "ARAG_MCP_AUTH_TOKEN"
+"""The bearer token: what arag-mcp requires of HTTP clients and what arag-agent sends to a --server."""
 
 
 def env_name(prefix: str, flag: str) -> str:
@@ -48,6 +57,42 @@ def _converted(parser: argparse.ArgumentParser, flag: str, env: str, value: str,
 def log_level(value: str) -> str:
     """Log levels are accepted in any case."""
     return value.strip().upper()
+
+
+def positive_int(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {value!r}")
+    return number
+
+
+@dataclass(frozen=True)
+class SharedOption:
+    """An option that means the same in every command that has it: one flag, one meaning, one variable
+    (`env`, or the command's prefix and the flag)."""
+
+    flag: str
+    settings: dict[str, Any] = field(default_factory=dict)
+    env: str | None = None
+
+    def add(self, parser: argparse.ArgumentParser, prefix: str, **overrides: Any) -> None:
+        """Add it to `parser`; `overrides` are what differs in this command (help, required)."""
+        env_option(parser, self.flag, self.env or env_name(prefix, self.flag), **{**self.settings, **overrides})
+
+
+INDEX = SharedOption("--index", {"metavar": "DIR"}, INDEX_ENV)
+LOG_LEVEL = SharedOption(
+    "--log-level", {"type": log_level, "choices": LOG_LEVELS, "default": "INFO", "help": "(any case)"}
+)
+DEVICE = SharedOption(
+    "--device", {"default": None, "help": "torch device for embedding, e.g. cpu, cuda, mps (default: cpu)"}
+)
+THREADS = SharedOption(
+    "--threads", {"type": positive_int, "default": None, "help": "CPU threads for embedding (default: up to 4)"}
+)
 
 
 def add_version(parser: argparse.ArgumentParser) -> None:

@@ -8,7 +8,16 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from arag_mcp.indexer.command_options import LOG_LEVELS, add_version, env_name, env_option, log_level
+from arag_mcp.indexer.command_options import (
+    AUTH_TOKEN_ENV,
+    DEVICE,
+    INDEX,
+    LOG_LEVEL,
+    THREADS,
+    add_version,
+    env_name,
+    env_option,
+)
 from arag_mcp.indexer.embedding.settings import limit_cpu_threads
 from arag_mcp.indexer.index.manifest import IndexStoreError
 from arag_mcp.indexer.index.words import KEYWORD_MATCHES
@@ -16,7 +25,6 @@ from arag_mcp.server.tools.profiles import DEFAULT_PROFILE, PROFILES, Profile
 
 log = logging.getLogger("arag_mcp.server")
 
-TOKEN_ENV = "ARAG_MCP_AUTH_TOKEN"
 ENV_PREFIX = "ARAG_MCP_"
 
 
@@ -31,9 +39,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "Every option but --call can also be set from the environment variable named in its help.",
     )
     add_version(parser)
-    env_option(
-        parser, "--index", _env("--index"), metavar="DIR", help="index folder or object-store URI built by arag-index"
-    )
+    INDEX.add(parser, ENV_PREFIX, help="index folder or object-store URI built by arag-index")
     env_option(
         parser,
         "--profile",
@@ -59,7 +65,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     env_option(
         parser,
         "--auth-token",
-        TOKEN_ENV,
+        AUTH_TOKEN_ENV,
         default=None,
         help="bearer token HTTP clients must send; required off loopback",
     )
@@ -72,26 +78,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         metavar="HOST[:PORT]",
         help="Host header accepted when binding off loopback (repeatable; the variable takes a comma-separated list)",
     )
-    env_option(
-        parser, "--device", _env("--device"), default=None, help="torch device for query embedding (default: cpu)"
-    )
-    env_option(
-        parser,
-        "--threads",
-        _env("--threads"),
-        type=int,
-        default=None,
-        help="CPU threads for embedding (default: up to 4)",
-    )
-    env_option(
-        parser,
-        "--log-level",
-        _env("--log-level"),
-        type=log_level,
-        choices=LOG_LEVELS,
-        default="INFO",
-        help="(any case)",
-    )
+    DEVICE.add(parser, ENV_PREFIX, help="torch device for query embedding (default: cpu)")
+    THREADS.add(parser, ENV_PREFIX)
+    LOG_LEVEL.add(parser, ENV_PREFIX)
     parser.add_argument(
         "--call",
         nargs="+",
@@ -149,7 +138,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         if not is_loopback(args.host) and not args.auth_token:
             print(
-                f"arag-mcp: error: binding to {args.host} needs a bearer token; pass --auth-token or set {TOKEN_ENV}",
+                f"arag-mcp: error: binding to {args.host} needs a bearer token; pass --auth-token or set {AUTH_TOKEN_ENV}",
                 file=sys.stderr,
             )
             return 2
