@@ -29,6 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import index_dump  # noqa: E402
 from arag_mcp.indexer.build import BuildOptions, build_index  # noqa: E402
 from arag_mcp.indexer.embedding.embedder import Embedder  # noqa: E402
 from arag_mcp.indexer.index.snapshot import open_index  # noqa: E402
@@ -97,7 +98,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     results = {}
     for name, index in build_both(books).items():
         snapshot = open_index(str(index))
-        chunks = snapshot.all_chunks()
+        chunks = index_dump.all_chunks(snapshot)
         assert len(chunks) == len(books), "a handbook was cut into several chunks: lower HANDBOOK_WORDS"
         labels = Labels(questions, gold, {chunk.chunk_id: chunk.title for chunk in chunks})
 

@@ -51,6 +51,7 @@ from scipy import sparse
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import index_dump  # noqa: E402
 from arag_mcp.indexer.build import BuildOptions, build_index, check_compatible  # noqa: E402
 from arag_mcp.indexer.embedding.embedder import Embedder  # noqa: E402
 from arag_mcp.indexer.embedding.settings import BACKENDS, DEFAULT_BACKEND  # noqa: E402
@@ -188,7 +189,7 @@ class Corpus:
     """The indexed chunks, held in memory for the baselines and the brute-force checks."""
 
     def __init__(self, snapshot: IndexSnapshot) -> None:
-        chunks = snapshot.all_chunks()
+        chunks = index_dump.all_chunks(snapshot)
         self.chunk_ids = [c.chunk_id for c in chunks]
         self.doc_of = {c.chunk_id: c.doc_id for c in chunks}
         self.texts = [c.text for c in chunks]
@@ -392,8 +393,8 @@ def evaluate(rank: Ranker, labels: Labels) -> dict[str, float]:
 def check_against_brute_force(methods: Methods, questions: list[dict]) -> dict[str, float]:
     """Share of sampled questions where the tools equal their definitions (ids and scores)."""
     snapshot, corpus = methods.snapshot, methods.corpus
-    sentences = SentenceMatrix(*snapshot.sentence_vectors())
-    chunk_ids, chunk_vectors = snapshot.chunk_vectors()
+    sentences = SentenceMatrix(*index_dump.sentence_vectors(snapshot))
+    chunk_ids, chunk_vectors = index_dump.chunk_vectors(snapshot)
     words = WordCorpus(corpus.chunk_ids, corpus.titles, corpus.texts, corpus.lengths)
     sample = questions[:CHECK_SAMPLE]
     agree = {"semantic_search": 0, "keyword_search": 0, "keyword_search substring": 0, "naive_embedding_search": 0}

@@ -37,7 +37,7 @@ TOP = 10
 def exact(snapshot, vector: np.ndarray, doc_keys: list[str], limit: int) -> list[str]:
     """The `limit` nearest sentences of these documents, by reading their vectors and scoring them all."""
     table = (
-        snapshot.sentence_table.search()
+        snapshot.sentences.table.search()
         .where(f"{S.DOC_KEY} IN ({sql_list(doc_keys)})")
         .select([S.CHUNK_ID, S.POSITION, S.VECTOR])
         .limit(None)
@@ -52,7 +52,7 @@ def exact(snapshot, vector: np.ndarray, doc_keys: list[str], limit: int) -> list
 
 def prefiltered(snapshot, vector: np.ndarray, doc_keys: list[str], limit: int) -> list[str]:
     """The index search, filtered to these documents first."""
-    search = snapshot.sentence_table.search(vector).distance_type("dot").limit(limit)
+    search = snapshot.sentences.table.search(vector).distance_type("dot").limit(limit)
     search = search.where(f"{S.DOC_KEY} IN ({sql_list(doc_keys)})", prefilter=True)
     settings = snapshot.manifest.vector_index
     search = search.nprobes(settings["nprobes"]).refine_factor(settings["refine_factor"])
@@ -65,7 +65,9 @@ def main() -> None:
     parser.add_argument("--index", type=Path, default=RESULTS / "work" / "chunks-100k")
     args = parser.parse_args()
     snapshot = open_index(str(args.index))
-    assert snapshot.vectors is None, "this index is searched exactly in memory; use one with an IVF-PQ index"
+    assert snapshot.sentences.in_memory is None, (
+        "this index is searched exactly in memory; use one with an IVF-PQ index"
+    )
     started = time.perf_counter()
     keys = snapshot.catalogue.labels[ChunkColumn.DOC_KEY].to_pylist()
     labels_ms = 1000 * (time.perf_counter() - started)
@@ -78,7 +80,7 @@ def main() -> None:
         f"labels of {len(keys)} chunks made in {labels_ms:.0f} ms; a scope resolves in {np.median(resolving):.1f} ms p50"
     )
     rng = np.random.default_rng(0)
-    sample = snapshot.sentence_table.search().select([S.VECTOR]).limit(QUERIES).to_arrow()
+    sample = snapshot.sentences.table.search().select([S.VECTOR]).limit(QUERIES).to_arrow()
     queries = sample[S.VECTOR].combine_chunks().flatten().to_numpy().reshape(QUERIES, -1)
     queries = queries + rng.normal(0, 0.05, queries.shape).astype(np.float32)
     queries /= np.linalg.norm(queries, axis=1, keepdims=True)

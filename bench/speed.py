@@ -50,6 +50,7 @@ import pyarrow as pa
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import index_dump  # noqa: E402
 from arag_mcp.indexer.embedding.embedder import Embedder  # noqa: E402
 from arag_mcp.indexer.embedding.settings import BACKENDS, DEFAULT_BACKEND  # noqa: E402
 from arag_mcp.indexer.index.ids import chunk_id, doc_key  # noqa: E402
@@ -245,7 +246,7 @@ def keyword_queries(chunks: list[tuple[str, str]], words: int, count: int) -> li
 def bench_keyword(snapshot, chunks: list[tuple[str, str]]) -> dict:
     """Against brute force over every chunk held in memory (brute_force.py): in substring mode the
     paper's code (lower-case and count), in word mode the whole-word definition."""
-    held = snapshot.all_chunks()
+    held = index_dump.all_chunks(snapshot)
     ids, titles, texts = [c.chunk_id for c in held], [c.title for c in held], [c.text for c in held]
     lengths = [c.tokens for c in held]
     del held
@@ -276,12 +277,12 @@ def bench_semantic(snapshot: IndexSnapshot, embedder: Embedder, questions: list[
     for vector in embedder.encode_queries(warmup):
         retrieval.semantic_search(snapshot, vector, 10)
     embed_t, vectors = timed(lambda q: embedder.encode_queries([q])[0], questions)
-    matrix = SentenceMatrix(*snapshot.sentence_vectors())
+    matrix = SentenceMatrix(*index_dump.sentence_vectors(snapshot))
     pool = retrieval.candidate_pool(10)
     measured = timed_in_turn(
         {
             "ours": lambda v: retrieval.semantic_search(snapshot, v, 10),
-            "nearest": lambda v: snapshot.nearest_sentences(v, pool),
+            "nearest": lambda v: snapshot.sentences.nearest(v, pool),
             "reference": lambda v: [cid for cid, _ in matrix.best_sentence_ranking(v, 10)],
         },
         vectors,
@@ -290,7 +291,7 @@ def bench_semantic(snapshot: IndexSnapshot, embedder: Embedder, questions: list[
     result = {
         "sentences": len(matrix.owners),
         "vector_index": snapshot.manifest.vector_index,
-        "exact_in_memory": snapshot.vectors is not None,
+        "exact_in_memory": snapshot.sentences.in_memory is not None,
         "query_embedding": stats(embed_t),
         "search": stats(ours_t),
         "nearest_sentences": stats(nearest_t),
@@ -298,14 +299,12 @@ def bench_semantic(snapshot: IndexSnapshot, embedder: Embedder, questions: list[
         "speedup_p50": float(np.median(ref_t) / np.median(ours_t)),
         "recall@10_vs_exact": recall_at_10(ours, ref),
     }
-    if snapshot.vectors is None and len(matrix.owners) <= EXACT_COMPARISON_MAX_ROWS:
-        exact = dataclasses.replace(
-            snapshot,
-            vectors=SentenceVectors(
-                snapshot.sentence_table, snapshot.chunk_table, snapshot.catalogue, snapshot.manifest, None
-            ),
+    if snapshot.sentences.in_memory is None and len(matrix.owners) <= EXACT_COMPARISON_MAX_ROWS:
+        in_memory = SentenceVectors(
+            snapshot.sentences.table, snapshot.chunks.table, snapshot.catalogue, snapshot.manifest, None
         )
-        exact.vectors.load()
+        in_memory.load()
+        exact = dataclasses.replace(snapshot, sentences=dataclasses.replace(snapshot.sentences, in_memory=in_memory))
         exact_t, exact_hits = timed(lambda v: retrieval.semantic_search(exact, v, 10), vectors)
         result["exact_in_memory_search"] = stats(exact_t)
         result["exact_in_memory_recall@10"] = recall_at_10(exact_hits, ref)
@@ -320,7 +319,7 @@ def bench_chunk_read(snapshot) -> dict:
     ids = snapshot.catalogue.chunk_ids[:1000].to_pylist()
     rng = random.Random(0)
     requests = [rng.sample(ids, rng.randint(1, 3)) for _ in range(QUERIES)]
-    times, _ = timed(snapshot.chunks, requests)
+    times, _ = timed(snapshot.chunks.by_id, requests)
     return stats(times)
 
 

@@ -6,6 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
+import index_dump
 import numpy as np
 import pytest
 from arag_mcp.indexer.build import BuildOptions, build_index, sync_index
@@ -27,8 +28,8 @@ def test_sample_index_has_tables_and_manifest(sample_index: Path):
     assert manifest.raw["model"] == "all-MiniLM-L6-v2"
     assert manifest.raw["dimension"] == 384
     assert manifest.raw["chunk_tokens"] == 1000
-    assert manifest.raw["counts"] == {"documents": 6, "chunks": 6, "sentences": snapshot.sentence_table.count_rows()}
-    chunks = snapshot.chunk_table.to_pandas()
+    assert manifest.raw["counts"] == {"documents": 6, "chunks": 6, "sentences": snapshot.sentences.table.count_rows()}
+    chunks = snapshot.chunks.table.to_pandas()
     assert set(chunks["title"]) == {
         "Marie Curie",
         "Pierre Curie",
@@ -40,7 +41,7 @@ def test_sample_index_has_tables_and_manifest(sample_index: Path):
     radium = chunks[chunks["doc_id"] == "radium"].iloc[0]
     assert json.loads(radium["metadata"]) == {"category": "element"}
     assert radium["chunk_id"] == f"{doc_key('radium')}-0"
-    sentences = snapshot.sentence_table.to_pandas()
+    sentences = snapshot.sentences.table.to_pandas()
     assert sentences["vector"].map(len).eq(384).all()
     for _, row in sentences.iterrows():
         text = chunks.set_index("chunk_id").loc[row["chunk_id"], "text"]
@@ -55,7 +56,7 @@ def test_chunks_are_bounded_and_sentence_aligned(tmp_path: Path, embedder):
     build_index(
         [tmp_path / "long.txt", tmp_path / "short.txt"], str(index), BuildOptions(chunk_tokens=60, progress=False)
     )
-    chunks = open_index(str(index)).chunk_table.to_pandas().sort_values(["doc_id", "part"])
+    chunks = open_index(str(index)).chunks.table.to_pandas().sort_values(["doc_id", "part"])
     long_chunks = chunks[chunks["doc_id"].str.endswith("long.txt")]
     assert len(long_chunks) > 10
     assert (long_chunks["tokens"] <= 60).all()
@@ -73,7 +74,7 @@ def test_overlong_sentence_is_split_hard(tmp_path: Path):
     (tmp_path / "run-on.txt").write_text(words)
     index = tmp_path / "idx"
     build_index([tmp_path / "run-on.txt"], str(index), BuildOptions(chunk_tokens=100, progress=False))
-    chunks = open_index(str(index)).chunk_table.to_pandas().sort_values("part")
+    chunks = open_index(str(index)).chunks.table.to_pandas().sort_values("part")
     assert len(chunks) > 4
     assert (chunks["tokens"] <= 100).all()
     assert " ".join(chunks["text"]).split() == words.split()
@@ -121,10 +122,10 @@ def test_incremental_build_embeds_only_changes(tmp_path: Path):
     update = sync_index(index, QUIET)
     assert (update.added, update.updated, update.unchanged, update.removed) == (1, 1, 1, 1)
 
-    chunks = open_index(index).chunk_table.to_pandas()
+    chunks = open_index(index).chunks.table.to_pandas()
     assert sorted(chunks["title"]) == ["A", "B", "D"]
     assert "edited" in chunks[chunks["title"] == "B"]["text"].item()
-    sentences = open_index(index).sentence_table.to_pandas()
+    sentences = open_index(index).sentences.table.to_pandas()
     assert set(sentences["chunk_id"]) == set(chunks["chunk_id"])
     assert not sentences["text"].str.contains("Gamma").any()
 
@@ -200,7 +201,7 @@ def test_shared_corpus_indexes_as_is(tmp_path: Path):
     subset.write_text("\n".join(lines) + "\n")
     summary = build_index([subset], str(tmp_path / "idx"), QUIET)
     assert summary.documents == 40 and summary.chunks == 40
-    titles = set(open_index(str(tmp_path / "idx")).chunk_table.to_pandas()["title"])
+    titles = set(open_index(str(tmp_path / "idx")).chunks.table.to_pandas()["title"])
     assert json.loads(lines[0])["title"] in titles
 
 
@@ -216,8 +217,8 @@ def _assert_one_line_error(result: CliResult, *expected: str) -> None:
 
 def test_chunk_vectors_are_the_normalised_mean_of_their_sentence_vectors(sample_index: Path):
     snapshot = open_index(str(sample_index))
-    owners, sentence_vectors = snapshot.sentence_vectors()
-    for cid, vector in zip(*snapshot.chunk_vectors()):
+    owners, sentence_vectors = index_dump.sentence_vectors(snapshot)
+    for cid, vector in zip(*index_dump.chunk_vectors(snapshot)):
         mean = sentence_vectors[[owner == cid for owner in owners]].sum(axis=0)
         assert np.allclose(vector, mean / np.linalg.norm(mean), atol=1e-6)
 

@@ -59,7 +59,7 @@ def test_built_vectors_embed_each_sentence_in_its_context(tmp_path: Path, embedd
     build_index([corpus], str(tmp_path / "idx"), BuildOptions(chunk_tokens=40, progress=False))
     snapshot = open_index(str(tmp_path / "idx"))
     assert snapshot.manifest.raw["sentence_context"] == "title+heading-path+chunk-terms-8"
-    chunks = snapshot.chunk_table.to_pandas().sort_values(["doc_id", "part"])
+    chunks = snapshot.chunks.table.to_pandas().sort_values(["doc_id", "part"])
     long_chunks = chunks[chunks["doc_id"] == "long"]
     assert len(long_chunks) > 1
     terms = {
@@ -67,7 +67,7 @@ def test_built_vectors_embed_each_sentence_in_its_context(tmp_path: Path, embedd
         **{cid: [] for cid in chunks[chunks["doc_id"] == "short"]["chunk_id"]},
     }
     titles = dict(zip(chunks["chunk_id"], chunks["title"]))
-    sentences = snapshot.sentence_table.to_pandas()
+    sentences = snapshot.sentences.table.to_pandas()
     expected_texts = [
         embedding_text(titles[cid], [], terms[cid], text) for cid, text in zip(sentences["chunk_id"], sentences["text"])
     ]

@@ -36,7 +36,7 @@ def live(tmp_path_factory) -> Iterator[LiveIndex]:
 
 
 def test_an_open_window_is_remembered_in_a_few_hundred_bytes(live: LiveIndex):
-    document = live.snapshot().document(LEDGER)
+    document = live.snapshot().documents.get(LEDGER)
     window = within_document.window(document, 0)
     conversations = Conversations()
     conversation = conversations.resume(None)

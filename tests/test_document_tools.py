@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+import index_dump
 import numpy as np
 import pytest
 from arag_mcp.agent.mcp_tools import named_chunks
@@ -56,8 +57,8 @@ def live(index: Path) -> Iterator[LiveIndex]:
 
 def documents_of(index: Path) -> list:
     snapshot = open_index(str(index))
-    keys = sorted({chunk.chunk_id.rsplit("-", 1)[0] for chunk in snapshot.all_chunks()})
-    return [snapshot.document(key) for key in keys]
+    keys = sorted({chunk.chunk_id.rsplit("-", 1)[0] for chunk in index_dump.all_chunks(snapshot)})
+    return [snapshot.documents.get(key) for key in keys]
 
 
 def test_documents_are_their_chunks_as_stable_numbered_lines(index: Path, corpus: Path):
@@ -65,7 +66,7 @@ def test_documents_are_their_chunks_as_stable_numbered_lines(index: Path, corpus
     for document in documents_of(index):
         assert len(document.chunk_ids) > 3, document.title
         assert all(len(line) <= LINE_CHARS for line in document.lines)
-        chunks = snapshot.chunks(document.chunk_ids)
+        chunks = snapshot.chunks.by_id(document.chunk_ids)
         for number, cid in enumerate(document.chunk_ids):
             lines = document.chunk_lines(number)
             text = chunks[cid].text
@@ -77,7 +78,7 @@ def test_documents_are_their_chunks_as_stable_numbered_lines(index: Path, corpus
             for at, start in enumerate(chunks[cid].sentence_spans):
                 line = document.line_at(number, start[0])
                 assert line in lines and document.line_offsets[line] <= start[0], (cid, at)
-        again = open_index(str(index)).document(document.chunk_ids[-1])
+        again = open_index(str(index)).documents.get(document.chunk_ids[-1])
         assert again.lines == document.lines
 
 
@@ -120,7 +121,7 @@ def test_open_windows_are_bounded_and_tile_the_document(index: Path):
 def test_semantic_find_gives_the_lines_of_the_nearest_sentences(index: Path, embedder):
     snapshot = open_index(str(index))
     document = documents_of(index)[-1]
-    chunk_ids, starts, vectors = snapshot.document_sentences(document)
+    chunk_ids, starts, vectors = snapshot.sentences.of_document(document)
     pattern = "how a build that is interrupted is recovered"
     vector = embedder.encode_queries([pattern])[0]
     [matches] = within_document.find_semantic(document, [pattern], vector[None, :], (chunk_ids, starts, vectors))
@@ -132,7 +133,7 @@ def test_semantic_find_gives_the_lines_of_the_nearest_sentences(index: Path, emb
 
 def test_merged_search_equals_each_query_brute_force(index: Path, embedder):
     snapshot = open_index(str(index))
-    matrix = SentenceMatrix(*snapshot.sentence_vectors())
+    matrix = SentenceMatrix(*index_dump.sentence_vectors(snapshot))
     queries = ["Which profile removes keyword search?", "remote object storage credentials", "a long voyage at sea"]
     vectors = embedder.encode_queries(queries)
     merged = retrieval.merged_semantic_search(snapshot, vectors, 4)
@@ -215,7 +216,7 @@ async def test_arag_plus_reads_and_opens_share_one_read_set(live: LiveIndex):
         assert not found.is_error, found.content[0].text
         ref = found.structured_content["results"][0]["chunk_id"]
         conversation = found.structured_content["conversation"]
-        document = open_index(live.uri).document(ref)
+        document = open_index(live.uri).documents.get(ref)
         lines = document.chunk_lines(document.chunk_ids.index(ref))
         opened = await client.call_tool("open", {"ref": ref, "start_line": lines.start, "conversation": conversation})
         assert opened.structured_content["last_line"] >= lines.stop - 1

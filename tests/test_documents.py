@@ -7,6 +7,7 @@ from collections import Counter
 from pathlib import Path
 
 import docx
+import index_dump
 import numpy as np
 import pytest
 from arag_mcp.indexer.build import BuildOptions, build_index
@@ -186,7 +187,7 @@ def documents_index(tmp_path_factory) -> Path:
 
 
 def test_chunks_carry_their_heading_path_and_pages(documents_index: Path):
-    chunks = open_index(str(documents_index)).all_chunks()
+    chunks = index_dump.all_chunks(open_index(str(documents_index)))
     by_source = {}
     for chunk in chunks:
         by_source.setdefault(chunk.source, []).append(chunk)
@@ -202,9 +203,9 @@ def test_chunks_carry_their_heading_path_and_pages(documents_index: Path):
 
 def test_each_sentence_is_embedded_under_its_own_headings(documents_index: Path, embedder):
     snapshot = open_index(str(documents_index))
-    guide = sorted((c for c in snapshot.all_chunks() if c.source == "docs/guide.md"), key=lambda c: c.part)
+    guide = sorted((c for c in index_dump.all_chunks(snapshot) if c.source == "docs/guide.md"), key=lambda c: c.part)
     terms = dict(zip((c.chunk_id for c in guide), chunk_context_terms([c.text for c in guide])))
-    sentences = snapshot.sentence_table.to_pandas()
+    sentences = snapshot.sentences.table.to_pandas()
     for passage, section in [
         ("Install the sprocket with", ["Installing"]),
         ("The ratio is set", ["Configuring"]),

@@ -57,7 +57,7 @@ def test_add_keeps_remove_drops_only_its_target_and_sync_drops_only_what_vanishe
     removed = remove_from_index([str(b)], str(index))
     assert (removed.removed, removed.unchanged) == (1, 1)
     assert _titles(index) == ["Alpha"]
-    assert "Beta" not in open_index(str(index)).chunk_table.to_pandas()["title"].tolist()
+    assert "Beta" not in open_index(str(index)).chunks.table.to_pandas()["title"].tolist()
 
     build_index([tmp_path / "docs", b], str(index), QUIET)
     assert _titles(index) == ["Alpha", "Beta", "Gamma"]

@@ -9,6 +9,7 @@ import json
 import random
 from pathlib import Path
 
+import index_dump
 import pytest
 from arag_mcp.indexer.build import BuildOptions, build_index, sync_index
 from arag_mcp.indexer.index import terms
@@ -79,7 +80,7 @@ def churned_index(tmp_path_factory) -> Path:
 def test_terms_table_has_several_segments(churned_index: Path):
     snapshot = open_index(str(churned_index))
     assert len(snapshot.keywords.word_rows) > len(snapshot.keywords.words)  # a word split over segments
-    assert len(snapshot.catalogue) == snapshot.chunk_table.count_rows() == 31
+    assert len(snapshot.catalogue) == snapshot.chunks.table.count_rows() == 31
 
 
 @pytest.mark.parametrize("read_batch", [keyword_matching.PHRASE_READ_BATCH, 1])
@@ -88,7 +89,7 @@ def test_keyword_search_equals_brute_force(churned_index: Path, read_batch: int,
     """Also with phrase texts read one chunk at a time, so the bound stops reading early."""
     monkeypatch.setattr(keyword_matching, "PHRASE_READ_BATCH", read_batch)
     snapshot = open_index(str(churned_index))
-    chunks = snapshot.all_chunks()
+    chunks = index_dump.all_chunks(snapshot)
     ids, titles, texts = [c.chunk_id for c in chunks], [c.title for c in chunks], [c.text for c in chunks]
     words = WordCorpus(ids, titles, texts, [c.tokens for c in chunks])
     checked = 0
@@ -112,9 +113,9 @@ def test_snippets_are_the_sentences_holding_a_keyword(churned_index: Path):
 
 def test_chunk_rows_are_found_by_id_after_incremental_builds(churned_index: Path):
     snapshot = open_index(str(churned_index))
-    table = snapshot.chunk_table.search().select(["chunk_id", "title"]).limit(None).to_arrow()
+    table = snapshot.chunks.table.search().select(["chunk_id", "title"]).limit(None).to_arrow()
     titles = dict(zip(table["chunk_id"].to_pylist(), table["title"].to_pylist()))
     ids = sorted(titles)
     unknown = ["", ids[0][:-1], ids[len(ids) // 2] + "0", "~" + ids[-1]]  # before, between and after the ids
-    found = snapshot.chunks([*reversed(ids), *unknown, ids[0]])
+    found = snapshot.chunks.by_id([*reversed(ids), *unknown, ids[0]])
     assert {cid: chunk.title for cid, chunk in found.items()} == titles

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import index_dump
 import pytest
 from arag_mcp.indexer.build import BuildOptions, build_index
 from arag_mcp.indexer.index.snapshot import open_index
@@ -76,7 +77,7 @@ def test_the_papers_substring_matching_agrees_on_these_scripts(scripts_index: Pa
 
 def _agrees_with_brute_force(index: Path, keyword_sets: list[list[str]]) -> int:
     snapshot = open_index(str(index))
-    chunks = snapshot.all_chunks()
+    chunks = index_dump.all_chunks(snapshot)
     ids, titles, texts = [c.chunk_id for c in chunks], [c.title for c in chunks], [c.text for c in chunks]
     corpus = WordCorpus(ids, titles, texts, [c.tokens for c in chunks])
     matched = 0

@@ -3,6 +3,7 @@ and against brute-force definitions."""
 
 from __future__ import annotations
 
+import index_dump
 import numpy as np
 import pytest
 from arag_mcp.indexer.index.ids import doc_key
@@ -60,7 +61,7 @@ def test_top_k_limits_and_duplicates_count_once(scoring):
 
 def test_semantic_search_matches_brute_force(sample_index, embedder):
     snapshot = open_index(str(sample_index))
-    matrix = SentenceMatrix(*snapshot.sentence_vectors())
+    matrix = SentenceMatrix(*index_dump.sentence_vectors(snapshot))
     query = embedder.encode_queries(["Which element was named after Poland?"])[0]
     expected = matrix.best_sentence_ranking(query, 3)
 
@@ -73,7 +74,7 @@ def test_semantic_search_matches_brute_force(sample_index, embedder):
 
 def test_naive_search_ranks_chunks_by_their_stored_vectors(sample_index, embedder):
     snapshot = open_index(str(sample_index))
-    ids, vectors = snapshot.chunk_vectors()
+    ids, vectors = index_dump.chunk_vectors(snapshot)
     assert len(ids) == snapshot.chunk_count and np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     for question in ["Which element was named after Poland?", "Where did Pierre Curie die?", "a sanatorium"]:
         query = embedder.encode_queries([question])[0]
@@ -86,8 +87,8 @@ def test_naive_search_ranks_chunks_by_their_stored_vectors(sample_index, embedde
 
 def test_chunks_by_id_give_text_and_neighbours(sample_index):
     snapshot = open_index(str(sample_index))
-    chunk = snapshot.chunks([cid("radium")])[cid("radium")]
+    chunk = snapshot.chunks.by_id([cid("radium")])[cid("radium")]
     assert chunk.title == "Radium"
     assert chunk.text.startswith("Radium is a chemical element")
     assert chunk.previous_chunk_id is None and chunk.next_chunk_id is None
-    assert snapshot.chunks(["nope", cid("no-such-doc")]) == {}
+    assert snapshot.chunks.by_id(["nope", cid("no-such-doc")]) == {}

@@ -8,6 +8,7 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
+import index_dump
 import numpy as np
 import pytest
 from arag_mcp.indexer.build import BuildOptions, build_index
@@ -96,7 +97,7 @@ def live(corpus: Path) -> Iterator[LiveIndex]:
 
 @pytest.fixture(scope="module")
 def chunks(corpus: Path) -> list:
-    return open_index(str(corpus)).all_chunks()
+    return index_dump.all_chunks(open_index(str(corpus)))
 
 
 def scoped(chunks: list, scope: dict) -> set[str]:
@@ -191,10 +192,10 @@ async def test_a_scoped_top_k_comes_from_outside_the_global_top_k(live: LiveInde
 async def test_scoped_semantic_searches_are_brute_force_within_the_scope(live: LiveIndex, chunks, embedder, scope):
     snapshot = open_index(live.uri)
     admitted = scoped(chunks, scope)
-    sentence_ids, sentence_vectors = snapshot.sentence_vectors()
+    sentence_ids, sentence_vectors = index_dump.sentence_vectors(snapshot)
     keep = np.array([cid in admitted for cid in sentence_ids])
     sentences = SentenceMatrix([cid for cid, k in zip(sentence_ids, keep) if k], sentence_vectors[keep])
-    chunk_ids, chunk_vectors = snapshot.chunk_vectors()
+    chunk_ids, chunk_vectors = index_dump.chunk_vectors(snapshot)
     inside = np.array([cid in admitted for cid in chunk_ids])
     questions = ["Which pump empties the dry dock?", "what leaks in winter", "lifting boats"]
     vectors = embedder.encode_queries(questions)
@@ -272,16 +273,16 @@ def test_every_semantic_search_path_is_exact_within_the_scope(live: LiveIndex, c
     vectors and a large one through the table's search, filtered first; both equal brute force."""
     import dataclasses
 
-    from arag_mcp.indexer.index import snapshot as snapshots
+    from arag_mcp.indexer.index import sentence_search
     from arag_mcp.server.search import retrieval
     from arag_mcp.server.search.scope import in_scope
 
     snapshot = open_index(live.uri)
     if path != "in memory":
-        snapshot = dataclasses.replace(snapshot, vectors=None)
+        snapshot = dataclasses.replace(snapshot, sentences=dataclasses.replace(snapshot.sentences, in_memory=None))
     if path == "filtered table search":
-        monkeypatch.setattr(snapshots, "EXACT_SCOPE_SENTENCES", 0)
-    sentence_ids, sentence_vectors = snapshot.sentence_vectors()
+        monkeypatch.setattr(sentence_search, "EXACT_SCOPE_SENTENCES", 0)
+    sentence_ids, sentence_vectors = index_dump.sentence_vectors(snapshot)
     for scope in SCOPES:
         admitted = scoped(chunks, scope)
         keep = np.array([cid in admitted for cid in sentence_ids])
@@ -294,19 +295,19 @@ def test_every_semantic_search_path_is_exact_within_the_scope(live: LiveIndex, c
 def test_widening_a_scoped_search_stops_at_the_scope_s_sentences(live: LiveIndex, embedder, monkeypatch):
     """A scope of fewer chunks than top_k widens its pool of nearest sentences only until the pool
     holds every sentence of the scope, not towards the whole index's count."""
-    from arag_mcp.indexer.index.snapshot import IndexSnapshot
+    from arag_mcp.indexer.index.sentence_search import SentenceSearch
     from arag_mcp.server.search import retrieval
     from arag_mcp.server.search.scope import in_scope
 
     snapshot = open_index(live.uri)
     scope = in_scope(snapshot, {"file_type": "txt"})
     monkeypatch.setattr(retrieval, "candidate_pool", lambda top_k: 1)
-    assert 1 < snapshot.sentence_count(scope) <= 4 < 16 < snapshot.sentence_count()
+    assert 1 < snapshot.sentences.count(scope) <= 4 < 16 < snapshot.sentences.count()
     pools = []
-    nearest = IndexSnapshot.nearest_sentences
+    nearest = SentenceSearch.nearest
     monkeypatch.setattr(
-        IndexSnapshot,
-        "nearest_sentences",
+        SentenceSearch,
+        "nearest",
         lambda self, v, pool, *rest: pools.append(pool) or nearest(self, v, pool, *rest),
     )
     [vector] = embedder.encode_queries(["When was the crane painted?"])

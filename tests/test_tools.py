@@ -6,6 +6,7 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
+import index_dump
 import pytest
 from arag_mcp.indexer.build import BuildOptions, build_index
 from arag_mcp.indexer.index.ids import doc_key
@@ -164,8 +165,8 @@ async def test_chunk_read_is_bounded_and_names_what_it_held_back(tmp_path: Path)
 
 async def test_naive_embedding_search_returns_whole_chunks_ranked_by_chunk_vectors(live: LiveIndex, embedder):
     snapshot = open_index(live.uri)
-    ids, vectors = snapshot.chunk_vectors()
-    texts = {c.chunk_id: c.text for c in snapshot.all_chunks()}
+    ids, vectors = index_dump.chunk_vectors(snapshot)
+    texts = {c.chunk_id: c.text for c in index_dump.all_chunks(snapshot)}
     async with client_for(live, "naive") as client:
         question = "Which element was named after Poland?"
         result = await client.call_tool("naive_embedding_search", {"query": question, "top_k": 3})

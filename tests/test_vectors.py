@@ -15,7 +15,8 @@ from arag_mcp.indexer.build import BuildOptions, build_index
 from arag_mcp.indexer.index import vectors, writer
 from arag_mcp.indexer.index.ids import chunk_id, doc_key
 from arag_mcp.indexer.index.schema import chunks_schema, documents_schema, sentences_schema
-from arag_mcp.indexer.index.snapshot import SentenceMatches, open_index
+from arag_mcp.indexer.index.snapshot import open_index
+from arag_mcp.indexer.index.vectors import SentenceMatches
 from arag_mcp.indexer.index.writer import IndexWriter
 from arag_mcp.server.search import retrieval
 
@@ -26,7 +27,7 @@ QUESTIONS = ["Which element was named after Poland?", "How did Pierre Curie die?
 
 def brute_force(snapshot, query: np.ndarray, limit: int) -> tuple[list[tuple[str, int]], np.ndarray]:
     """(chunk id, position) of the `limit` highest dot products over every vector of the table, and those products."""
-    table = snapshot.sentence_table.to_arrow()
+    table = snapshot.sentences.table.to_arrow()
     matrix = np.stack(table["vector"].to_numpy(zero_copy_only=False))
     scores = matrix @ query
     order = np.argsort(-scores, kind="stable")[:limit]
@@ -110,34 +111,34 @@ def clustered(count: int, seed: int) -> np.ndarray:
 
 def test_exact_search_returns_what_brute_force_finds(sample_index, embedder):
     snapshot = open_index(str(sample_index))
-    assert snapshot.vectors is not None
-    total = snapshot.sentence_table.count_rows()
+    assert snapshot.sentences.in_memory is not None
+    total = snapshot.sentences.table.count_rows()
     for question in QUESTIONS:
         query = embedder.encode_queries([question])[0]
         expected, scores = brute_force(snapshot, query, 20)
-        nearest = snapshot.nearest_sentences(query, 20)
+        nearest = snapshot.sentences.nearest(query, 20)
         assert found(nearest, snapshot) == expected
         assert nearest.similarities == pytest.approx(scores, abs=1e-6)
-        flat = snapshot.sentence_table.search(query).distance_type("dot").limit(20).select(["chunk_id", "position"])
+        flat = snapshot.sentences.table.search(query).distance_type("dot").limit(20).select(["chunk_id", "position"])
         assert found(nearest, snapshot) == found(flat.to_arrow())
-    assert len(snapshot.nearest_sentences(query, total + 50)) == total
+    assert len(snapshot.sentences.nearest(query, total + 50)) == total
 
 
 def test_exact_search_of_a_larger_index_matches_brute_force(tmp_path: Path):
     matrix = clustered(60_000, seed=1)
     write_synthetic(tmp_path / "idx", matrix)
     snapshot = open_index(str(tmp_path / "idx"))
-    assert snapshot.vectors is not None
+    assert snapshot.sentences.in_memory is not None
     answers = []
     for query in clustered(5, seed=2):
         expected, scores = brute_force(snapshot, query, 100)
-        nearest = snapshot.nearest_sentences(query, 100)
+        nearest = snapshot.sentences.nearest(query, 100)
         assert found(nearest, snapshot) == expected
         assert nearest.similarities == pytest.approx(scores, abs=1e-6)
         answers.append(nearest)
     shutil.rmtree(tmp_path / "idx" / "sentences.lance")  # answered from memory: no storage read
     for query, answer in zip(clustered(5, seed=2), answers):
-        assert snapshot.nearest_sentences(query, 100) == answer
+        assert snapshot.sentences.nearest(query, 100) == answer
 
 
 def test_a_scoped_exact_search_is_brute_force_over_the_scope(tmp_path: Path):
@@ -146,7 +147,7 @@ def test_a_scoped_exact_search_is_brute_force_over_the_scope(tmp_path: Path):
     write_synthetic(tmp_path / "idx", matrix)
     snapshot = open_index(str(tmp_path / "idx"))
     scope = np.random.default_rng(4).random(snapshot.chunk_count) < 0.05
-    table = snapshot.sentence_table.to_arrow()
+    table = snapshot.sentences.table.to_arrow()
     numbers = snapshot.catalogue.numbers_of(table["chunk_id"].to_pylist())
     inside = scope[numbers]
     keys = list(zip(table["chunk_id"].to_pylist(), table["position"].to_pylist()))
@@ -154,7 +155,7 @@ def test_a_scoped_exact_search_is_brute_force_over_the_scope(tmp_path: Path):
     for query in clustered(5, seed=5):
         scores = np.where(inside, matrix @ query, -np.inf)
         order = np.argsort(-scores, kind="stable")[:30]
-        nearest = snapshot.nearest_sentences(query, 30, scope)
+        nearest = snapshot.sentences.nearest(query, 30, scope)
         assert found(nearest, snapshot) == [keys[i] for i in order]
         assert nearest.similarities == pytest.approx(scores[order], abs=1e-6)
 
@@ -165,7 +166,7 @@ def test_a_new_build_reuses_the_vectors_of_unchanged_documents(tmp_path: Path, e
     index = str(tmp_path / "idx")
     build_index([corpus], index, BuildOptions(progress=False))
     first = open_index(index)
-    first.vectors.load()
+    first.sentences.in_memory.load()
 
     pierre = (corpus / "pierre-curie.md").read_text()
     (corpus / "pierre-curie.md").write_text(pierre.replace("horse-drawn", "heavy horse-drawn"))
@@ -175,15 +176,15 @@ def test_a_new_build_reuses_the_vectors_of_unchanged_documents(tmp_path: Path, e
 
     with caplog.at_level(logging.INFO, logger=vectors.__name__):
         second = open_index(index, previous=first)
-        second.vectors.load()
-    documents = second.chunk_table.to_arrow()
+        second.sentences.in_memory.load()
+    documents = second.chunks.table.to_arrow()
     changed = {
         key
         for key, title in zip(documents["doc_key"].to_pylist(), documents["title"].to_pylist())
         if title in ("Pierre Curie", "Einsteinium")
     }
     assert len(changed) == 2
-    sentences = second.sentence_table.to_arrow()
+    sentences = second.sentences.table.to_arrow()
     fresh = sum(key in changed for key in sentences["doc_key"].to_pylist())
     assert 0 < fresh < sentences.num_rows
     assert f"{sentences.num_rows - fresh} reused from the previous build, {fresh} read" in caplog.text
@@ -191,20 +192,20 @@ def test_a_new_build_reuses_the_vectors_of_unchanged_documents(tmp_path: Path, e
     reopened = open_index(index)
     for question in [*QUESTIONS, "What was found in the Ivy Mike debris?"]:
         query = embedder.encode_queries([question])[0]
-        reused = second.nearest_sentences(query, sentences.num_rows)
-        assert reused == reopened.nearest_sentences(query, sentences.num_rows)
+        reused = second.sentences.nearest(query, sentences.num_rows)
+        assert reused == reopened.sentences.nearest(query, sentences.num_rows)
         assert found(reused, second)[:10] == brute_force(second, query, 10)[0]
 
 
 def test_settings_that_change_vectors_prevent_reuse(sample_index, caplog):
     first = open_index(str(sample_index))
-    first.vectors.load()
-    total = first.sentence_table.count_rows()
+    first.sentences.in_memory.load()
+    total = first.sentences.table.count_rows()
     for settings, reused in [({}, total), ({"sentence_context": "another"}, 0)]:
         caplog.clear()
         manifest = dataclasses.replace(first.manifest, raw={**first.manifest.raw, **settings})
         again = vectors.SentenceVectors(
-            first.sentence_table, first.chunk_table, first.catalogue, manifest, first.vectors
+            first.sentences.table, first.chunks.table, first.catalogue, manifest, first.sentences.in_memory
         )
         with caplog.at_level(logging.INFO, logger=vectors.__name__):
             again.load()
@@ -227,7 +228,7 @@ def test_live_index_follows_a_new_build_with_exact_search(tmp_path: Path):
         )
         build_index([corpus], index, BuildOptions(progress=False))
         after = live.snapshot()
-        assert after is not before and after.vectors is not None
+        assert after is not before and after.sentences.in_memory is not None
         hits = retrieval.semantic_search(after, live.query_vectors(after, [question], 60)[0], top_k=3)
         assert hits[0].chunk.title == "Einsteinium"
 
@@ -238,13 +239,13 @@ def test_above_the_threshold_the_vector_index_answers(tmp_path: Path, monkeypatc
     write_synthetic(tmp_path / "idx", matrix)
     snapshot = open_index(str(tmp_path / "idx"))
     assert snapshot.manifest.vector_index["type"] == "IVF_PQ"
-    assert snapshot.vectors is None
+    assert snapshot.sentences.in_memory is None
     recalls = []
     rng = np.random.default_rng(4)
     for query in matrix[rng.integers(0, len(matrix), 10)] + rng.normal(0, 0.05, (10, 384)).astype(np.float32):
         query /= np.linalg.norm(query)
         expected, _ = brute_force(snapshot, query, 10)
-        nearest = snapshot.nearest_sentences(query, 10)
+        nearest = snapshot.sentences.nearest(query, 10)
         assert np.all(np.diff(nearest.similarities) <= 0)
         recalls.append(len(set(found(nearest, snapshot)) & set(expected)) / 10)
     assert np.mean(recalls) >= 0.9

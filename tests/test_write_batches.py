@@ -44,8 +44,8 @@ def _options(batch: int) -> BuildOptions:
 def _rows(index: Path) -> tuple[list[tuple], list[tuple], np.ndarray]:
     """(chunk rows, sentence rows, sentence vectors), each sorted by chunk id and position."""
     snapshot = open_index(str(index))
-    chunks = snapshot.chunk_table.to_arrow().select(["chunk_id", "doc_id", "part", "parts", "text"])
-    sentences = snapshot.sentence_table.to_arrow().sort_by([("chunk_id", "ascending"), ("position", "ascending")])
+    chunks = snapshot.chunks.table.to_arrow().select(["chunk_id", "doc_id", "part", "parts", "text"])
+    sentences = snapshot.sentences.table.to_arrow().sort_by([("chunk_id", "ascending"), ("position", "ascending")])
     return (
         sorted(zip(*(chunks[name].to_pylist() for name in chunks.column_names))),
         list(zip(*(sentences[name].to_pylist() for name in ("chunk_id", "position", "text", "start", "end")))),
@@ -55,7 +55,7 @@ def _rows(index: Path) -> tuple[list[tuple], list[tuple], np.ndarray]:
 
 def _assert_whole(index: Path, documents: int) -> None:
     """Every document has its chunks 0..parts-1 once each and its documents row; the counts agree."""
-    chunks = open_index(str(index)).chunk_table.to_pandas()
+    chunks = open_index(str(index)).chunks.table.to_pandas()
     assert chunks["chunk_id"].is_unique
     for _, group in chunks.groupby("doc_id"):
         assert sorted(group["part"]) == list(range(group["parts"].iloc[0]))

@@ -88,6 +88,11 @@ class ChunkCatalogue:
             }
         )
 
+    def doc_keys_in(self, scope: np.ndarray) -> list[str]:
+        """The keys of the documents a scope's chunks (a mask over chunk numbers) belong to: scopes
+        select whole documents, so a search can filter sentences and chunk vectors by doc key."""
+        return pc.unique(self.labels[C.DOC_KEY].filter(pa.array(scope))).to_pylist()
+
     def numbers_of(self, chunk_ids: Sequence[str]) -> np.ndarray:
         """Chunk numbers of these ids, in the order given; ids not in the index are left out."""
         numbers, found = self.locate(chunk_ids)

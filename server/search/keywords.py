@@ -132,7 +132,7 @@ class WordMatch:
     def count_in(
         self, snapshot: IndexSnapshot, numbers: np.ndarray, keywords: Sequence[Keyword]
     ) -> tuple[np.ndarray, list[np.ndarray]]:
-        numbers, texts = snapshot.texts_at(numbers)
+        numbers, texts = snapshot.chunks.texts_at(numbers)
         titles = lower(snapshot.catalogue.titles.take(pa.array(numbers))).to_pylist()
         inside_words = [_has_unspaced_piece(keyword) for keyword in keywords]
         spellings = [
@@ -238,7 +238,7 @@ class SubstringMatch:
     def count_in(
         self, snapshot: IndexSnapshot, numbers: np.ndarray, keywords: Sequence[Keyword]
     ) -> tuple[np.ndarray, list[np.ndarray]]:
-        numbers, texts = snapshot.texts_at(numbers)
+        numbers, texts = snapshot.chunks.texts_at(numbers)
         lowered = lower(texts)
         return numbers, [
             pc.count_substring(lowered, pattern=k.text).to_numpy(zero_copy_only=False).astype(np.int64)
@@ -279,7 +279,7 @@ class PieceCounts:
         in_titles: Callable[[str], np.ndarray] | None = None,
     ) -> None:
         lookup = snapshot.keywords
-        postings = snapshot.postings(np.unique(np.concatenate([lookup.word_rows[:0], *rows])))
+        postings = snapshot.keywords.postings(np.unique(np.concatenate([lookup.word_rows[:0], *rows])))
         words = postings[T.TERM]
         self.terms = fold_terms(words) if fold_terms else words
         self.whole_words = fold_terms is not None
@@ -469,7 +469,7 @@ def keyword_search(
     if match == "word" and top_k >= len(keywords):
         chosen = _with_every_keyword(tally, chosen, top_k)
     per_keyword, matching = tally.chunk_counts()
-    chunks = snapshot.chunks_at(chosen)
+    chunks = snapshot.chunks.at(chosen)
     hits = []
     for number in chosen.tolist():
         found = [keyword for keyword, counts in zip(keywords, tally.counts) if counts[number]]

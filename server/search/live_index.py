@@ -30,10 +30,10 @@ def embedding_key(manifest: Manifest) -> EmbeddingKey:
 
 def _load_vectors(snapshot: IndexSnapshot) -> None:
     """Read exact search's vectors now, off the request path, so semantic_search does not wait for them."""
-    if snapshot.vectors is None:
+    if snapshot.sentences.in_memory is None:
         return
     try:
-        snapshot.vectors.load()
+        snapshot.sentences.in_memory.load()
     except Exception as exc:  # noqa: BLE001 - semantic_search reads them again and reports the error
         log.warning("could not read the sentence vectors of %s: %s", snapshot.uri, exc)
 

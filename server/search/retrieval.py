@@ -53,9 +53,9 @@ def semantic_search(
     sentences are its best `MATCHED_SENTENCES` among them, shown in document order.
     """
     pool = candidate_pool(top_k)
-    total = snapshot.sentence_count(scope)
+    total = snapshot.sentences.count(scope)
     while True:
-        nearest = snapshot.nearest_sentences(query_vector, pool, scope)
+        nearest = snapshot.sentences.nearest(query_vector, pool, scope)
         chunks, first = np.unique(nearest.chunk_numbers, return_index=True)
         if len(chunks) >= top_k or pool >= total:
             break
@@ -93,8 +93,8 @@ def naive_search(
 ) -> list[Hit]:
     """Naive RAG: chunks ranked by their own vector's cosine similarity to the query (ties: chunk
     id); with `scope` (a mask over chunk numbers), among its chunks only."""
-    nearest = snapshot.nearest_chunks(query_vector, top_k, scope)
-    chunks = snapshot.chunks([cid for cid, _ in nearest])
+    nearest = snapshot.chunk_vectors.nearest(query_vector, top_k, scope)
+    chunks = snapshot.chunks.by_id([cid for cid, _ in nearest])
     ranked = sorted(nearest, key=lambda item: (-item[1], item[0]))
     return [Hit(chunks[cid], score, []) for cid, score in ranked if cid in chunks]
 

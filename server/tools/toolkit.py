@@ -243,7 +243,7 @@ class Toolkit:
         current = self.conversations.resume(conversation)
         if semantic:
             vectors = self._query_vectors(snapshot, [_checked_query(p) for p in wanted])
-            found = within_document.find_semantic(document, wanted, vectors, snapshot.document_sentences(document))
+            found = within_document.find_semantic(document, wanted, vectors, snapshot.sentences.of_document(document))
         else:
             found = within_document.find(document, wanted)
         seen = self.conversations.lines_seen(current, document)
@@ -282,7 +282,7 @@ class Toolkit:
                 f"chunk_ids holds {len(wanted)} ids; read at most {MAX_CHUNK_IDS} per call, the most promising first"
             )
         current = self.conversations.resume(conversation)
-        found = self._snapshot().chunks(wanted)
+        found = self._snapshot().chunks.by_id(wanted)
         deliveries = self.conversations.deliver(current, wanted, found)
         return _result(chunk_read_output(deliveries, current.handle, current.notice), chunk_read_text)
 
@@ -295,7 +295,7 @@ class Toolkit:
             return None
         wanted = [hit.chunk.chunk_id for hit in hits]
         found = {hit.chunk.chunk_id: hit.chunk for hit in hits if isinstance(hit.chunk, Chunk)}
-        found.update(snapshot.chunks([cid for cid in wanted if cid not in found]))
+        found.update(snapshot.chunks.by_id([cid for cid in wanted if cid not in found]))
         return self.conversations.deliver(current, wanted, found)
 
     def _checked_keywords(self, keywords: list[str]) -> list[str]:
@@ -424,7 +424,7 @@ def _checked_queries(queries: list[str]) -> list[str]:
 
 
 def _document(snapshot: IndexSnapshot, ref: str) -> DocumentLines:
-    document = snapshot.document(ref) if len(ref) <= 64 else None
+    document = snapshot.documents.get(ref) if len(ref) <= 64 else None
     if document is None:
         raise ToolError(f"no document has the ref {quoted(ref)}; use a ref from the search results")
     return document

@@ -1,0 +1,66 @@
+"""Reading chunks' texts from the chunks table: their headers are held in the catalogue."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .catalogue import ChunkCatalogue
+from .chunks import Chunk
+from .ids import parse_chunk_id
+from .reading import reading
+from .schema import CHUNKS, ChunkColumn
+
+C = ChunkColumn
+TEXT_FIELDS = [C.TEXT, C.SENTENCE_STARTS, C.SENTENCE_ENDS]
+"""What a chunk row adds to its header (held in the catalogue) to make a `Chunk`."""
+
+
+@dataclass(frozen=True)
+class ChunkReader:
+    """Whole chunks, and chunk texts alone, by chunk id or chunk number."""
+
+    uri: str
+    table: Any
+    catalogue: ChunkCatalogue
+
+    def by_id(self, chunk_ids: Sequence[str]) -> dict[str, Chunk]:
+        """The chunks with these ids, keyed by id (unknown or malformed ids are absent)."""
+        wanted = [cid for cid in chunk_ids if parse_chunk_id(cid)]
+        return {chunk.chunk_id: chunk for chunk in self.at(self.catalogue.numbers_of(wanted)).values()}
+
+    def at(self, numbers: np.ndarray) -> dict[int, Chunk]:
+        """The chunks with these chunk numbers, keyed by number: their headers from the catalogue,
+        their texts read."""
+        table = self._rows_at(numbers, TEXT_FIELDS)
+        found = table["number"].to_numpy()
+        return {
+            int(number): Chunk(
+                **vars(header),
+                text=row[C.TEXT],
+                sentence_spans=tuple(zip(row[C.SENTENCE_STARTS] or [], row[C.SENTENCE_ENDS] or [])),
+            )
+            for number, header, row in zip(found, self.catalogue.headers_at(found), table.to_pylist())
+        }
+
+    def texts_at(self, numbers: np.ndarray) -> tuple[np.ndarray, pa.ChunkedArray]:
+        """(chunk numbers, texts) of these chunks, in no particular order: the text column alone."""
+        table = self._rows_at(numbers, [C.TEXT])
+        return table["number"].to_numpy(), table[C.TEXT]
+
+    def _rows_at(self, numbers: np.ndarray, columns: Sequence[str]) -> pa.Table:
+        numbers = np.asarray(numbers, dtype=np.int64)
+        if not len(numbers):
+            schema = pa.schema([*(self.table.schema.field(c) for c in columns), pa.field("number", pa.int64())])
+            return schema.empty_table()
+        row_ids = self.catalogue.row_ids[numbers]
+        with reading(self.uri, CHUNKS):
+            table = self.table.take_row_ids(row_ids.tolist()).select(list(columns)).with_row_id().to_arrow()
+        found = np.searchsorted(self.catalogue.row_ids, table["_rowid"].to_numpy())
+        table = table.drop_columns(["_rowid"]).append_column("number", pa.array(found, pa.int64()))
+        return table.take(pc.sort_indices(table["number"]))

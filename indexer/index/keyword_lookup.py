@@ -1,0 +1,155 @@
+"""Keyword search's side of the index: the vocabulary and title words held in memory, and the
+postings of the terms table read for the words a search finds."""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .catalogue import ChunkCatalogue
+from .reading import reading
+from .schema import TERMS, TermColumn, terms_schema
+from .terms import folded
+from .words import UNSPACED_SCRIPTS, WORD_BREAK, unspaced
+
+T = TermColumn
+
+
+@dataclass(frozen=True)
+class KeywordLookup:
+    """What keyword search keeps in memory: the vocabulary, and the words of the chunks' titles
+    (titles count in whole-word matching; they are short, so their postings are derived here
+    rather than stored); and the terms table, whose postings it reads for the words it finds.
+    Postings name chunks by the catalogue's chunk numbers."""
+
+    uri: str
+    table: Any
+    words: pa.Array
+    """The distinct words of the terms table, sorted."""
+    folded_spellings: dict[str, list[int]]
+    """Folded form → positions in `words` of the non-ASCII words that fold to it (an ASCII word,
+    stored lower-cased, is its own folded form): whole-word matching looks words up folded."""
+    word_rows: np.ndarray
+    """Row ids of the terms table, grouped by word in `words` order (a word has a row per segment)."""
+    rows_per_word: np.ndarray
+    word_row_starts: np.ndarray
+    """Where each word's rows begin in `word_rows`."""
+    chunk_count: int
+    title_words: pa.Array
+    """The folded words of every title, sorted."""
+    title_owners: np.ndarray
+    """Chunk number of each of `title_words`."""
+    title_lengths: np.ndarray
+    """How many words each chunk's title has, by chunk number."""
+    unspaced_words: pa.Array
+    """The folded forms of the words with letters of a script written without spaces (terms.py)."""
+    unspaced_positions: np.ndarray
+    """Where each of `unspaced_words` is in `words`."""
+    unspaced_title_words: pa.Array
+    """The folded title words with such letters, and the chunk number of each."""
+    unspaced_title_owners: np.ndarray
+
+    @classmethod
+    def load(cls, uri: str, catalogue: ChunkCatalogue, terms: Any) -> KeywordLookup:
+        with reading(uri, TERMS):
+            rows = terms.search().select([T.TERM]).with_row_id(True).limit(None).to_arrow()
+        by_word = pc.sort_indices(rows[T.TERM])
+        sorted_words = rows[T.TERM].take(by_word).combine_chunks()
+        first = np.ones(len(sorted_words), dtype=bool)
+        if len(sorted_words):
+            first[1:] = pc.not_equal(sorted_words[1:], sorted_words[:-1]).to_numpy(zero_copy_only=False)
+        starts = np.flatnonzero(first)
+        title_split = pc.split_pattern_regex(pc.utf8_lower(catalogue.titles), WORD_BREAK)
+        title_words = pc.list_flatten(title_split)
+        kept = pc.not_equal(title_words, "")
+        title_words = folded(title_words.filter(kept))
+        title_owners = pc.list_parent_indices(title_split).filter(kept).to_numpy().astype(np.int64)
+        by_title_word = pc.sort_indices(title_words)
+        words = sorted_words.filter(pa.array(first))
+        other = np.flatnonzero(~pc.string_is_ascii(words).to_numpy(zero_copy_only=False))
+        other_folded = folded(words.take(pa.array(other, pa.int64())))
+        spellings: dict[str, list[int]] = {}
+        for at, word in zip(other.tolist(), other_folded.to_pylist()):
+            spellings.setdefault(word, []).append(at)
+        unspaced_words = _has_unspaced(other_folded)
+        unspaced_titles = _has_unspaced(title_words)
+        return cls(
+            uri,
+            terms,
+            words,
+            spellings,
+            rows["_rowid"].to_numpy()[by_word.to_numpy()],
+            np.diff(np.append(starts, len(sorted_words))),
+            starts,
+            len(catalogue),
+            title_words.take(by_title_word),
+            title_owners[by_title_word.to_numpy()],
+            np.bincount(title_owners, minlength=len(catalogue)),
+            other_folded.filter(pa.array(unspaced_words)),
+            other[unspaced_words],
+            title_words.filter(pa.array(unspaced_titles)),
+            title_owners[unspaced_titles],
+        )
+
+    def postings(self, row_ids: np.ndarray) -> pa.Table:
+        """Rows (term, chunks, counts) of the terms table with these row ids."""
+        if not len(row_ids):
+            return terms_schema().empty_table()
+        with reading(self.uri, TERMS):
+            return self.table.take_row_ids(row_ids.tolist()).select(terms_schema().names).to_arrow()
+
+    def rows_containing(self, piece: str) -> np.ndarray:
+        """Terms-table row ids of every word that contains `piece` (lower-cased)."""
+        matched = pc.match_substring(self.words, pattern=piece).to_numpy(zero_copy_only=False)
+        return self.word_rows[np.repeat(matched, self.rows_per_word)]
+
+    def spellings(self, folded_word: str) -> list[int]:
+        """Positions in `words` of the words whose folded form is `folded_word` (found by bisection)."""
+        found = list(self.folded_spellings.get(folded_word, ()))
+        if folded_word.isascii():
+            at = bisect.bisect_left(self.words, folded_word, key=_text)
+            if at < len(self.words) and self.words[at].as_py() == folded_word:
+                found.append(at)
+        return found
+
+    def rows_of_word(self, folded_word: str) -> np.ndarray:
+        """Terms-table row ids of every word whose folded form is `folded_word`, or, for a word of
+        a script written without spaces, holds it."""
+        if unspaced(folded_word):
+            holding = pc.match_substring(self.unspaced_words, pattern=folded_word).to_numpy(zero_copy_only=False)
+            positions = self.unspaced_positions[holding].tolist()
+        else:
+            positions = self.spellings(folded_word)
+        starts, lengths = self.word_row_starts, self.rows_per_word
+        spans = [self.word_rows[starts[at] : starts[at] + lengths[at]] for at in positions]
+        return np.concatenate([self.word_rows[:0], *spans])
+
+    def title_counts(self, folded_word: str) -> np.ndarray:
+        """How often each chunk's title holds the word `folded_word` (folded; for a word of a script
+        written without spaces, its characters in a row inside a title's word), by chunk number."""
+        if unspaced(folded_word):
+            inside = pc.count_substring(self.unspaced_title_words, pattern=folded_word).to_numpy(zero_copy_only=False)
+            return np.bincount(self.unspaced_title_owners, weights=inside, minlength=self.chunk_count).astype(np.int64)
+        first = bisect.bisect_left(self.title_words, folded_word, key=_text)
+        last = bisect.bisect_right(self.title_words, folded_word, lo=first, key=_text)
+        return np.bincount(self.title_owners[first:last], minlength=self.chunk_count).astype(np.int64)
+
+
+def _text(value: pa.Scalar) -> str:
+    return value.as_py()
+
+
+def _has_unspaced(folded_words: pa.Array) -> np.ndarray:
+    """Which of these folded words have letters of a script written without spaces (the regex runs
+    on the non-ASCII words alone: most of a large vocabulary is ASCII)."""
+    found = ~pc.string_is_ascii(folded_words).to_numpy(zero_copy_only=False)
+    other = np.flatnonzero(found)
+    if len(other):
+        inside = pc.match_substring_regex(folded_words.take(pa.array(other)), f"[{UNSPACED_SCRIPTS}]")
+        found[other] = inside.to_numpy(zero_copy_only=False)
+    return found

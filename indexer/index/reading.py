@@ -1,0 +1,34 @@
+"""A storage failure while reading a table, told as one line naming the table and the fix."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from .manifest import IndexStoreError
+
+STORAGE_ERRORS = (OSError, RuntimeError, ValueError)
+"""What LanceDB and Arrow raise for unreadable data (lance errors are RuntimeError or OSError)."""
+
+
+@contextmanager
+def reading(uri: str, table: str) -> Iterator[None]:
+    """LanceDB reports a deleted or truncated data file as a long message with internal paths; the
+    reader knows which table it was reading, which is what the user needs."""
+    try:
+        yield
+    except STORAGE_ERRORS as exc:
+        raise IndexStoreError(
+            f"{uri}: table {table!r} is damaged ({_damage(exc)}); "
+            f"rebuild the index with `arag-index build SOURCE... --index {uri} --rebuild`"
+        ) from None
+
+
+def _damage(exc: Exception) -> str:
+    """What is wrong, in a few words free of paths."""
+    message = str(exc).lower()
+    if "no longer exist" in message:
+        return "the committed table version is gone"
+    if any(sign in message for sign in ("not found", "no such file", "does not exist")):
+        return "a data file is missing"
+    return "a data file cannot be read"
