@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,6 +21,8 @@ from .mcp_helpers import MODES
 
 pytestmark = pytest.mark.anyio
 RADIUM = f"{doc_key('radium')}-0"
+HEAVY = ("numpy", "pyarrow", "lancedb", "torch", "onnxruntime", "sentence_transformers")
+"""What a server loads only after its handshake, on the thread that opens the index."""
 
 
 @pytest.fixture(scope="module")
@@ -82,3 +87,27 @@ def test_call_from_terminal(sample_index: Path):
     assert result.returncode == 0 and all(name in result.stdout for name in PROFILES)
     result = run_cli("arag_mcp.server", "--index", str(sample_index), "--call", "chunk_read", '{"chunk_ids": []}')
     assert result.returncode == 1 and "chunk_ids is empty" in result.stderr
+
+
+def _loaded_by(code: str) -> list[str]:
+    """The HEAVY modules (and the SDK's) a fresh interpreter holds after running `code`."""
+    probe = f"{code}\nimport json, sys; print(json.dumps(sorted(m for m in {HEAVY + ('mcp',)!r} if m in sys.modules)))"
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_the_server_is_ready_for_its_handshake_with_nothing_heavier_than_the_sdk(sample_index: Path):
+    code = (
+        "from arag_mcp.server.app import create_server\n"
+        "from arag_mcp.server.search.live_index import LiveIndex\n"
+        "from arag_mcp.server.tools.profiles import PROFILES\n"
+        f"live = LiveIndex({str(sample_index)!r})\n"
+        "servers = [create_server(live, profile) for profile in PROFILES.values()]"
+    )
+    assert _loaded_by(code) == ["mcp"]
+
+
+def test_version_imports_neither_the_sdk_nor_the_index():
+    code = "from arag_mcp.server.cli import main\ntry:\n    main(['--version'])\nexcept SystemExit:\n    pass"
+    assert _loaded_by(code) == []

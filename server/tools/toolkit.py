@@ -1,7 +1,8 @@
 """The tool functions every profile draws from, bound to one served index and its conversations.
 
 Each public method is one MCP tool: its signature is the tool's input schema, its return
-annotation the output schema. Profiles (profiles.py) choose which ones a server offers, under
+annotation the output schema. The search functions are imported by the calls that use them: they
+load NumPy and Arrow, which a server need not load before it answers the handshake. Profiles (profiles.py) choose which ones a server offers, under
 which description, and whether searches return whole chunks.
 """
 
@@ -12,7 +13,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
-import numpy as np
 from arag_mcp.indexer.index.chunks import Chunk
 from arag_mcp.indexer.index.words import words_of
 from arag_mcp.server.output.chunk_results import (
@@ -37,8 +37,6 @@ from arag_mcp.server.output.document_results import (
     search_output,
     search_text,
 )
-from arag_mcp.server.search import keywords as keyword_matching
-from arag_mcp.server.search import retrieval, within_document
 from arag_mcp.server.search.conversations import Conversation, Conversations, Delivery
 from arag_mcp.server.search.limits import (
     MAX_CHUNK_IDS,
@@ -56,15 +54,17 @@ from arag_mcp.server.search.limits import (
     quoted,
 )
 from arag_mcp.server.search.live_index import LiveIndex, ModelNotReady
-from arag_mcp.server.search.scope import ScopeError, in_scope
 from arag_mcp.server.search.snippets import Snippet, keyword_pieces, semantic_pieces, snippet
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel, Field
 
 if TYPE_CHECKING:
+    import numpy as np
     from arag_mcp.indexer.index.document_lines import DocumentLines
     from arag_mcp.indexer.index.snapshot import IndexSnapshot
+    from arag_mcp.indexer.index.words import KeywordMatch
+    from arag_mcp.server.search.retrieval import Hit, MergedHit
 
 TopK = Annotated[int, Field(ge=1, le=MAX_TOP_K, description=f"number of chunks to return (1-{MAX_TOP_K})")]
 ConversationHandle = Annotated[
@@ -129,7 +129,7 @@ class Toolkit:
         live: LiveIndex,
         conversations: Conversations,
         full_text: bool = False,
-        keyword_match: keyword_matching.KeywordMatch = "word",
+        keyword_match: KeywordMatch = "word",
     ) -> None:
         self.live = live
         self.conversations = conversations
@@ -143,9 +143,11 @@ class Toolkit:
         scope: ScopeConditions = None,
         conversation: ConversationHandle = None,
     ) -> Annotated[CallToolResult, KeywordSearchOutput]:
+        from arag_mcp.server.search.keywords import keyword_search
+
         terms = self._checked_keywords(keywords)
         call = self._search_call(scope, conversation)
-        findings = keyword_matching.keyword_search(call.snapshot, terms, top_k, self.keyword_match, call.mask)
+        findings = keyword_search(call.snapshot, terms, top_k, self.keyword_match, call.mask)
         deliveries = self._deliver(call.snapshot, call.current, findings.hits)
         pieces = [keyword_pieces(hit.matched, hit.keywords, self.keyword_match) for hit in findings.hits]
         snippets = self._snippets(call.current, findings.hits, pieces, deliveries is not None)
@@ -155,9 +157,11 @@ class Toolkit:
     def semantic_search(
         self, query: Query, top_k: TopK = 5, scope: ScopeConditions = None, conversation: ConversationHandle = None
     ) -> Annotated[CallToolResult, SemanticSearchOutput]:
+        from arag_mcp.server.search.retrieval import semantic_search
+
         query = _checked_query(query)
         call = self._search_call(scope, conversation)
-        hits = retrieval.semantic_search(call.snapshot, self._query_vector(call.snapshot, query), top_k, call.mask)
+        hits = semantic_search(call.snapshot, self._query_vector(call.snapshot, query), top_k, call.mask)
         deliveries = self._deliver(call.snapshot, call.current, hits)
         snippets = self._semantic_snippets(call.current, hits, deliveries is not None)
         output = semantic_output(
@@ -168,9 +172,11 @@ class Toolkit:
     def naive_embedding_search(
         self, query: Query, top_k: TopK = 5, scope: ScopeConditions = None, conversation: ConversationHandle = None
     ) -> Annotated[CallToolResult, SemanticSearchOutput]:
+        from arag_mcp.server.search.retrieval import naive_search
+
         query = _checked_query(query)
         call = self._search_call(scope, conversation)
-        hits = retrieval.naive_search(call.snapshot, self._query_vector(call.snapshot, query), top_k, call.mask)
+        hits = naive_search(call.snapshot, self._query_vector(call.snapshot, query), top_k, call.mask)
         deliveries = self._deliver(call.snapshot, call.current, hits, always=True)
         snippets = self._semantic_snippets(call.current, hits, True)
         output = semantic_output(
@@ -181,11 +187,11 @@ class Toolkit:
     def semantic_search_queries(
         self, queries: Queries, top_k: TopK = 5, scope: ScopeConditions = None, conversation: ConversationHandle = None
     ) -> Annotated[CallToolResult, SemanticSearchOutput]:
+        from arag_mcp.server.search.retrieval import merged_semantic_search
+
         checked = _checked_queries(queries)
         call = self._search_call(scope, conversation)
-        found = retrieval.merged_semantic_search(
-            call.snapshot, self._query_vectors(call.snapshot, checked), top_k, call.mask
-        )
+        found = merged_semantic_search(call.snapshot, self._query_vectors(call.snapshot, checked), top_k, call.mask)
         hits = [merged.hit for merged in found]
         snippets = self._semantic_snippets(call.current, hits, False)
         ranked_by = f"their best sentence over {len(checked)} {'query' if len(checked) == 1 else 'queries'}"
@@ -202,19 +208,16 @@ class Toolkit:
         scope: ScopeConditions = None,
         conversation: ConversationHandle = None,
     ) -> Annotated[CallToolResult, DocumentSearchOutput]:
+        from arag_mcp.server.search.keywords import keyword_search
+        from arag_mcp.server.search.retrieval import merged_semantic_search, with_keyword_hits
+
         checked = _checked_queries(queries)
         terms = self._checked_keywords(keywords) if keywords else []
         call = self._search_call(scope, conversation)
-        found = retrieval.merged_semantic_search(
-            call.snapshot, self._query_vectors(call.snapshot, checked), top_k, call.mask
-        )
-        findings = (
-            keyword_matching.keyword_search(call.snapshot, terms, top_k, self.keyword_match, call.mask)
-            if terms
-            else None
-        )
+        found = merged_semantic_search(call.snapshot, self._query_vectors(call.snapshot, checked), top_k, call.mask)
+        findings = keyword_search(call.snapshot, terms, top_k, self.keyword_match, call.mask) if terms else None
         if findings is not None:
-            found = retrieval.with_keyword_hits(found, findings.hits)
+            found = with_keyword_hits(found, findings.hits)
         pieces = [self._search_pieces(merged) for merged in found]
         snippets = self._snippets(call.current, [merged.hit for merged in found], pieces, False)
         output = search_output(found, snippets, checked, findings, call.current.handle, call.current.notice)
@@ -227,6 +230,8 @@ class Toolkit:
         semantic: Annotated[bool, Field(description="match by meaning (nearest sentences) instead of by text")] = False,
         conversation: ConversationHandle = None,
     ) -> Annotated[CallToolResult, FindOutput]:
+        from arag_mcp.server.search import within_document
+
         wanted = list(dict.fromkeys(p.strip() for p in patterns if p.strip()))
         if not wanted:
             raise ToolError('patterns is empty; give words or phrases to look for, e.g. ["Nobel Prize"]')
@@ -258,6 +263,8 @@ class Toolkit:
         start_line: Annotated[int, Field(ge=0, description="the first line to show (from 0)")] = 0,
         conversation: ConversationHandle = None,
     ) -> Annotated[CallToolResult, OpenOutput]:
+        from arag_mcp.server.search.within_document import window
+
         document = _document(self._snapshot(), ref)
         if start_line >= len(document.lines):
             raise ToolError(
@@ -265,7 +272,7 @@ class Toolkit:
                 f"(0-{len(document.lines) - 1})"
             )
         current = self.conversations.resume(conversation)
-        lines = within_document.window(document, start_line)
+        lines = window(document, start_line)
         seen = self.conversations.lines_seen(current, document)
         output = open_output(document, ref.strip(), lines, seen, current.handle, current.notice)
         self.conversations.mark_lines_shown(current, document, lines)
@@ -287,7 +294,7 @@ class Toolkit:
         return _result(chunk_read_output(deliveries, current.handle, current.notice), chunk_read_text)
 
     def _deliver(
-        self, snapshot: IndexSnapshot, current: Conversation, hits: list[retrieval.Hit], always: bool = False
+        self, snapshot: IndexSnapshot, current: Conversation, hits: list[Hit], always: bool = False
     ) -> list[Delivery] | None:
         """Whole chunks for the conversation (read-before and size bound applied), where this tool sends
         them; otherwise None."""
@@ -306,15 +313,17 @@ class Toolkit:
             raise ToolError(f"{len(terms)} keywords given; pass at most {MAX_KEYWORDS}, the most specific first")
         _check_keyword_sizes(terms)
         if self.keyword_match == "word":
-            wordless = keyword_matching.wordless(terms)
-            if wordless:
+            from arag_mcp.server.search.keywords import wordless
+
+            unmatchable = wordless(terms)
+            if unmatchable:
                 raise ToolError(
-                    f"keyword {quoted(wordless[0])} has no letter or digit; keywords match whole words, "
+                    f"keyword {quoted(unmatchable[0])} has no letter or digit; keywords match whole words, "
                     "so give names, terms or numbers"
                 )
         return terms
 
-    def _search_pieces(self, merged: retrieval.MergedHit) -> list[str]:
+    def _search_pieces(self, merged: MergedHit) -> list[str]:
         """A search result's pieces: its matched sentences, then the keyword sentences not among them."""
         pieces = semantic_pieces(merged.hit.matched) if merged.queries else []
         found = merged.keyword_hit
@@ -322,11 +331,11 @@ class Toolkit:
             pieces += [p for p in keyword_pieces(found.matched, found.keywords, self.keyword_match) if p not in pieces]
         return pieces
 
-    def _semantic_snippets(self, current: Conversation, hits: list[retrieval.Hit], whole_chunks: bool) -> list[Snippet]:
+    def _semantic_snippets(self, current: Conversation, hits: list[Hit], whole_chunks: bool) -> list[Snippet]:
         return self._snippets(current, hits, [semantic_pieces(hit.matched) for hit in hits], whole_chunks)
 
     def _snippets(
-        self, current: Conversation, hits: list[retrieval.Hit], pieces: list[list[str]], whole_chunks: bool
+        self, current: Conversation, hits: list[Hit], pieces: list[list[str]], whole_chunks: bool
     ) -> list[Snippet]:
         """What each hit shows of its matched sentences: all of them where the results carry whole
         chunks (the chunk text is what is tracked), else those this conversation was not sent."""
@@ -357,7 +366,7 @@ class Toolkit:
             raise ToolError(str(exc)) from None
 
 
-def _covers_chunk(hit: retrieval.Hit, pieces: list[str]) -> bool:
+def _covers_chunk(hit: Hit, pieces: list[str]) -> bool:
     """Whether the pieces are every sentence of the hit's chunk, unshortened (a chunk's sentence is
     matched at most once, so matching as many as it has is matching them all)."""
     return 0 < hit.chunk.sentence_count == len(hit.matched) and pieces == hit.matched
@@ -387,6 +396,8 @@ def _check_keyword_sizes(terms: list[str]) -> None:
 
 def _scope_mask(snapshot: IndexSnapshot, scope: dict[str, Any] | None) -> np.ndarray | None:
     """The chunks a scope admits (scope.py), or None for the whole index; a bad scope is a tool error."""
+    from arag_mcp.server.search.scope import ScopeError, in_scope
+
     try:
         return in_scope(snapshot, scope)
     except ScopeError as exc:
