@@ -1,0 +1,1 @@
+"""From a document's text to what is embedded: sentences, token-bounded chunks, and each sentence placed in its document."""
