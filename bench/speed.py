@@ -41,6 +41,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import defaultdict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -333,43 +334,35 @@ def peak_rss_mb(pid: int) -> float:
 STARTS = 10
 
 
-def bench_startup(python: str) -> dict:
-    """Start-up of the arag-mcp that `python` runs (this checkout's, or another's environment to
-    compare revisions), on the bundled sample indexed by that same arag-mcp; each figure a median
-    of STARTS fresh processes taken in turn: the SDK's own import (`import mcp.server.mcpserver`,
+def bench_startup(pythons: Sequence[str]) -> dict:
+    """Start-up of the arag-mcp each Python runs (this checkout's, or other checkouts' environments
+    to compare revisions), on the bundled sample indexed by that same arag-mcp. Each figure is a
+    median of STARTS fresh processes, the Pythons taken in turn within each round so that a change
+    in the machine's load touches all alike: the SDK's own import (`import mcp.server.mcpserver`,
     the floor any MCP server pays), `arag-mcp --version`, and the time from spawning `arag-mcp
     --index` to its answer to `initialize`, then to `tools/list`, over stdio with JSON-RPC written
     by hand (no client library in the way)."""
+    sample = Path(__file__).resolve().parents[1] / "examples" / "sample"
+    times: dict[str, dict[str, list[float]]] = {python: defaultdict(list) for python in pythons}
     with tempfile.TemporaryDirectory() as folder:
-        index = Path(folder) / "idx"
-        build = [
-            python,
-            "-m",
-            "arag_mcp.indexer",
-            "build",
-            str(Path(__file__).resolve().parents[1] / "examples" / "sample"),
-            "--index",
-            str(index),
-        ]
-        subprocess.run([*build, "--quiet"], check=True, capture_output=True)
-        floor, version, initialize, tools = [], [], [], []
+        indexes = {python: Path(folder) / f"idx-{number}" for number, python in enumerate(pythons)}
+        for python, index in indexes.items():
+            build = [python, "-m", "arag_mcp.indexer", "build", str(sample), "--index", str(index), "--quiet"]
+            subprocess.run(build, check=True, capture_output=True)
         for _ in range(STARTS):
-            floor.append(_run_time([python, "-c", "import mcp.server.mcpserver"]))
-            version.append(_run_time([python, "-m", "arag_mcp.server", "--version"]))
-            answered = _handshake_times(python, index)
-            initialize.append(answered[0])
-            tools.append(answered[1])
-    medians = {
-        "sdk_import_floor_s": statistics.median(floor),
-        "version_s": statistics.median(version),
-        "initialize_s": statistics.median(initialize),
-        "tools_list_s": statistics.median(tools),
-    }
-    return (
-        {"python": python}
-        | medians
-        | {"initialize_over_floor_s": medians["initialize_s"] - medians["sdk_import_floor_s"]}
-    )
+            for python, index in indexes.items():
+                taken = times[python]
+                taken["sdk_import_floor_s"].append(_run_time([python, "-c", "import mcp.server.mcpserver"]))
+                taken["version_s"].append(_run_time([python, "-m", "arag_mcp.server", "--version"]))
+                initialized, listed = _handshake_times(python, index)
+                taken["initialize_s"].append(initialized)
+                taken["tools_list_s"].append(listed)
+    results = {}
+    for python, taken in times.items():
+        medians = {name: statistics.median(values) for name, values in taken.items()}
+        medians["initialize_over_floor_s"] = medians["initialize_s"] - medians["sdk_import_floor_s"]
+        results[python] = medians
+    return results
 
 
 def _run_time(command: list[str]) -> float:
@@ -568,8 +561,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--parts", nargs="+", choices=PARTS, default=list(PARTS), help="what to measure (default: all)")
     parser.add_argument(
         "--server-python",
-        default=sys.executable,
-        help="startup: the Python whose arag-mcp is started (another checkout's environment, to compare revisions)",
+        nargs="+",
+        default=[sys.executable],
+        help="startup: the Pythons whose arag-mcp is started (other checkouts' environments, to compare revisions)",
     )
     parser.add_argument("--out", type=Path, default=RESULTS / "speed.json")
     args = parser.parse_args(argv)
