@@ -235,7 +235,7 @@ def test_an_index_of_another_format_is_refused_in_one_line_that_names_the_rebuil
     with pytest.raises(IndexStoreError, match="--rebuild"):
         open_index(str(index))
 
-    result = run_cli("arag_mcp.server", "--index", str(index), timeout=60)
+    result = run_cli("arag_mcp.server", "--index", str(index))
     assert result.returncode == 2 and result.stdout == "" and "Traceback" not in result.stderr
     assert result.stderr.strip().count("\n") == 0 and "--rebuild" in result.stderr, result.stderr
 
