@@ -159,30 +159,14 @@ class Toolkit:
     ) -> Annotated[CallToolResult, SemanticSearchOutput]:
         from arag_mcp.server.search.retrieval import semantic_search
 
-        query = _checked_query(query)
-        call = self._search_call(scope, conversation)
-        hits = semantic_search(call.snapshot, self._query_vector(call.snapshot, query), top_k, call.mask)
-        deliveries = self._deliver(call.snapshot, call.current, hits)
-        snippets = self._semantic_snippets(call.current, hits, deliveries is not None)
-        output = semantic_output(
-            hits, call.current.handle, call.current.notice, deliveries, snippets, "their best sentence"
-        )
-        return call.result(output, semantic_text)
+        return self._vector_search(semantic_search, query, top_k, scope, conversation, False, "their best sentence")
 
     def naive_embedding_search(
         self, query: Query, top_k: TopK = 5, scope: ScopeConditions = None, conversation: ConversationHandle = None
     ) -> Annotated[CallToolResult, SemanticSearchOutput]:
         from arag_mcp.server.search.retrieval import naive_search
 
-        query = _checked_query(query)
-        call = self._search_call(scope, conversation)
-        hits = naive_search(call.snapshot, self._query_vector(call.snapshot, query), top_k, call.mask)
-        deliveries = self._deliver(call.snapshot, call.current, hits, always=True)
-        snippets = self._semantic_snippets(call.current, hits, True)
-        output = semantic_output(
-            hits, call.current.handle, call.current.notice, deliveries, snippets, "their chunk vector"
-        )
-        return call.result(output, semantic_text)
+        return self._vector_search(naive_search, query, top_k, scope, conversation, True, "their chunk vector")
 
     def semantic_search_queries(
         self, queries: Queries, top_k: TopK = 5, scope: ScopeConditions = None, conversation: ConversationHandle = None
@@ -292,6 +276,26 @@ class Toolkit:
         found = self._snapshot().chunks.by_id(wanted)
         deliveries = self.conversations.deliver(current, wanted, found)
         return _result(chunk_read_output(deliveries, current.handle, current.notice), chunk_read_text)
+
+    def _vector_search(
+        self,
+        search: Callable[..., list[Hit]],
+        query: str,
+        top_k: int,
+        scope: dict[str, Any] | None,
+        conversation: str | None,
+        whole_chunks: bool,
+        ranked_by: str,
+    ) -> CallToolResult:
+        """One query's vector ranked by `search` (best sentence, or chunk vector), sent as snippets or,
+        with `whole_chunks`, as whole chunks."""
+        query = _checked_query(query)
+        call = self._search_call(scope, conversation)
+        hits = search(call.snapshot, self._query_vector(call.snapshot, query), top_k, call.mask)
+        deliveries = self._deliver(call.snapshot, call.current, hits, always=whole_chunks)
+        snippets = self._semantic_snippets(call.current, hits, deliveries is not None)
+        output = semantic_output(hits, call.current.handle, call.current.notice, deliveries, snippets, ranked_by)
+        return call.result(output, semantic_text)
 
     def _deliver(
         self, snapshot: IndexSnapshot, current: Conversation, hits: list[Hit], always: bool = False
