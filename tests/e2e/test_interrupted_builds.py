@@ -55,13 +55,13 @@ def test_a_killed_build_keeps_its_committed_steps_and_the_next_embeds_only_the_r
     kept = open_index(str(index))
     committed = kept.manifest.counts.sentences
     assert 0 < committed < 1200
-    assert kept.sentence_table.count_rows() == committed == 2 * kept.manifest.counts.documents
+    assert kept.sentences.table.count_rows() == committed == 2 * kept.manifest.counts.documents
     assert len(list_documents(str(index))) == kept.manifest.counts.documents
 
     summary = build_index([corpus], str(index), QUIET)
     assert summary.embedded_sentences == 1200 - committed
     assert (summary.documents, summary.sentences) == (600, 1200)
-    assert open_index(str(index)).sentence_table.to_pandas()["chunk_id"].nunique() == 600
+    assert open_index(str(index)).sentences.table.to_pandas()["chunk_id"].nunique() == 600
 
 
 def test_the_lock_works_without_fcntl(tmp_path: Path):
@@ -162,15 +162,15 @@ def test_killed_build_leaves_previous_index_and_next_run_completes(tmp_path: Pat
 
     after_kill = open_index(str(index))
     assert after_kill.version == committed
-    assert after_kill.chunk_table.count_rows() == 1 and after_kill.sentence_table.count_rows() == 2
+    assert after_kill.chunks.table.count_rows() == 1 and after_kill.sentences.table.count_rows() == 2
     assert read_manifest(str(index))["counts"]["documents"] == 1
 
     summary = build_index([corpus], str(index), QUIET)
     assert summary.documents == 301 and summary.unchanged == 1
     final = open_index(str(index))
-    assert final.chunk_table.count_rows() == 301
-    assert final.sentence_table.count_rows() == 2 + 600
-    assert final.sentence_table.to_pandas()["chunk_id"].nunique() == 301
+    assert final.chunks.table.count_rows() == 301
+    assert final.sentences.table.count_rows() == 2 + 600
+    assert final.sentences.table.to_pandas()["chunk_id"].nunique() == 301
 
 
 def test_a_build_killed_inside_a_long_document_keeps_the_last_commit_and_the_next_is_whole(tmp_path: Path):
