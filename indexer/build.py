@@ -66,6 +66,8 @@ class BuildOptions:
     progress: bool = True
     description: str | None = None
     """What the collection is (collection.py), replacing the index's; None keeps it, "" clears it."""
+    ray: str | None = None
+    """Chunk and embed on the Ray cluster at this address (ray_build.py; LOCAL_RAY starts one here)."""
 
 
 @dataclass
@@ -262,7 +264,7 @@ def _forget_path(roots: list[dict[str, Any]], path: Path) -> list[dict[str, Any]
     return kept
 
 
-class _Batch:
+class RowBatch:
     """Rows of newly chunked documents waiting to be embedded and written. One batch serves the
     whole build, emptied in place by each write: a document being queued keeps adding to it."""
 
@@ -278,7 +280,7 @@ class _Batch:
 
 
 @dataclass
-class _Plan:
+class Plan:
     """What the first reading of the sources found: which documents to embed, and about how much."""
 
     seen: dict[str, str] = field(default_factory=dict)
@@ -287,6 +289,8 @@ class _Plan:
     """doc_id → content hash of the new and changed documents."""
     estimated: dict[str, int] = field(default_factory=dict)
     """doc_id → sentence count of each document to embed, as split before token limits."""
+    files: dict[str, str] = field(default_factory=dict)
+    """doc_id → the file each document to embed was read from."""
 
 
 def _update(
@@ -328,7 +332,12 @@ def _update(
         options = replace(options, commit_sentences=sys.maxsize)  # the index in service stays until the end
     described = options.description if options.description is not None else (writer.committed or {}).get("description")
     fields = {**_manifest_fields(embedder, options, roots), "description": described or ""}
-    _embed(writer, embedder, documents([]), plan, existing, options, summary, fields, started)
+    if options.ray is None:
+        _embed(writer, embedder, documents([]), plan, existing, options, summary, fields, started)
+    else:
+        from .ray_build import embed_on_ray
+
+        embed_on_ray(writer, reads, inside, plan, existing, options, summary)
     unreadable = {item.file for item in summary.skipped if item.reason != "empty"}
     gone = [
         doc_id
@@ -369,9 +378,9 @@ def _under(path: str, roots: Sequence[dict[str, Any]]) -> bool:
     return any(Path(path).is_relative_to(root["path"]) for root in roots)
 
 
-def _scan(documents: Iterable[Document], existing: dict[str, StoredDocument], summary: BuildSummary) -> _Plan:
+def _scan(documents: Iterable[Document], existing: dict[str, StoredDocument], summary: BuildSummary) -> Plan:
     """Read every document once: which are new or changed, and how many sentences they hold."""
-    plan = _Plan()
+    plan = Plan()
     keys: dict[str, str] = {}
     for document in documents:
         if document.doc_id in plan.seen or keys.get(doc_key(document.doc_id), document.doc_id) != document.doc_id:
@@ -388,6 +397,7 @@ def _scan(documents: Iterable[Document], existing: dict[str, StoredDocument], su
             continue
         plan.todo[document.doc_id] = digest
         plan.estimated[document.doc_id] = len(split_sentences(document.text))
+        plan.files[document.doc_id] = document.path
     return plan
 
 
@@ -395,7 +405,7 @@ def _embed(
     writer: IndexWriter,
     embedder: Embedder,
     documents: Iterable[Document],
-    plan: _Plan,
+    plan: Plan,
     existing: dict[str, StoredDocument],
     options: BuildOptions,
     summary: BuildSummary,
@@ -404,7 +414,6 @@ def _embed(
 ) -> None:
     """Chunk and embed the planned documents, writing every `flush_sentences` sentences and
     committing, between two documents, every `commit_sentences`."""
-    limit = _sentence_limit(embedder, options)
     progress = tqdm(
         total=sum(plan.estimated.values()),
         desc="embedding",
@@ -413,7 +422,7 @@ def _embed(
         dynamic_ncols=True,
         smoothing=0.1,
     )
-    batch = _Batch()
+    batch = RowBatch()
     since_commit = 0
     for document in documents:
         digest = plan.todo.pop(document.doc_id, None)
@@ -424,10 +433,9 @@ def _embed(
             batch.stale.append(document.doc_id)
         else:
             summary.added += 1
-        spans = sentence_spans(document.text, embedder.count_tokens, embedder.token_offsets, limit)
-        progress.total += len(spans) - plan.estimated[document.doc_id]
-        chunks = pack_chunks(spans, options.chunk_tokens, major_section_starts(document.headings))
-        for _ in _add_document(batch, document, digest, chunks):
+        chunks = chunk_document(document, embedder, options)
+        progress.total += sum(len(spans) for spans in chunks) - plan.estimated[document.doc_id]
+        for _ in queue_document(batch, document, digest, chunks):
             if len(batch.sentences) >= options.flush_sentences:
                 since_commit += _flush(writer, embedder, batch, options, summary, progress)
         if since_commit + len(batch.sentences) >= options.commit_sentences:
@@ -440,12 +448,22 @@ def _embed(
     progress.close()
 
 
+def chunk_document(document: Document, embedder: Embedder, options: BuildOptions) -> list[list[Span]]:
+    """A document's sentences, packed into chunks."""
+    spans = sentence_spans(
+        document.text, embedder.count_tokens, embedder.token_offsets, _sentence_limit(embedder, options)
+    )
+    return pack_chunks(spans, options.chunk_tokens, major_section_starts(document.headings))
+
+
 def major_section_starts(headings: HeadingMarks) -> frozenset[int]:
     """Where the sections of the top two heading levels begin: chunks prefer to start there."""
     return frozenset(offset for offset, path in headings if len(path) <= 2)
 
 
-def _add_document(batch: _Batch, document: Document, digest: str, chunks: Sequence[Sequence[Span]]) -> Iterator[None]:
+def queue_document(
+    batch: RowBatch, document: Document, digest: str, chunks: Sequence[Sequence[Span]]
+) -> Iterator[None]:
     """Queue a document's rows chunk by chunk, yielding after each so that a long document is
     written in several batches; its documents row comes with its last chunk."""
     key = doc_key(document.doc_id)
@@ -510,7 +528,12 @@ def _add_document(batch: _Batch, document: Document, digest: str, chunks: Sequen
 
 
 def _flush(
-    writer: IndexWriter, embedder: Embedder, batch: _Batch, options: BuildOptions, summary: BuildSummary, progress: tqdm
+    writer: IndexWriter,
+    embedder: Embedder,
+    batch: RowBatch,
+    options: BuildOptions,
+    summary: BuildSummary,
+    progress: tqdm,
 ) -> int:
     """Drop the old rows of changed documents, embed the batch, append it and empty it; returns the
     sentences embedded."""
@@ -518,18 +541,22 @@ def _flush(
     batch.stale = []
     if not batch.sentences and not batch.documents:
         return 0
-    vectors = embedder.encode_documents(batch.embed_texts, batch_size=options.batch_size)
-    sentence_table = sentence_rows_of(batch.sentences, vectors)
-    writer.add(
-        pa.Table.from_pylist(batch.chunks, schema=chunks_schema()),
-        sentence_table,
-        pa.Table.from_pylist(batch.documents, schema=documents_schema()),
-    )
+    writer.add(*embedded_rows(embedder, batch, options))
     embedded = len(batch.sentences)
     batch.clear()
     summary.embedded_sentences += embedded
     progress.update(embedded)
     return embedded
+
+
+def embedded_rows(embedder: Embedder, batch: RowBatch, options: BuildOptions) -> tuple[pa.Table, pa.Table, pa.Table]:
+    """The batch's chunk, sentence (with their vectors) and documents rows."""
+    vectors = embedder.encode_documents(batch.embed_texts, batch_size=options.batch_size)
+    return (
+        pa.Table.from_pylist(batch.chunks, schema=chunks_schema()),
+        sentence_rows_of(batch.sentences, vectors),
+        pa.Table.from_pylist(batch.documents, schema=documents_schema()),
+    )
 
 
 def _sentence_limit(embedder: Embedder, options: BuildOptions) -> int:

@@ -131,6 +131,31 @@ def sentence_sums(sentence_rows: pa.Table | pa.RecordBatch) -> tuple[list[str], 
     return order, [keys[cid] for cid in order], sums
 
 
+APPEND_ORDER = (SENTENCES, CHUNK_VECTORS, CHUNKS, DOCUMENTS)
+"""A document's rows are appended in this order: its documents row last marks it whole."""
+
+
+def table_uri(uri: str, name: str) -> str:
+    """Where LanceDB keeps table `name` of the index at `uri`."""
+    return f"{uri.rstrip('/')}/{name}.lance"
+
+
+def table_rows(
+    chunk_rows: pa.Table, sentence_rows: pa.Table, document_rows: pa.Table | None = None
+) -> dict[str, pa.Table]:
+    """The rows to append to each table for whole chunks (the chunks' words and vectors filled in);
+    a table with nothing to append is left out."""
+    document_rows = documents_schema().empty_table() if document_rows is None else document_rows
+    rows = {DOCUMENTS: document_rows} if len(document_rows) else {}
+    if not len(chunk_rows):
+        return rows
+    c = ChunkColumn
+    terms, counts = chunk_terms(chunk_rows[c.TEXT])
+    chunk_rows = chunk_rows.set_column(chunk_rows.schema.get_field_index(c.TERMS), c.TERMS, terms)
+    chunk_rows = chunk_rows.set_column(chunk_rows.schema.get_field_index(c.TERM_COUNTS), c.TERM_COUNTS, counts)
+    return {SENTENCES: sentence_rows, CHUNK_VECTORS: chunk_vectors_of(sentence_rows), CHUNKS: chunk_rows, **rows}
+
+
 @dataclass(frozen=True)
 class StoredDocument:
     doc_hash: str
@@ -198,18 +223,22 @@ class IndexWriter:
 
     def add(self, chunk_rows: pa.Table, sentence_rows: pa.Table, document_rows: pa.Table | None = None) -> None:
         """Append rows (the chunks' words and vectors are filled in here); sentences first, documents last."""
-        if len(chunk_rows):
-            c = ChunkColumn
-            terms, counts = chunk_terms(chunk_rows[c.TEXT])
-            chunk_rows = chunk_rows.set_column(chunk_rows.schema.get_field_index(c.TERMS), c.TERMS, terms)
-            chunk_rows = chunk_rows.set_column(chunk_rows.schema.get_field_index(c.TERM_COUNTS), c.TERM_COUNTS, counts)
-            self.sentences.add(sentence_rows)
-            self.chunk_vectors.add(chunk_vectors_of(sentence_rows))
-            self.chunks.add(chunk_rows)
-        if document_rows is None:
-            document_rows = documents_schema().empty_table()
-        if len(document_rows):
-            self.documents.add(document_rows)
+        rows = table_rows(chunk_rows, sentence_rows, document_rows)
+        for name in APPEND_ORDER:
+            if name in rows:
+                getattr(self, name).add(rows[name])
+        self.written.record(rows.get(CHUNKS, chunk_rows), rows.get(DOCUMENTS, documents_schema().empty_table()))
+
+    def append_fragments(self, fragments: dict[str, list[str]], chunk_rows: pa.Table, document_rows: pa.Table) -> None:
+        """Append fragments written elsewhere (fragments.py) to the tables, in the order `add` writes
+        them; `chunk_rows` and `document_rows` are the rows they hold, checked before the next commit."""
+        from .fragments import append
+
+        for name in APPEND_ORDER:
+            if fragments.get(name):
+                table = getattr(self, name)
+                append(table_uri(self.uri, name), fragments[name], table.version)
+                table.checkout_latest()
         self.written.record(chunk_rows, document_rows)
 
     def commit_step(self, manifest: dict[str, Any]) -> dict[str, Any]:
