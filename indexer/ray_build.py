@@ -17,87 +17,93 @@ import logging
 import pickle
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import ray
+import ray.data
 from tqdm import tqdm
 
-from .build import (
-    BuildFailed,
-    BuildOptions,
-    BuildSummary,
-    Plan,
-    RowBatch,
-    chunk_document,
-    embedded_rows,
-    queue_document,
-)
+from .command_options import LOCAL_RAY
 from .embedding.embedder import Embedder
 from .index.fragments import write
 from .index.schema import CHUNKS, DOCUMENTS, TABLES, ChunkColumn, DocumentColumn, chunks_schema, documents_schema
-from .index.writer import IndexWriter, StoredDocument, table_rows, table_uri
+from .index.writer import table_rows, table_uri
+from .rows import RowBatch, chunk_document, embedded_rows, queue_document
 from .sources.files import Source, iter_documents
 
-try:
-    import ray
-    import ray.data
-except ImportError:
-    raise BuildFailed('--ray needs Ray; install it with `pip install "arag-mcp[ray]"`') from None
-
-log = logging.getLogger(__name__)
-
-LOCAL_RAY = "local"
-"""The --ray address that starts a Ray on this machine instead of joining a cluster."""
+WRITTEN_CHUNK_COLUMNS = [ChunkColumn.ID, ChunkColumn.DOC_ID, ChunkColumn.PART, ChunkColumn.PARTS]
+WRITTEN_DOCUMENT_COLUMNS = [DocumentColumn.ID, DocumentColumn.CHUNKS]
+"""The columns of the rows written that the commit checks (completeness.py)."""
+READ_BLOCKS_PER_WORKER = 4
+"""Files are read in this many tasks per worker, at most as many at a time as there are workers:
+reading takes little CPU beside embedding (so its tasks reserve none), and each task is a process
+that imports the indexer."""
 DOCUMENTS_PER_TASK = 64
 """Documents an actor chunks and embeds per call: what Ray retries when a worker dies."""
 
 
+class RayBuildError(Exception):
+    """Ray could not be reached, or the build failed on it; the one-line message says which."""
+
+
+@dataclass(frozen=True)
+class Worker:
+    """What a worker needs to turn documents into rows, as the build's options give it."""
+
+    model: str
+    device: str | None
+    backend: str
+    batch_size: int
+    chunk_tokens: int
+    flush_sentences: int
+
+    @property
+    def gpu(self) -> bool:
+        return bool(self.device and self.device.startswith("cuda"))
+
+
+@dataclass
+class Written:
+    """What the workers wrote: each table's fragments (uncommitted), and the chunk and documents rows they hold."""
+
+    fragments: dict[str, list[str]]
+    chunk_rows: pa.Table
+    document_rows: pa.Table
+    sentences: int
+
+
 def embed_on_ray(
-    writer: IndexWriter,
-    reads: Sequence[Source],
+    address: str,
+    uri: str,
+    files: dict[str, tuple[Source, dict[str, str]]],
     inside: Sequence[Path],
-    plan: Plan,
-    existing: dict[str, StoredDocument],
-    options: BuildOptions,
-    summary: BuildSummary,
-) -> None:
-    """Chunk, embed and write the planned documents on the Ray cluster at `options.ray`, then append
-    what the workers wrote to the tables (uncommitted: the caller's commit lands it)."""
-    if not plan.todo:
-        return
+    worker: Worker,
+    progress: tqdm,
+) -> Written:
+    """Read `files` (path → the source it is read as part of, and its documents to embed with their
+    hashes), chunk, embed and write their documents on the Ray cluster at `address`."""
     fragments: dict[str, list[str]] = {name: [] for name in TABLES}
-    chunk_rows: list[pa.Table] = []
-    document_rows: list[pa.Table] = []
-    progress = tqdm(
-        total=sum(plan.estimated.values()),
-        desc="embedding",
-        unit=" sentences",
-        disable=not options.progress,
-        dynamic_ncols=True,
-    )
-    with _cluster(options.ray):
+    sentences = 0
+    chunk_rows = [chunks_schema().empty_table().select(WRITTEN_CHUNK_COLUMNS)]
+    document_rows = [documents_schema().empty_table().select(WRITTEN_DOCUMENT_COLUMNS)]
+    with _cluster(address):
         try:
-            for row in _pipeline(writer.uri, reads, inside, plan, options).iter_rows():
+            for row in _pipeline(uri, files, inside, worker).iter_rows():
                 written = pickle.loads(row["written"])
                 for name, listed in written["fragments"].items():
                     fragments[name].extend(listed)
                 chunk_rows.append(written["chunks"])
                 document_rows.append(written["documents"])
-                summary.embedded_sentences += written["sentences"]
+                sentences += written["sentences"]
                 progress.update(written["sentences"])
         except ray.exceptions.RayError as exc:
-            raise BuildFailed(
+            raise RayBuildError(
                 f"the build failed on Ray ({_first_line(exc)}); the index keeps its last commit"
             ) from None
-    progress.close()
-    documents = pa.concat_tables(document_rows)
-    embedded = documents[DocumentColumn.ID].to_pylist()
-    stale = [doc_id for doc_id in embedded if doc_id in existing]
-    summary.updated += len(stale)
-    summary.added += len(embedded) - len(stale)
-    writer.delete_documents(stale)
-    writer.append_fragments(fragments, pa.concat_tables(chunk_rows), documents)
+    return Written(fragments, pa.concat_tables(chunk_rows), pa.concat_tables(document_rows), sentences)
 
 
 @contextmanager
@@ -114,7 +120,7 @@ def _cluster(address: str | None) -> Iterator[None]:
             logging_level=logging.WARNING,
         )
     except (ConnectionError, ValueError, RuntimeError) as exc:
-        raise BuildFailed(f"cannot start or reach Ray at {address!r} ({_first_line(exc)}); check --ray") from None
+        raise RayBuildError(f"cannot start or reach Ray at {address!r} ({_first_line(exc)}); check --ray") from None
     try:
         yield
     finally:
@@ -122,43 +128,27 @@ def _cluster(address: str | None) -> Iterator[None]:
 
 
 def _pipeline(
-    uri: str, reads: Sequence[Source], inside: Sequence[Path], plan: Plan, options: BuildOptions
+    uri: str, files: dict[str, tuple[Source, dict[str, str]]], inside: Sequence[Path], worker: Worker
 ) -> ray.data.Dataset:
-    """Read the planned files, then chunk, embed and write their documents in a pool of actors, one per CPU
-    (or GPU, for --device cuda) of the cluster."""
-    context = ray.data.DataContext.get_current()
-    context.enable_progress_bars = False
-    gpu = bool(options.device and options.device.startswith("cuda"))
-    workers = max(1, int(ray.cluster_resources().get("GPU" if gpu else "CPU", 1)))
+    """Read the files in tasks, then chunk, embed and write their documents in a pool of actors,
+    one per CPU (or GPU, for --device cuda) of the cluster."""
+    ray.data.DataContext.get_current().enable_progress_bars = False
+    workers = max(1, int(ray.cluster_resources().get("GPU" if worker.gpu else "CPU", 1)))
+    items = [
+        {"source": pickle.dumps((source, list(inside))), "todo": json.dumps(todo)} for source, todo in files.values()
+    ]
     return (
-        ray.data.from_items(_file_items(reads, inside, plan), override_num_blocks=max(1, len(set(plan.files.values()))))
-        .flat_map(_read_file, num_cpus=0)
+        ray.data.from_items(items, override_num_blocks=min(len(items), READ_BLOCKS_PER_WORKER * workers))
+        .flat_map(_read_file, compute=ray.data.TaskPoolStrategy(size=workers), num_cpus=0)
         .map_batches(
             _ChunkEmbedWrite,
-            fn_constructor_kwargs={"uri": uri, "options": options},
+            fn_constructor_kwargs={"uri": uri, "worker": worker},
             batch_size=DOCUMENTS_PER_TASK,
             compute=ray.data.ActorPoolStrategy(size=workers),
-            num_cpus=0 if gpu else 1,
-            num_gpus=1 if gpu else 0,
+            num_cpus=0 if worker.gpu else 1,
+            num_gpus=1 if worker.gpu else 0,
         )
     )
-
-
-def _file_items(reads: Sequence[Source], inside: Sequence[Path], plan: Plan) -> list[dict[str, Any]]:
-    """One item per file to read: the source it is read as part of, and its documents to embed with their hashes."""
-    todo: dict[str, dict[str, str]] = {}
-    for doc_id, digest in plan.todo.items():
-        todo.setdefault(plan.files[doc_id], {})[doc_id] = digest
-    items = []
-    for file, documents in todo.items():
-        read = next(read for read in reads if Path(file).is_relative_to(read.path))
-        items.append(
-            {
-                "source": pickle.dumps((Source(read.root, Path(file), read.exclude), list(inside))),
-                "todo": json.dumps(documents),
-            }
-        )
-    return items
 
 
 def _read_file(item: dict[str, Any]) -> list[dict[str, Any]]:
@@ -175,10 +165,10 @@ def _read_file(item: dict[str, Any]) -> list[dict[str, Any]]:
 class _ChunkEmbedWrite:
     """A worker: loads the model once, then chunks, embeds and writes batches of documents."""
 
-    def __init__(self, uri: str, options: BuildOptions) -> None:
+    def __init__(self, uri: str, worker: Worker) -> None:
         self.uri = uri
-        self.options = options
-        self.embedder = Embedder(options.model, options.device, options.backend).load()
+        self.worker = worker
+        self.embedder = Embedder(worker.model, worker.device, worker.backend).load()
 
     def __call__(self, documents: dict[str, Any]) -> pa.Table:
         """Fragments of the documents' rows, the rows' ids (checked whole before the commit) and the sentence count."""
@@ -191,23 +181,22 @@ class _ChunkEmbedWrite:
         batch = RowBatch()
         for raw, digest in zip(documents["document"], documents["digest"]):
             document = pickle.loads(raw)
-            for _ in queue_document(batch, document, digest, chunk_document(document, self.embedder, self.options)):
-                if len(batch.sentences) >= self.options.flush_sentences:
+            chunks = chunk_document(document, self.embedder, self.worker.chunk_tokens)
+            for _ in queue_document(batch, document, digest, chunks):
+                if len(batch.sentences) >= self.worker.flush_sentences:
                     self._write(batch, written)
         self._write(batch, written)
-        c, d = ChunkColumn, DocumentColumn
         result = {
-            "fragments": written["fragments"],
-            "chunks": pa.concat_tables(written["chunks"]).select([c.ID, c.DOC_ID, c.PART, c.PARTS]),
-            "documents": pa.concat_tables(written["documents"]).select([d.ID, d.CHUNKS]),
-            "sentences": written["sentences"],
+            **written,
+            "chunks": pa.concat_tables(written["chunks"]).select(WRITTEN_CHUNK_COLUMNS),
+            "documents": pa.concat_tables(written["documents"]).select(WRITTEN_DOCUMENT_COLUMNS),
         }
         return pa.table({"written": pa.array([pickle.dumps(result)], pa.binary())})
 
     def _write(self, batch: RowBatch, written: dict[str, Any]) -> None:
         if not batch.sentences and not batch.documents:
             return
-        rows = table_rows(*embedded_rows(self.embedder, batch, self.options))
+        rows = table_rows(*embedded_rows(self.embedder, batch, self.worker.batch_size))
         for name, table in rows.items():
             written["fragments"][name].extend(write(table_uri(self.uri, name), table))
         written["chunks"].append(rows.get(CHUNKS, chunks_schema().empty_table()))

@@ -1,0 +1,130 @@
+"""A document's rows: its sentences cut and packed into chunks, the rows of each table, and their vectors.
+
+One way for every build: the local build and the Ray workers (ray_build.py) both turn documents
+into rows here.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from datetime import datetime, timezone
+
+import pyarrow as pa
+from arag_mcp.indexer.embedding.embedder import Embedder
+from arag_mcp.indexer.index.ids import chunk_id, doc_key
+from arag_mcp.indexer.index.schema import ChunkColumn, DocumentColumn, SentenceColumn, chunks_schema, documents_schema
+from arag_mcp.indexer.index.writer import sentence_rows_of
+from arag_mcp.indexer.sources.files import Document
+from arag_mcp.indexer.sources.outline import HeadingMarks, heading_path, page_range
+from arag_mcp.indexer.text.chunking import Span, pack_chunks, sentence_spans
+from arag_mcp.indexer.text.context import chunk_context_terms, embedding_text
+
+
+class RowBatch:
+    """Rows of newly chunked documents waiting to be embedded and written. One batch serves the
+    whole build, emptied in place by each write: a document being queued keeps adding to it."""
+
+    def __init__(self) -> None:
+        self.clear()
+
+    def clear(self) -> None:
+        self.chunks: list[dict] = []
+        self.sentences: list[dict] = []
+        self.embed_texts: list[str] = []
+        self.documents: list[dict] = []
+        self.stale: list[str] = []
+
+
+def chunk_document(document: Document, embedder: Embedder, chunk_tokens: int) -> list[list[Span]]:
+    """A document's sentences, packed into chunks."""
+    spans = sentence_spans(
+        document.text, embedder.count_tokens, embedder.token_offsets, sentence_limit(embedder, chunk_tokens)
+    )
+    return pack_chunks(spans, chunk_tokens, major_section_starts(document.headings))
+
+
+def major_section_starts(headings: HeadingMarks) -> frozenset[int]:
+    """Where the sections of the top two heading levels begin: chunks prefer to start there."""
+    return frozenset(offset for offset, path in headings if len(path) <= 2)
+
+
+def queue_document(
+    batch: RowBatch, document: Document, digest: str, chunks: Sequence[Sequence[Span]]
+) -> Iterator[None]:
+    """Queue a document's rows chunk by chunk, yielding after each so that a long document is
+    written in several batches; its documents row comes with its last chunk."""
+    key = doc_key(document.doc_id)
+    metadata = json.dumps(document.metadata, ensure_ascii=False, sort_keys=True) if document.metadata else ""
+    texts = [document.text[spans[0].start : spans[-1].end] for spans in chunks]
+    c, s, d = ChunkColumn, SentenceColumn, DocumentColumn
+    for part, (spans, text, terms) in enumerate(zip(chunks, texts, chunk_context_terms(texts))):
+        begin = spans[0].start
+        cid = chunk_id(key, part)
+        path = heading_path(document.headings, begin)
+        pages = page_range(document.pages, begin, spans[-1].end)
+        batch.chunks.append(
+            {
+                c.ID: cid,
+                c.DOC_KEY: key,
+                c.DOC_ID: document.doc_id,
+                c.DOC_HASH: digest,
+                c.TITLE: document.title,
+                c.SOURCE: document.source,
+                c.PART: part,
+                c.PARTS: len(chunks),
+                c.TEXT: text,
+                c.TOKENS: sum(span.tokens for span in spans),
+                c.SENTENCE_STARTS: [span.start - begin for span in spans],
+                c.SENTENCE_ENDS: [span.end - begin for span in spans],
+                c.METADATA: metadata,
+                c.HEADING_PATH: list(path),
+                c.FIRST_PAGE: pages[0] if pages else None,
+                c.LAST_PAGE: pages[1] if pages else None,
+                c.FILE_TYPE: document.file_type,
+            }
+        )
+        for position, span in enumerate(spans):
+            sentence = document.text[span.start : span.end]
+            batch.sentences.append(
+                {
+                    s.CHUNK_ID: cid,
+                    s.DOC_KEY: key,
+                    s.POSITION: position,
+                    s.TEXT: sentence,
+                    s.START: span.start - begin,
+                    s.END: span.end - begin,
+                }
+            )
+            section = heading_path(document.headings, span.start)
+            batch.embed_texts.append(embedding_text(document.title, section, terms, sentence))
+        if part == len(chunks) - 1:
+            batch.documents.append(
+                {
+                    d.ID: document.doc_id,
+                    d.DOC_KEY: key,
+                    d.DOC_HASH: digest,
+                    d.TITLE: document.title,
+                    d.SOURCE: document.source,
+                    d.PATH: document.path,
+                    d.CHUNKS: len(chunks),
+                    d.SENTENCES: sum(len(spans) for spans in chunks),
+                    d.INDEXED_AT: datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                }
+            )
+        yield
+
+
+def embedded_rows(embedder: Embedder, batch: RowBatch, batch_size: int) -> tuple[pa.Table, pa.Table, pa.Table]:
+    """The batch's chunk, sentence (with their vectors) and documents rows."""
+    vectors = embedder.encode_documents(batch.embed_texts, batch_size=batch_size)
+    return (
+        pa.Table.from_pylist(batch.chunks, schema=chunks_schema()),
+        sentence_rows_of(batch.sentences, vectors),
+        pa.Table.from_pylist(batch.documents, schema=documents_schema()),
+    )
+
+
+def sentence_limit(embedder: Embedder, chunk_tokens: int) -> int:
+    """Longest sentence kept whole: fits a chunk and (with its context) the model's window."""
+    return max(16, min(chunk_tokens, embedder.max_tokens - 32))
