@@ -17,6 +17,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from arag_mcp.indexer.embedding.embedder import Embedder
@@ -288,6 +289,8 @@ def _update(
     sources, and drop the documents under `drop_unread` that were not read (unless their file could
     not be read this time)."""
     started = time.perf_counter()
+    if options.ray is not None:
+        _ray_build()  # before any work
     summary = BuildSummary()
     previous = None if options.rebuild else read_manifest(uri)
     check_compatible(previous, options, options.model)
@@ -452,6 +455,15 @@ def _flush(
     return embedded
 
 
+def _ray_build() -> ModuleType:
+    """The Ray build (ray_build.py), whose imports fail where the `ray` extra is not installed."""
+    try:
+        from . import ray_build
+    except ModuleNotFoundError as exc:
+        raise BuildFailed(f'--ray needs {exc.name}; install it with `pip install "arag-mcp[ray]"`') from None
+    return ray_build
+
+
 def _embed_on_ray(
     writer: IndexWriter,
     reads: Sequence[Source],
@@ -463,10 +475,7 @@ def _embed_on_ray(
 ) -> None:
     """Chunk, embed and write the planned documents on Ray (ray_build.py), then append what the
     workers wrote; the build's one commit lands it."""
-    try:
-        from .ray_build import RayBuildError, Worker, embed_on_ray
-    except ModuleNotFoundError as exc:
-        raise BuildFailed(f'--ray needs {exc.name}; install it with `pip install "arag-mcp[ray]"`') from None
+    ray_build = _ray_build()
     if not plan.todo:
         return
     files: dict[str, tuple[Source, dict[str, str]]] = {}
@@ -474,7 +483,7 @@ def _embed_on_ray(
         path = plan.files[doc_id]
         read = next(read for read in reads if Path(path).is_relative_to(read.path))
         files.setdefault(path, (Source(read.root, Path(path), read.exclude), {}))[1][doc_id] = digest
-    worker = Worker(
+    worker = ray_build.Worker(
         options.model,
         options.device,
         options.backend,
@@ -486,8 +495,8 @@ def _embed_on_ray(
         total=sum(plan.estimated.values()), desc="embedding", unit=" sentences", disable=not options.progress
     )
     try:
-        written = embed_on_ray(options.ray, writer.uri, files, inside, worker, progress)
-    except RayBuildError as exc:
+        written = ray_build.embed_on_ray(options.ray, writer.uri, files, inside, worker, progress)
+    except ray_build.RayBuildError as exc:
         raise BuildFailed(str(exc)) from None
     finally:
         progress.close()

@@ -18,7 +18,17 @@ from arag_mcp.indexer.embedding.settings import BACKENDS, DEFAULT_BACKEND, DEFAU
 from arag_mcp.indexer.index.manifest import IndexStoreError
 from arag_mcp.indexer.sources.files import SUPPORTED_SUFFIXES, CorpusError
 
-from .command_options import DEVICE, INDEX, LOCAL_RAY, LOG_LEVEL, THREADS, add_version, env_name, env_option, positive_int
+from .command_options import (
+    DEVICE,
+    INDEX,
+    LOCAL_RAY,
+    LOG_LEVEL,
+    THREADS,
+    add_version,
+    env_name,
+    env_option,
+    positive_int,
+)
 
 log = logging.getLogger("arag_mcp.indexer")
 

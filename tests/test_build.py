@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import index_dump
@@ -131,6 +132,19 @@ def test_incremental_build_embeds_only_changes(tmp_path: Path):
 
     rebuilt = build_index([corpus], index, BuildOptions(rebuild=True, progress=False))
     assert rebuilt.added == 3
+
+
+def test_ray_without_ray_installed_is_one_line_naming_the_extra(tmp_path: Path, monkeypatch):
+    import arag_mcp.indexer
+
+    monkeypatch.setitem(sys.modules, "ray", None)
+    monkeypatch.delitem(sys.modules, "arag_mcp.indexer.ray_build", raising=False)
+    monkeypatch.delattr(arag_mcp.indexer, "ray_build", raising=False)
+    (tmp_path / "a.txt").write_text("Some text.")
+    result = run_cli("arag_mcp.indexer", "build", str(tmp_path / "a.txt"), "--index", str(tmp_path / "idx"), "--ray")
+    assert result.returncode == 1
+    assert result.stderr.strip() == 'arag-index: error: --ray needs ray; install it with `pip install "arag-mcp[ray]"`'
+    assert read_manifest(str(tmp_path / "idx")) is None
 
 
 def test_bad_input_is_one_line_without_traceback(tmp_path: Path):

@@ -41,15 +41,19 @@ def ray_address() -> Iterator[str]:
         ray.shutdown()
 
 
-def _corpus(folder: Path, documents: int) -> Path:
-    """The sample corpus and `documents` small text files: enough batches to kill a build between them."""
+def _corpus(folder: Path, notes: int) -> Path:
+    """The sample corpus and `notes` small text files: enough batches to kill a build between them."""
     shutil.copytree(SAMPLE, folder)
-    for number in range(documents):
+    _write_notes(folder, notes)
+    return folder
+
+
+def _write_notes(folder: Path, notes: int) -> None:
+    for number in range(notes):
         (folder / f"note-{number:03}.txt").write_text(
             f"Note {number} is about element {number}. It was found in {1800 + number}. "
             f"Its discoverer wrote {number % 7} papers about it."
         )
-    return folder
 
 
 def _table(index: Path, name: str, key: list[str]) -> pa.Table:
@@ -120,14 +124,17 @@ def test_incremental_ray_add_embeds_only_the_new_document(tmp_path: Path, ray_ad
     assert_same_index(tmp_path / "ray", tmp_path / "local")
 
 
-def _kill_during_build(arguments: list[str], victim: Callable[[], int | None], timeout: float = 240) -> int:
-    """Run `arag-index ARGUMENTS` and SIGKILL the process `victim()` names once it names one; the build's exit status."""
+def _kill_during_build(
+    arguments: list[str], victim: Callable[[subprocess.Popen], int | None], timeout: float = 240
+) -> int:
+    """Run `arag-index ARGUMENTS` and SIGKILL the process `victim(build)` names once it names one;
+    the build's exit status."""
     build = subprocess.Popen(
         [sys.executable, "-m", "arag_mcp.indexer", *arguments], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     try:
         deadline = time.monotonic() + timeout
-        while (pid := victim()) is None:
+        while (pid := victim(build)) is None:
             assert build.poll() is None, "the build finished before it could be killed"
             assert time.monotonic() < deadline
             time.sleep(0.05)
@@ -139,11 +146,21 @@ def _kill_during_build(arguments: list[str], victim: Callable[[], int | None], t
             build.wait()
 
 
-def _writing_worker(index: Path, before: int) -> Callable[[], int | None]:
+def _written(index: Path, before: int) -> bool:
+    """Whether the build's workers have written a fragment of the sentences table."""
+    return len(list((index / f"{SENTENCES}.lance" / "data").iterdir())) > before
+
+
+def _driver_of(index: Path, before: int) -> Callable[[subprocess.Popen], int | None]:
+    """The build's own pid, once its workers have written a fragment."""
+    return lambda build: build.pid if _written(index, before) else None
+
+
+def _writing_worker(index: Path, before: int) -> Callable[[subprocess.Popen], int | None]:
     """The pid of a Ray worker chunking and embedding, once the build's workers have written a fragment."""
 
-    def find() -> int | None:
-        if len(list((index / f"{SENTENCES}.lance" / "data").iterdir())) <= before:
+    def find(build: subprocess.Popen) -> int | None:
+        if not _written(index, before):
             return None
         for entry in Path("/proc").iterdir():
             try:
@@ -166,25 +183,13 @@ def test_a_killed_build_leaves_the_previous_index_and_the_next_build_whole(
     build_index([corpus], str(index), LOCAL)
     previous = read_manifest(str(index))
     before = len(list((index / f"{SENTENCES}.lance" / "data").iterdir()))
-    _corpus(tmp_path / "more", 400)
-    for path in (tmp_path / "more").glob("note-*"):
-        path.rename(corpus / path.name)
+    _write_notes(corpus, 400)
     arguments = ["build", str(corpus), "--index", str(index), "--quiet", "--ray", ray_address, "--write-batch", "16"]
 
-    if victim == "worker":
-        status = _kill_during_build(arguments, _writing_worker(index, before))
+    if victim == "worker":  # Ray runs the killed worker's batch again; its fragments are never appended
+        assert _kill_during_build(arguments, _writing_worker(index, before)) == 0
     else:
-        build = subprocess.Popen([sys.executable, "-m", "arag_mcp.indexer", *arguments], stderr=subprocess.DEVNULL)
-        written = _writing_worker(index, before)
-        deadline = time.monotonic() + 240
-        while written() is None:
-            assert build.poll() is None and time.monotonic() < deadline
-            time.sleep(0.05)
-        build.send_signal(signal.SIGKILL)
-        status = build.wait()
-        assert read_manifest(str(index)) == previous
-
-    if status != 0:  # the build failed: the index in service is the previous one, whole
+        assert _kill_during_build(arguments, _driver_of(index, before)) == -signal.SIGKILL
         assert read_manifest(str(index)) == previous
     summary = build_index([corpus], str(index), ON_RAY)
     assert summary.documents == 406
