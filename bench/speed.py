@@ -128,65 +128,77 @@ def write_index(uri: Path, chunks: list[tuple[str, str]], sentences_per_chunk: i
     started = time.perf_counter()
     writer = IndexWriter(str(uri), pool.shape[1], rebuild=True)
     rng = np.random.default_rng(0)
-    C, S, D = ChunkColumn, SentenceColumn, DocumentColumn
-    total = 0
     for first in range(0, len(chunks), 2000):
-        chunk_rows, sentence_rows, document_rows = [], [], []
-        for number, (title, text) in enumerate(chunks[first : first + 2000], first):
-            key = doc_key(f"synthetic-{number}")
-            spans = split_sentences(text)[:sentences_per_chunk]
-            chunk_rows.append(
-                {
-                    C.ID: chunk_id(key, 0),
-                    C.DOC_KEY: key,
-                    C.DOC_ID: f"synthetic-{number}",
-                    C.DOC_HASH: "-",
-                    C.TITLE: title,
-                    C.SOURCE: "synthetic",
-                    C.PART: 0,
-                    C.PARTS: 1,
-                    C.TEXT: text,
-                    C.TOKENS: len(text) // 4,
-                    C.SENTENCE_STARTS: [s for s, _ in spans],
-                    C.SENTENCE_ENDS: [e for _, e in spans],
-                    C.METADATA: "",
-                }
-            )
-            sentence_rows += [
-                {S.CHUNK_ID: chunk_id(key, 0), S.DOC_KEY: key, S.POSITION: i, S.TEXT: text[s:e], S.START: s, S.END: e}
-                for i, (s, e) in enumerate(spans)
-            ]
-            document_rows.append(
-                {D.ID: f"synthetic-{number}", D.DOC_KEY: key, D.DOC_HASH: "-", D.CHUNKS: 1, D.SENTENCES: len(spans)}
-            )
-        table = sentence_rows_of(sentence_rows, perturbed(pool, len(sentence_rows), rng))
-        writer.add(
-            pa.Table.from_pylist(chunk_rows, schema=chunks_schema()),
-            table,
-            pa.Table.from_pylist(document_rows, schema=documents_schema()),
-        )
-        total += len(sentence_rows)
+        writer.add(*synthetic_rows(chunks[first : first + 2000], first, sentences_per_chunk, pool, rng))
     vector_index = writer.finish_tables()
+    commit_synthetic(writer, vector_index, started)
+
+
+def synthetic_rows(
+    chunks: list[tuple[str, str]], first: int, sentences_per_chunk: int, pool: np.ndarray, rng: np.random.Generator
+) -> tuple[pa.Table, pa.Table, pa.Table]:
+    """The chunk, sentence and documents rows of `chunks` (numbered from `first`): one document of one
+    chunk each, its first `sentences_per_chunk` sentences with vectors from the pool, perturbed."""
+    C, S, D = ChunkColumn, SentenceColumn, DocumentColumn
+    chunk_rows, sentence_rows, document_rows = [], [], []
+    for number, (title, text) in enumerate(chunks, first):
+        key = doc_key(f"synthetic-{number}")
+        spans = split_sentences(text)[:sentences_per_chunk]
+        chunk_rows.append(
+            {
+                C.ID: chunk_id(key, 0),
+                C.DOC_KEY: key,
+                C.DOC_ID: f"synthetic-{number}",
+                C.DOC_HASH: "-",
+                C.TITLE: title,
+                C.SOURCE: "synthetic",
+                C.PART: 0,
+                C.PARTS: 1,
+                C.TEXT: text,
+                C.TOKENS: len(text) // 4,
+                C.SENTENCE_STARTS: [s for s, _ in spans],
+                C.SENTENCE_ENDS: [e for _, e in spans],
+                C.METADATA: "",
+                C.FILE_TYPE: "txt",
+            }
+        )
+        sentence_rows += [
+            {S.CHUNK_ID: chunk_id(key, 0), S.DOC_KEY: key, S.POSITION: i, S.TEXT: text[s:e], S.START: s, S.END: e}
+            for i, (s, e) in enumerate(spans)
+        ]
+        document_rows.append(
+            {D.ID: f"synthetic-{number}", D.DOC_KEY: key, D.DOC_HASH: "-", D.CHUNKS: 1, D.SENTENCES: len(spans)}
+        )
+    return (
+        pa.Table.from_pylist(chunk_rows, schema=chunks_schema()),
+        sentence_rows_of(sentence_rows, perturbed(pool, len(sentence_rows), rng)),
+        pa.Table.from_pylist(document_rows, schema=documents_schema()),
+    )
+
+
+def commit_synthetic(writer: IndexWriter, vector_index: dict | None, started: float) -> None:
+    """Commit a synthetic index's manifest: the default model's settings, a synthetic splitter."""
+    counts = writer.counts()
     writer.commit(
         {
             "model": "all-MiniLM-L6-v2",
             "embedding_backend": DEFAULT_BACKEND,
-            "dimension": pool.shape[1],
+            "dimension": writer.dimension,
             "query_prompt": "",
             "document_prompt": "",
             "chunk_tokens": 1000,
             "sentence_tokens": 224,
             "splitter": "synthetic",
             "sentence_context": "synthetic",
-            "counts": {"documents": len(chunks), "chunks": len(chunks), "sentences": total},
+            "counts": counts,
             "vector_index": vector_index,
             "built_at": "synthetic",
             "build_seconds": round(time.perf_counter() - started, 1),
         }
     )
     log(
-        f"wrote {uri.name}: {len(chunks)} chunks, {total} sentences, vector index {vector_index} "
-        f"({time.perf_counter() - started:.0f} s)"
+        f"wrote {Path(writer.uri).name}: {counts['chunks']} chunks, {counts['sentences']} sentences, "
+        f"vector index {vector_index} ({time.perf_counter() - started:.0f} s)"
     )
 
 

@@ -188,21 +188,32 @@ class _ChunkEmbedWrite:
         self._write(batch, written)
         result = {
             **written,
-            "chunks": pa.concat_tables(written["chunks"]).select(WRITTEN_CHUNK_COLUMNS),
-            "documents": pa.concat_tables(written["documents"]).select(WRITTEN_DOCUMENT_COLUMNS),
+            "chunks": pa.concat_tables(written["chunks"]),
+            "documents": pa.concat_tables(written["documents"]),
         }
         return pa.table({"written": pa.array([pickle.dumps(result)], pa.binary())})
 
     def _write(self, batch: RowBatch, written: dict[str, Any]) -> None:
         if not batch.sentences and not batch.documents:
             return
-        rows = table_rows(*embedded_rows(self.embedder, batch, self.worker.batch_size))
-        for name, table in rows.items():
-            written["fragments"][name].extend(write(table_uri(self.uri, name), table))
-        written["chunks"].append(rows.get(CHUNKS, chunks_schema().empty_table()))
-        written["documents"].append(rows.get(DOCUMENTS, documents_schema().empty_table()))
+        rows = write_rows(self.uri, *embedded_rows(self.embedder, batch, self.worker.batch_size))
+        for name, listed in rows["fragments"].items():
+            written["fragments"][name].extend(listed)
+        written["chunks"].append(rows["chunks"])
+        written["documents"].append(rows["documents"])
         written["sentences"] += len(batch.sentences)
         batch.clear()
+
+
+def write_rows(uri: str, chunk_rows: pa.Table, sentence_rows: pa.Table, document_rows: pa.Table) -> dict[str, Any]:
+    """Write whole chunks' rows as fragments of the index's tables (uncommitted); returns the fragments
+    and the ids of the chunk and documents rows, which the commit checks."""
+    rows = table_rows(chunk_rows, sentence_rows, document_rows)
+    return {
+        "fragments": {name: write(table_uri(uri, name), table) for name, table in rows.items()},
+        "chunks": rows.get(CHUNKS, chunks_schema().empty_table()).select(WRITTEN_CHUNK_COLUMNS),
+        "documents": rows.get(DOCUMENTS, documents_schema().empty_table()).select(WRITTEN_DOCUMENT_COLUMNS),
+    }
 
 
 def _first_line(error: BaseException) -> str:

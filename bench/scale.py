@@ -1,0 +1,191 @@
+"""A large synthetic index written through the distributed write path, then served; and build rates on Ray.
+
+- ``write``: N sentences (10 per chunk of ~1,000 tokens of real passages, as bench/speed.py makes
+  them; vectors are real embeddings of 4,096 sentences reused with noise) written by Ray tasks as
+  Lance fragments (ray_build.write_rows, the workers' write of `arag-index --ray`), appended and
+  committed by the driver (IndexWriter), which then compacts and trains the IVF-PQ index.
+- ``serve``: the index opened (seconds), semantic_search p50/p95 and recall@10 against exact
+  search (NumPy over every vector), keyword_search p50 (1-3 keywords), and the real MCP server over
+  stdio: time to its first answers, round trips and peak RSS.
+- ``build``: `arag-index build --ray` of the MuSiQue corpus on a local Ray of 1 and of 2 CPUs
+  (one worker each): sentences per second, and the same build without Ray.
+
+Results are written to --out after every step, so a long run that stops keeps what it measured.
+
+    python bench/scale.py --sentences 1000000 --parts write serve
+    python bench/scale.py --parts build
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import anyio
+import numpy as np
+import pyarrow as pa
+import ray
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from arag_mcp.indexer.build import BuildOptions, build_index  # noqa: E402
+from arag_mcp.indexer.embedding.embedder import Embedder  # noqa: E402
+from arag_mcp.indexer.index.schema import TABLES  # noqa: E402
+from arag_mcp.indexer.index.snapshot import IndexSnapshot, open_index  # noqa: E402
+from arag_mcp.indexer.index.writer import IndexWriter  # noqa: E402
+from arag_mcp.indexer.ray_build import write_rows  # noqa: E402
+from arag_mcp.server.search.keywords import keyword_search  # noqa: E402
+from common import BENCH_DATA, RESULTS, log, read_jsonl  # noqa: E402
+from speed import (  # noqa: E402
+    QUERIES,
+    SEMANTIC_QUERIES,
+    WORK,
+    bench_semantic,
+    bench_server,
+    commit_synthetic,
+    keyword_queries,
+    passages,
+    stats,
+    synthetic_chunks,
+    synthetic_rows,
+    timed,
+    vector_pool,
+    write_results,
+)
+
+SENTENCES_PER_CHUNK = 10
+CHUNKS_PER_TASK = 2000
+PARTS = ("write", "serve", "build")
+
+
+@ray.remote(num_cpus=1)
+def _write_slice(uri: str, chunks: list[tuple[str, str]], first: int, pool: np.ndarray) -> dict:
+    """One task's share of the index: its rows, written as fragments."""
+    rows = synthetic_rows(chunks, first, SENTENCES_PER_CHUNK, pool, np.random.default_rng(first))
+    return write_rows(uri, *rows)
+
+
+def write_distributed(uri: Path, chunks: list[tuple[str, str]], pool: np.ndarray, workers: int) -> dict:
+    """Write the index through Ray tasks and one commit; the seconds each phase took."""
+    started = time.perf_counter()
+    writer = IndexWriter(str(uri), pool.shape[1], rebuild=True)
+    ray.init(num_cpus=workers, object_store_memory=512 * 2**20, include_dashboard=False, log_to_driver=False)
+    try:
+        shared = ray.put(pool)
+        pending = [
+            _write_slice.remote(str(writer.uri), chunks[first : first + CHUNKS_PER_TASK], first, shared)
+            for first in range(0, len(chunks), CHUNKS_PER_TASK)
+        ]
+        written = ray.get(pending)
+    finally:
+        ray.shutdown()
+    fragments_written = time.perf_counter()
+    fragments = {name: [f for part in written for f in part["fragments"].get(name, [])] for name in TABLES}
+    writer.append_fragments(
+        fragments,
+        pa.concat_tables([part["chunks"] for part in written]),
+        pa.concat_tables([part["documents"] for part in written]),
+    )
+    appended = time.perf_counter()
+    vector_index = writer.finish_tables()
+    finished = time.perf_counter()
+    commit_synthetic(writer, vector_index, started)
+    return {
+        "workers": workers,
+        "fragments_s": round(fragments_written - started, 1),
+        "append_s": round(appended - fragments_written, 1),
+        "compact_and_index_s": round(finished - appended, 1),
+        "total_s": round(time.perf_counter() - started, 1),
+        "sentences_per_s_to_fragments": round(writer.counts()["sentences"] / (fragments_written - started)),
+        "vector_index": vector_index,
+    }
+
+
+def bench_keyword(snapshot: IndexSnapshot, chunks: list[tuple[str, str]]) -> dict:
+    """keyword_search (whole words) with 1, 2 and 3 keywords; speed.py compares it with brute force."""
+    results = {}
+    for words in (1, 2, 3):
+        times, _ = timed(lambda q: keyword_search(snapshot, q, 5, "word"), keyword_queries(chunks, words, QUERIES))
+        results[f"{words} keywords"] = stats(times)
+    return results
+
+
+def serve(uri: Path, chunks: list[tuple[str, str]], questions: list[str], warmup: list[str]) -> dict:
+    started = time.perf_counter()
+    snapshot = open_index(str(uri))
+    opened = time.perf_counter() - started
+    result: dict = {"open_index_s": round(opened, 2)}
+    result["keyword_search"] = bench_keyword(snapshot, chunks)
+    result["semantic_search"] = bench_semantic(snapshot, Embedder().load(), questions, warmup)
+    del snapshot
+    result["server"] = anyio.run(bench_server, uri, chunks, questions)
+    return result
+
+
+def build_rates(corpus: Path) -> dict:
+    """`arag-index build --ray` of `corpus` on a local Ray of 1 and 2 CPUs, and without Ray."""
+    rates = {}
+    with tempfile.TemporaryDirectory() as folder:
+        Embedder().load()  # a first ONNX export is not build time
+        for workers in (1, 2, 0):
+            options = BuildOptions(progress=False, rebuild=True, ray="local" if workers else None)
+            if workers:
+                ray.init(
+                    num_cpus=workers, object_store_memory=200 * 2**20, include_dashboard=False, log_to_driver=False
+                )
+            try:
+                summary = build_index([corpus], str(Path(folder) / f"idx-{workers}"), options)
+            finally:
+                if workers:
+                    ray.shutdown()
+            rates[f"ray, {workers} worker(s)" if workers else "local, no Ray"] = {
+                "sentences": summary.embedded_sentences,
+                "seconds": summary.seconds,
+                "sentences_per_s": round(summary.sentences_per_second, 1),
+            }
+            log(f"build: {summary.describe()}")
+    return rates
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, default=BENCH_DATA)
+    parser.add_argument("--sentences", type=int, default=1_000_000, help="size of the synthetic index")
+    parser.add_argument("--workers", type=int, default=2, help="Ray CPUs writing the synthetic index")
+    parser.add_argument("--parts", nargs="+", choices=PARTS, default=list(PARTS))
+    parser.add_argument("--out", type=Path, default=RESULTS / "scale.json")
+    args = parser.parse_args(argv)
+    if not args.data.exists():
+        print(f"no benchmark data at {args.data}; pass --data", file=sys.stderr)
+        return 2
+    WORK.mkdir(parents=True, exist_ok=True)
+    results: dict = json.loads(args.out.read_text()) if args.out.exists() else {}
+    name = f"scale-{args.sentences}"
+    uri = WORK / name
+    records = passages(args.data)
+    chunks = synthetic_chunks(records, args.sentences // SENTENCES_PER_CHUNK)
+    if "write" in args.parts:
+        log(f"{name}: writing {len(chunks)} chunks through Ray ({args.workers} CPUs)")
+        results[name] = {"write": write_distributed(uri, chunks, vector_pool(Embedder().load(), records), args.workers)}
+        write_results(args.out, results)
+    if "serve" in args.parts:
+        log(f"{name}: serving")
+        musique = [q["question"] for q in read_jsonl(args.data / "musique" / "questions.jsonl")]
+        questions, warmup = musique[:SEMANTIC_QUERIES], musique[SEMANTIC_QUERIES : SEMANTIC_QUERIES + QUERIES]
+        results.setdefault(name, {})["serve"] = serve(uri, chunks, questions, warmup)
+        write_results(args.out, results)
+    if "build" in args.parts:
+        log("build rates on MuSiQue")
+        results["build_musique"] = build_rates(args.data / "musique" / "corpus.jsonl")
+        write_results(args.out, results)
+    print(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
