@@ -22,8 +22,8 @@ from arag_mcp.indexer.text.context import chunk_context_terms, embedding_text
 
 
 class RowBatch:
-    """Rows of newly chunked documents waiting to be embedded and written. One batch serves the
-    whole build, emptied in place by each write: a document being queued keeps adding to it."""
+    """Rows of newly chunked documents waiting to be embedded and written. One batch serves a
+    whole build (or a Ray worker's call), emptied in place by each write: a document being queued keeps adding to it."""
 
     def __init__(self) -> None:
         self.clear()
