@@ -20,7 +20,7 @@ from arag_mcp.indexer.build import BuildOptions, build_index
 from arag_mcp.indexer.index.manifest import read_manifest
 from arag_mcp.indexer.index.schema import CHUNKS, DOCUMENTS, SENTENCES
 
-from .conftest import SAMPLE
+from ..conftest import SAMPLE
 
 ray = pytest.importorskip("ray")
 pytest.importorskip("lance")
