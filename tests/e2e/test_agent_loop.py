@@ -18,8 +18,8 @@ from arag_mcp.agent.mcp_tools import ServerTarget, connect
 from arag_mcp.agent.tokens import count_tokens
 from arag_mcp.agent.workflows import answer
 
-from .mcp_helpers import SERVER
-from .scripted_llm import call, say, scripted_llm, tool_messages
+from ..mcp_helpers import SERVER
+from ..scripted_llm import call, say, scripted_llm, tool_messages
 
 pytestmark = pytest.mark.slow
 

@@ -12,9 +12,9 @@ from arag_mcp.agent.cli import agent_main, eval_main
 from arag_mcp.agent.mcp_tools import ServerTarget, connect
 from arag_mcp.agent.metrics import normalize_answer, parse_verdict
 
-from .conftest import FIXTURES
-from .mcp_helpers import http_server
-from .scripted_llm import call, say, scripted_llm, tool_messages
+from ..conftest import FIXTURES
+from ..mcp_helpers import http_server
+from ..scripted_llm import call, say, scripted_llm, tool_messages
 
 pytestmark = pytest.mark.slow
 TOKEN = "sesame"
