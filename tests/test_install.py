@@ -52,5 +52,7 @@ def test_ci_fails_when_a_readme_command_fails(tmp_path: Path):
 def test_ci_runs_the_readme_of_this_repository():
     script = (REPO / ".ci" / "run").read_text()
     assert "README.md" in script
-    assert "python -m pytest -q -m slow tests/e2e" in script, "CI also runs the end-to-end tests the README's suite leaves out"
+    assert "python -m pytest -q -m slow tests/e2e" in script, (
+        "CI also runs the end-to-end tests the README's suite leaves out"
+    )
     assert not re.search(r"\bpip\b", script), "CI installs only what the README's commands install"
