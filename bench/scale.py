@@ -28,17 +28,15 @@ from pathlib import Path
 
 import anyio
 import numpy as np
-import pyarrow as pa
 import ray
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from arag_mcp.indexer.build import BuildOptions, build_index  # noqa: E402
 from arag_mcp.indexer.embedding.embedder import Embedder  # noqa: E402
-from arag_mcp.indexer.index.schema import TABLES  # noqa: E402
 from arag_mcp.indexer.index.snapshot import IndexSnapshot, open_index  # noqa: E402
 from arag_mcp.indexer.index.writer import IndexWriter  # noqa: E402
-from arag_mcp.indexer.ray_build import write_rows  # noqa: E402
+from arag_mcp.indexer.ray_build import Written, write_rows  # noqa: E402
 from arag_mcp.server.search.keywords import keyword_search  # noqa: E402
 from common import BENCH_DATA, RESULTS, log, read_jsonl  # noqa: E402
 from speed import (  # noqa: E402
@@ -64,10 +62,12 @@ PARTS = ("write", "serve", "build")
 
 
 @ray.remote(num_cpus=1)
-def _write_slice(uri: str, chunks: list[tuple[str, str]], first: int, pool: np.ndarray) -> dict:
+def _write_slice(uri: str, chunks: list[tuple[str, str]], first: int, pool: np.ndarray) -> Written:
     """One task's share of the index: its rows, written as fragments."""
-    rows = synthetic_rows(chunks, first, SENTENCES_PER_CHUNK, pool, np.random.default_rng(first))
-    return write_rows(uri, *rows)
+    chunk_rows, sentence_rows, document_rows = synthetic_rows(
+        chunks, first, SENTENCES_PER_CHUNK, pool, np.random.default_rng(first)
+    )
+    return write_rows(uri, chunk_rows, sentence_rows, document_rows, sentence_rows.num_rows)
 
 
 def write_distributed(uri: Path, chunks: list[tuple[str, str]], pool: np.ndarray, workers: int) -> dict:
@@ -81,16 +81,13 @@ def write_distributed(uri: Path, chunks: list[tuple[str, str]], pool: np.ndarray
             _write_slice.remote(str(writer.uri), chunks[first : first + CHUNKS_PER_TASK], first, shared)
             for first in range(0, len(chunks), CHUNKS_PER_TASK)
         ]
-        written = ray.get(pending)
+        written = Written()
+        for part in ray.get(pending):
+            written.add(part)
     finally:
         ray.shutdown()
     fragments_written = time.perf_counter()
-    fragments = {name: [f for part in written for f in part["fragments"].get(name, [])] for name in TABLES}
-    writer.append_fragments(
-        fragments,
-        pa.concat_tables([part["chunks"] for part in written]),
-        pa.concat_tables([part["documents"] for part in written]),
-    )
+    writer.append_fragments(written.fragments, written.chunk_rows, written.document_rows)
     appended = time.perf_counter()
     vector_index = writer.finish_tables()
     finished = time.perf_counter()

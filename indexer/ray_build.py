@@ -17,7 +17,7 @@ import logging
 import pickle
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -67,12 +67,23 @@ class Worker:
 
 @dataclass
 class Written:
-    """What the workers wrote: each table's fragments (uncommitted), and the chunk and documents rows they hold."""
+    """What workers wrote: each table's fragments (uncommitted), the chunk and documents rows they
+    hold (the commit checks them whole) and how many sentences they embedded. A worker gathers its
+    writes in one, the driver gathers the workers'."""
 
-    fragments: dict[str, list[str]]
-    chunk_rows: pa.Table
-    document_rows: pa.Table
-    sentences: int
+    fragments: dict[str, list[str]] = field(default_factory=lambda: {name: [] for name in TABLES})
+    chunk_rows: pa.Table = field(default_factory=lambda: chunks_schema().empty_table().select(WRITTEN_CHUNK_COLUMNS))
+    document_rows: pa.Table = field(
+        default_factory=lambda: documents_schema().empty_table().select(WRITTEN_DOCUMENT_COLUMNS)
+    )
+    sentences: int = 0
+
+    def add(self, other: Written) -> None:
+        for name, listed in other.fragments.items():
+            self.fragments[name].extend(listed)
+        self.chunk_rows = pa.concat_tables([self.chunk_rows, other.chunk_rows])
+        self.document_rows = pa.concat_tables([self.document_rows, other.document_rows])
+        self.sentences += other.sentences
 
 
 def embed_on_ray(
@@ -85,25 +96,18 @@ def embed_on_ray(
 ) -> Written:
     """Read `files` (path → the source it is read as part of, and its documents to embed with their
     hashes), chunk, embed and write their documents on the Ray cluster at `address`."""
-    fragments: dict[str, list[str]] = {name: [] for name in TABLES}
-    sentences = 0
-    chunk_rows = [chunks_schema().empty_table().select(WRITTEN_CHUNK_COLUMNS)]
-    document_rows = [documents_schema().empty_table().select(WRITTEN_DOCUMENT_COLUMNS)]
+    written = Written()
     with _cluster(address):
         try:
             for row in _pipeline(uri, files, inside, worker).iter_rows():
-                written = pickle.loads(row["written"])
-                for name, listed in written["fragments"].items():
-                    fragments[name].extend(listed)
-                chunk_rows.append(written["chunks"])
-                document_rows.append(written["documents"])
-                sentences += written["sentences"]
-                progress.update(written["sentences"])
+                part: Written = pickle.loads(row["written"])
+                written.add(part)
+                progress.update(part.sentences)
         except ray.exceptions.RayError as exc:
             raise RayBuildError(
                 f"the build failed on Ray ({_first_line(exc)}); the index keeps its last commit"
             ) from None
-    return Written(fragments, pa.concat_tables(chunk_rows), pa.concat_tables(document_rows), sentences)
+    return written
 
 
 @contextmanager
@@ -172,12 +176,7 @@ class _ChunkEmbedWrite:
 
     def __call__(self, documents: dict[str, Any]) -> pa.Table:
         """Fragments of the documents' rows, the rows' ids (checked whole before the commit) and the sentence count."""
-        written: dict[str, Any] = {
-            "fragments": {name: [] for name in TABLES},
-            "chunks": [],
-            "documents": [],
-            "sentences": 0,
-        }
+        written = Written()
         batch = RowBatch()
         for raw, digest in zip(documents["document"], documents["digest"]):
             document = pickle.loads(raw)
@@ -186,34 +185,28 @@ class _ChunkEmbedWrite:
                 if len(batch.sentences) >= self.worker.flush_sentences:
                     self._write(batch, written)
         self._write(batch, written)
-        result = {
-            **written,
-            "chunks": pa.concat_tables(written["chunks"]),
-            "documents": pa.concat_tables(written["documents"]),
-        }
-        return pa.table({"written": pa.array([pickle.dumps(result)], pa.binary())})
+        return pa.table({"written": pa.array([pickle.dumps(written)], pa.binary())})
 
-    def _write(self, batch: RowBatch, written: dict[str, Any]) -> None:
+    def _write(self, batch: RowBatch, written: Written) -> None:
         if not batch.sentences and not batch.documents:
             return
-        rows = write_rows(self.uri, *embedded_rows(self.embedder, batch, self.worker.batch_size))
-        for name, listed in rows["fragments"].items():
-            written["fragments"][name].extend(listed)
-        written["chunks"].append(rows["chunks"])
-        written["documents"].append(rows["documents"])
-        written["sentences"] += len(batch.sentences)
+        sentences = len(batch.sentences)
+        written.add(write_rows(self.uri, *embedded_rows(self.embedder, batch, self.worker.batch_size), sentences))
         batch.clear()
 
 
-def write_rows(uri: str, chunk_rows: pa.Table, sentence_rows: pa.Table, document_rows: pa.Table) -> dict[str, Any]:
-    """Write whole chunks' rows as fragments of the index's tables (uncommitted); returns the fragments
-    and the ids of the chunk and documents rows, which the commit checks."""
+def write_rows(
+    uri: str, chunk_rows: pa.Table, sentence_rows: pa.Table, document_rows: pa.Table, sentences: int
+) -> Written:
+    """Write whole chunks' rows as fragments of the index's tables (uncommitted), with the ids of the
+    chunk and documents rows, which the commit checks."""
     rows = table_rows(chunk_rows, sentence_rows, document_rows)
-    return {
-        "fragments": {name: write(table_uri(uri, name), table) for name, table in rows.items()},
-        "chunks": rows.get(CHUNKS, chunks_schema().empty_table()).select(WRITTEN_CHUNK_COLUMNS),
-        "documents": rows.get(DOCUMENTS, documents_schema().empty_table()).select(WRITTEN_DOCUMENT_COLUMNS),
-    }
+    return Written(
+        {name: write(table_uri(uri, name), table) for name, table in rows.items()},
+        rows.get(CHUNKS, chunks_schema().empty_table()).select(WRITTEN_CHUNK_COLUMNS),
+        rows.get(DOCUMENTS, documents_schema().empty_table()).select(WRITTEN_DOCUMENT_COLUMNS),
+        sentences,
+    )
 
 
 def _first_line(error: BaseException) -> str:
