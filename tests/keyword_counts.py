@@ -17,5 +17,5 @@ def occurrences(snapshot: IndexSnapshot, keyword: str) -> dict[str, int]:
     counts = {}
     for hit in found.hits:
         [number] = snapshot.catalogue.numbers_of([hit.chunk.chunk_id])
-        counts[hit.chunk.title] = round(float(hit.score * weights.norms[number] / (idf * (K1 + 1) - hit.score)))
+        counts[hit.chunk.title] = round(float(hit.score * weights.norms(number) / (idf * (K1 + 1) - hit.score)))
     return counts

@@ -135,9 +135,17 @@ class KeywordLookup:
         if unspaced(folded_word):
             inside = pc.count_substring(self.unspaced_title_words, pattern=folded_word).to_numpy(zero_copy_only=False)
             return np.bincount(self.unspaced_title_owners, weights=inside, minlength=self.chunk_count).astype(np.int64)
+        return np.bincount(self.title_holders(folded_word), minlength=self.chunk_count).astype(np.int64)
+
+    def title_holders(self, folded_word: str) -> np.ndarray:
+        """The chunk numbers whose titles hold the word `folded_word` (as `title_counts` counts it),
+        a chunk once per title word that holds it."""
+        if unspaced(folded_word):
+            inside = pc.match_substring(self.unspaced_title_words, pattern=folded_word).to_numpy(zero_copy_only=False)
+            return self.unspaced_title_owners[inside]
         first = bisect.bisect_left(self.title_words, folded_word, key=_text)
         last = bisect.bisect_right(self.title_words, folded_word, lo=first, key=_text)
-        return np.bincount(self.title_owners[first:last], minlength=self.chunk_count).astype(np.int64)
+        return self.title_owners[first:last]
 
 
 def _text(value: pa.Scalar) -> str:

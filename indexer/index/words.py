@@ -47,7 +47,7 @@ def fold(word: str) -> str:
 def unspaced(word: str) -> bool:
     """Whether a keyword's word has letters of UNSPACED_SCRIPTS: it then matches wherever its
     characters occur in a row, inside longer words too ("東京" in "東京の歴史")."""
-    return _UNSPACED.search(word) is not None
+    return not word.isascii() and _UNSPACED.search(word) is not None
 
 
 def words_of(lowered: list[str]) -> list[list[str]]:
@@ -63,6 +63,8 @@ def word_matches(words: Sequence[str], pieces: Sequence[str]) -> Iterator[int]:
         return
     first = pieces[0]
     if not any(map(unspaced, pieces)):
+        if first not in words:
+            return
         wanted = list(pieces)
         yield from (at for at in range(len(words) - span + 1) if words[at] == first and words[at : at + span] == wanted)
         return

@@ -59,10 +59,15 @@ class RarityWeights:
         chunks = len(lengths) if scope is None else int(np.count_nonzero(scope))
         total = int(lengths.sum() if scope is None else lengths[scope].sum())
         self.idfs = [idf(chunks, count) for count in holding]
-        self.norms = K1 * (1 - B + B * lengths / average_length(total, chunks))
+        self.lengths = lengths
+        self.average = average_length(total, chunks)
+
+    def norms(self, numbers: np.ndarray) -> np.ndarray:
+        """The count that gives these chunks half a keyword's full weight: K1, scaled by length."""
+        return K1 * (1 - B + B * self.lengths[numbers] / self.average)
 
     def score(self, counts: Sequence[np.ndarray], numbers: np.ndarray) -> np.ndarray:
-        norms = self.norms[numbers]
+        norms = self.norms(numbers)
         total = np.zeros(len(numbers), dtype=self.dtype)
         for weight, count in zip(self.idfs, counts):
             total += weight * (count * (K1 + 1) / (count + norms))

@@ -151,12 +151,16 @@ class WordMatch:
         return numbers, counts
 
     def matching_sentences(self, chunk: Chunk, keywords: Sequence[Keyword]) -> list[str]:
+        """The sentences that hold a keyword; an ASCII sentence's folded words are its lower-cased
+        words, so one without a keyword's first word inside it is passed over unsplit."""
         sentences = chunk.sentences
         lowered = lower(pa.array(sentences, pa.string())).to_pylist()
+        firsts = [keyword.pieces[0] for keyword in keywords if keyword.pieces]
         return [
             sentence
-            for sentence, words in zip(sentences, map(_folded_words, lowered))
-            if any(_occurrences(words, keyword.pieces) for keyword in keywords)
+            for sentence, text in zip(sentences, lowered)
+            if (not text.isascii() or any(first in text for first in firsts))
+            and _holds_any(_folded_words(text), keywords)
         ]
 
     def weights(
@@ -167,23 +171,28 @@ class WordMatch:
     def tie_rank(self, snapshot: IndexSnapshot, keywords: Sequence[Keyword]) -> np.ndarray:
         """Chunk id order, the chunks whose title is a keyword (the same folded words) first."""
         rank = snapshot.catalogue.id_rank
-        return rank + np.where(_titled(snapshot, keywords), 0, len(rank))
+        titled = _titled(snapshot, keywords)
+        if not len(titled):
+            return rank
+        rank = rank.copy()
+        rank[titled] -= len(rank)
+        return rank
 
 
 def _titled(snapshot: IndexSnapshot, keywords: Sequence[Keyword]) -> np.ndarray:
-    """Whether each chunk's title is, word for word, one of the keywords: the titles with as many
-    words that hold a keyword's first word are compared, each distinct title once."""
+    """The chunk numbers whose title is, word for word, one of the keywords: of the titles that hold
+    a keyword's first word, those with as many words are compared, each distinct title once."""
     lookup = snapshot.keywords
-    titled = np.zeros(lookup.chunk_count, dtype=bool)
+    titled = []
     for keyword in keywords:
         if not keyword.pieces:
             continue
-        sized = lookup.title_lengths == len(keyword.pieces)
-        candidates = np.flatnonzero(sized & (lookup.title_counts(keyword.pieces[0]) > 0))
+        holders = lookup.title_holders(keyword.pieces[0])
+        candidates = np.unique(holders[lookup.title_lengths[holders] == len(keyword.pieces)])
         titles = lower(snapshot.catalogue.titles.take(pa.array(candidates, pa.int64()))).to_pylist()
         equal = {title: tuple(_folded_words(title)) == keyword.pieces for title in set(titles)}
-        titled[candidates[[equal[title] for title in titles]]] = True
-    return titled
+        titled.append(candidates[[equal[title] for title in titles]])
+    return np.unique(np.concatenate([np.zeros(0, dtype=np.int64), *titled]))
 
 
 def _folded_words(lowered: str) -> list[str]:
@@ -197,6 +206,10 @@ def _occurrences(words: list[str], pieces: tuple[str, ...]) -> int:
     if len(pieces) == 1 and unspaced(pieces[0]):
         return sum(word.count(pieces[0]) for word in words)
     return sum(1 for _ in word_matches(words, pieces))
+
+
+def _holds_any(words: list[str], keywords: Sequence[Keyword]) -> bool:
+    return any(_occurrences(words, keyword.pieces) for keyword in keywords)
 
 
 def _has_unspaced_piece(keyword: Keyword) -> bool:
