@@ -7,6 +7,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 from .conftest import REPO
@@ -14,7 +15,7 @@ from .conftest import REPO
 
 def test_the_html_cleaner_that_trafilatura_needs_is_installed():
     result = subprocess.run(
-        ["python", "-c", "import justext, trafilatura; from lxml.html.clean import Cleaner"],
+        [sys.executable, "-c", "import justext, trafilatura; from lxml.html.clean import Cleaner"],
         capture_output=True,
         text=True,
     )
