@@ -138,9 +138,7 @@ def _pipeline(
     one per CPU (or GPU, for --device cuda) of the cluster."""
     ray.data.DataContext.get_current().enable_progress_bars = False
     workers = max(1, int(ray.cluster_resources().get("GPU" if worker.gpu else "CPU", 1)))
-    items = [
-        {"source": pickle.dumps((source, list(inside))), "todo": json.dumps(todo)} for source, todo in files.values()
-    ]
+    items = _read_items(files, inside, READ_BLOCKS_PER_WORKER * workers)
     return (
         ray.data.from_items(items, override_num_blocks=min(len(items), READ_BLOCKS_PER_WORKER * workers))
         .flat_map(_read_file, compute=ray.data.TaskPoolStrategy(size=workers), num_cpus=0)
@@ -153,6 +151,24 @@ def _pipeline(
             num_gpus=1 if worker.gpu else 0,
         )
     )
+
+
+def _read_items(
+    files: dict[str, tuple[Source, dict[str, str]]], inside: Sequence[Path], blocks: int
+) -> list[dict[str, Any]]:
+    """What the read tasks read: each file, or each share of the documents of a file that holds
+    many (a JSONL corpus). A read task's documents leave it as one block, and a block goes to one
+    actor, so a corpus in a single file is cut into about `blocks` shares for every worker to get
+    some; each share reads its file once."""
+    total = sum(len(todo) for _, todo in files.values())
+    share = max(DOCUMENTS_PER_TASK, -(-total // blocks))
+    items = []
+    for source, todo in files.values():
+        doc_ids = list(todo)
+        for first in range(0, len(doc_ids), share):
+            part = {doc_id: todo[doc_id] for doc_id in doc_ids[first : first + share]}
+            items.append({"source": pickle.dumps((source, list(inside))), "todo": json.dumps(part)})
+    return items
 
 
 def _read_file(item: dict[str, Any]) -> list[dict[str, Any]]:

@@ -3,8 +3,8 @@ killed worker or driver never leaves a half-built index in service."""
 
 from __future__ import annotations
 
+import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -12,18 +12,17 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import lancedb
-import numpy as np
-import pyarrow as pa
 import pytest
 from arag_mcp.indexer.build import BuildOptions, build_index
 from arag_mcp.indexer.index.manifest import read_manifest
-from arag_mcp.indexer.index.schema import CHUNKS, DOCUMENTS, SENTENCES
+from arag_mcp.indexer.index.schema import DOCUMENTS, SENTENCES
+from arag_mcp.indexer.sources.files import Source, iter_documents
 
-from ..conftest import SAMPLE
+from .same_index import assert_same_index, committed_table, corpus_with_notes, write_notes
 
 ray = pytest.importorskip("ray")
 pytest.importorskip("lance")
+ray_build = pytest.importorskip("arag_mcp.indexer.ray_build")
 
 pytestmark = pytest.mark.slow
 
@@ -41,58 +40,8 @@ def ray_address() -> Iterator[str]:
         ray.shutdown()
 
 
-def _corpus(folder: Path, notes: int) -> Path:
-    """The sample corpus and `notes` small text files: enough batches to kill a build between them."""
-    shutil.copytree(SAMPLE, folder)
-    _write_notes(folder, notes)
-    return folder
-
-
-def _write_notes(folder: Path, notes: int) -> None:
-    for number in range(notes):
-        (folder / f"note-{number:03}.txt").write_text(
-            f"Note {number} is about element {number}. It was found in {1800 + number}. "
-            f"Its discoverer wrote {number % 7} papers about it."
-        )
-
-
-def _table(index: Path, name: str, key: list[str]) -> pa.Table:
-    """A table of the committed index, sorted by `key`."""
-    version = read_manifest(str(index))["tables"][name]
-    table = lancedb.connect(str(index)).open_table(name)
-    table.checkout(version)
-    return table.to_arrow().sort_by([(column, "ascending") for column in key])
-
-
-def _words(chunks: pa.Table) -> list[list[tuple[str, int]]]:
-    """Each chunk's words and counts, in word order (a build lists them in any order)."""
-    return [sorted(zip(*pair)) for pair in zip(chunks["terms"].to_pylist(), chunks["term_counts"].to_pylist())]
-
-
-def assert_same_index(built: Path, expected: Path) -> None:
-    """Same chunks (ids, texts, words), documents and sentences, vectors equal within float tolerance."""
-    chunks, want = _table(built, CHUNKS, ["chunk_id"]), _table(expected, CHUNKS, ["chunk_id"])
-    assert chunks.drop_columns(["chunk_id"]).column_names == want.drop_columns(["chunk_id"]).column_names
-    for column in ("chunk_id", "text", "doc_id", "part", "parts", "sentence_starts"):
-        assert chunks[column].to_pylist() == want[column].to_pylist(), column
-    assert _words(chunks) == _words(want)
-    documents, want_documents = _table(built, DOCUMENTS, ["doc_id"]), _table(expected, DOCUMENTS, ["doc_id"])
-    for column in ("doc_id", "doc_hash", "chunks", "sentences"):
-        assert documents[column].to_pylist() == want_documents[column].to_pylist(), column
-    sentences = _table(built, SENTENCES, ["chunk_id", "position"])
-    want_sentences = _table(expected, SENTENCES, ["chunk_id", "position"])
-    assert sentences["text"].to_pylist() == want_sentences["text"].to_pylist()
-    np.testing.assert_allclose(
-        np.stack(sentences["vector"].to_numpy(zero_copy_only=False)),
-        np.stack(want_sentences["vector"].to_numpy(zero_copy_only=False)),
-        atol=1e-5,
-    )
-    counts = read_manifest(str(built))["counts"]
-    assert counts == read_manifest(str(expected))["counts"]
-
-
 def test_ray_build_equals_local_build(tmp_path: Path, ray_address: str):
-    corpus = _corpus(tmp_path / "docs", 70)
+    corpus = corpus_with_notes(tmp_path / "docs", 70)
     local = build_index([corpus], str(tmp_path / "local"), LOCAL)
     started = time.perf_counter()
     on_ray = build_index([corpus], str(tmp_path / "ray"), ON_RAY)
@@ -102,8 +51,28 @@ def test_ray_build_equals_local_build(tmp_path: Path, ray_address: str):
     assert_same_index(tmp_path / "ray", tmp_path / "local")
 
 
+def test_a_corpus_in_one_file_is_read_in_shares_for_every_worker(tmp_path: Path):
+    """The documents of one read task go to one actor as one block: a JSONL corpus is read in
+    shares, each document once, so that every worker gets some (not one task for the whole file)."""
+    corpus = tmp_path / "corpus.jsonl"
+    lines = [json.dumps({"id": f"d{n}", "title": f"Title {n}", "text": f"Text {n}."}) for n in range(1000)]
+    corpus.write_text("\n".join(lines) + "\n")
+    note = tmp_path / "note.txt"
+    note.write_text("A note.")
+    documents = {path: [d.doc_id for d in iter_documents([Source.at(path)], [])] for path in (corpus, note)}
+    todo = {path: {doc_id: f"hash of {doc_id}" for doc_id in ids[5:] or ids} for path, ids in documents.items()}
+    files = {str(path): (Source.at(path), todo[path]) for path in (corpus, note)}
+
+    items = ray_build._read_items(files, [], blocks=8)
+    read = [row for item in items for row in ray_build._read_file(item)]
+
+    assert len(items) >= 8
+    assert max(len(json.loads(item["todo"])) for item in items) <= -(-1_000 // 8)
+    assert sorted(row["digest"] for row in read) == sorted(h for wanted in todo.values() for h in wanted.values())
+
+
 def test_incremental_ray_add_embeds_only_the_new_document(tmp_path: Path, ray_address: str):
-    corpus = _corpus(tmp_path / "docs", 3)
+    corpus = corpus_with_notes(tmp_path / "docs", 3)
     late = tmp_path / "late.md"
     (corpus / "pierre-curie.md").rename(late)
     build_index([corpus], str(tmp_path / "ray"), ON_RAY)
@@ -117,7 +86,7 @@ def test_incremental_ray_add_embeds_only_the_new_document(tmp_path: Path, ray_ad
     changed = {"pierre-curie.md", "note-000.txt"}
     assert summary.embedded_sentences == sum(
         row["sentences"]
-        for row in _table(tmp_path / "local", DOCUMENTS, ["doc_id"]).to_pylist()
+        for row in committed_table(tmp_path / "local", DOCUMENTS, ["doc_id"]).to_pylist()
         if Path(row["path"]).name in changed
     )
     assert local.documents == summary.documents
@@ -178,12 +147,12 @@ def _writing_worker(index: Path, before: int) -> Callable[[subprocess.Popen], in
 def test_a_killed_build_leaves_the_previous_index_and_the_next_build_whole(
     tmp_path: Path, ray_address: str, victim: str
 ):
-    corpus = _corpus(tmp_path / "docs", 0)
+    corpus = corpus_with_notes(tmp_path / "docs", 0)
     index = tmp_path / "idx"
     build_index([corpus], str(index), LOCAL)
     previous = read_manifest(str(index))
     before = len(list((index / f"{SENTENCES}.lance" / "data").iterdir()))
-    _write_notes(corpus, 400)
+    write_notes(corpus, 400)
     arguments = ["build", str(corpus), "--index", str(index), "--quiet", "--ray", ray_address, "--write-batch", "16"]
 
     if victim == "worker":  # Ray runs the killed worker's batch again; its fragments are never appended
