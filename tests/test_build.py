@@ -8,13 +8,14 @@ import sys
 from pathlib import Path
 
 import index_dump
+import lancedb
 import numpy as np
 import pytest
 from arag_mcp.indexer.build import BuildOptions, build_index, sync_index
 from arag_mcp.indexer.cli import main as index_main
 from arag_mcp.indexer.index.ids import doc_key
 from arag_mcp.indexer.index.manifest import FORMAT_VERSION, IndexStoreError, read_manifest, write_manifest
-from arag_mcp.indexer.index.schema import DOCUMENTS, TABLES
+from arag_mcp.indexer.index.schema import CHUNKS, DOCUMENTS, SENTENCES, TABLES
 from arag_mcp.indexer.index.snapshot import open_index
 from arag_mcp.indexer.text.chunking import CHARS_PER_TOKEN_BOUND, sentence_spans
 
@@ -132,6 +133,24 @@ def test_incremental_build_embeds_only_changes(tmp_path: Path):
 
     rebuilt = build_index([corpus], index, BuildOptions(rebuild=True, progress=False))
     assert rebuilt.added == 3
+
+
+@pytest.mark.parametrize("commit_sentences", [16384, 16], ids=["one commit", "a commit every few writes"])
+def test_a_first_build_keeps_one_copy_of_its_rows(tmp_path: Path, commit_sentences: int):
+    """Before a new index's first commit no server reads it, so the fragments that compaction copied
+    are cleaned up; from that commit on, every version a server may read is kept."""
+    index = tmp_path / "idx"
+    options = BuildOptions(progress=False, flush_sentences=8, commit_sentences=commit_sentences)
+    build_index([SAMPLE], str(index), options)
+    db = lancedb.connect(str(index))
+    for name in (CHUNKS, SENTENCES):
+        table = db.open_table(name)
+        current = {Path(f.path).name for fragment in table.to_lance().get_fragments() for f in fragment.data_files()}
+        on_disk = {path.name for path in (index / f"{name}.lance" / "data").iterdir()}
+        if commit_sentences > 100:
+            assert on_disk == current, name
+        else:
+            assert on_disk > current, name  # the first commit's fragments: a server may be reading them
 
 
 def test_ray_without_ray_installed_is_one_line_naming_the_extra(tmp_path: Path, monkeypatch):

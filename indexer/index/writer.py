@@ -175,6 +175,9 @@ class IndexWriter:
             Path(self.uri).mkdir(parents=True, exist_ok=True)
         self.committed = read_manifest(self.uri)
         """The index as this build found it: its versions are never cleaned up by this build."""
+        self.kept_from = self.committed
+        """The manifest whose table versions, and all later ones, this build keeps: the one it
+        found, or on a new index the first one it commits (before that, no server reads any)."""
         self.previous = None if rebuild else self.committed
         self._db = lancedb.connect(self.uri)
         self.chunks = self._start_table(CHUNKS, chunks_schema())
@@ -273,11 +276,14 @@ class IndexWriter:
         }
 
     def _cleanup_age(self, table: Any) -> timedelta:
-        """Versions older than the one the index named when this build started are cleaned up. That
-        one and all later ones are kept: a server may still read them, and those of a killed build
-        are cleaned up by a later build. A clock behind that version's time (another machine's
-        clock, a clock set back) cleans up nothing."""
-        named = (self.committed or {}).get("tables", {}).get(table.name)
+        """Versions older than the one `kept_from` names are cleaned up. That one and all later ones
+        are kept: a server may still read them, and those of a killed build are cleaned up by a
+        later build. Where nothing was ever committed, every version but the newest goes (a first
+        build leaves one copy of its rows, not its fragments and their compacted copy). A clock
+        behind the kept version's time (another machine's clock, a clock set back) cleans up nothing."""
+        if self.kept_from is None:
+            return timedelta(0)
+        named = self.kept_from.get("tables", {}).get(table.name)
         stamps = [version["timestamp"] for version in table.list_versions() if version["version"] == named]
         if not stamps:
             return NO_CLEANUP
@@ -333,6 +339,7 @@ class IndexWriter:
             "tables": {name: getattr(self, name).version for name in TABLES},
         }
         write_manifest(self.uri, manifest)
+        self.kept_from = self.kept_from or manifest
         return manifest
 
 
