@@ -22,6 +22,8 @@ sys.path.insert(0, str(REPO / "bench"))  # brute_force.py: the tools' definition
 SAMPLE = REPO / "examples" / "sample"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 BENCH_DATA = REPO.parent / "shared" / "bench-data"
+BUCKET = "arag-test"
+"""The bucket `s3_endpoint` makes."""
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -39,6 +41,33 @@ def onnx_cache() -> Path:
     folder = cache_root()
     os.environ["ARAG_MCP_CACHE"] = str(folder)
     return folder
+
+
+@pytest.fixture(scope="module")
+def s3_endpoint() -> Iterator[str]:
+    """A moto S3 server on a free loopback port, the bucket BUCKET, and the AWS variables that
+    point at it (set for this module's tests and the processes they start)."""
+    moto_server = pytest.importorskip("moto.server", reason="needs moto[server]: pip install 'moto[server]'")
+    boto3 = pytest.importorskip("boto3")
+    from .mcp_helpers import free_port
+
+    port = free_port()
+    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # its request log is not the commands' stderr
+    server.start()
+    endpoint = f"http://127.0.0.1:{port}"
+    with pytest.MonkeyPatch.context() as env:
+        for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT", "AWS_DEFAULT_REGION"):
+            env.delenv(name, raising=False)
+        env.setenv("AWS_ACCESS_KEY_ID", "testing")
+        env.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+        env.setenv("AWS_REGION", "us-east-1")
+        env.setenv("AWS_ENDPOINT_URL", endpoint)
+        env.setenv("AWS_ALLOW_HTTP", "true")
+        env.setenv("AWS_EC2_METADATA_DISABLED", "true")
+        boto3.client("s3").create_bucket(Bucket=BUCKET)
+        yield endpoint
+    server.stop()
 
 
 @pytest.fixture(scope="session")

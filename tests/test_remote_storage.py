@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import json
-import logging
 import os
 import shutil
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,37 +13,12 @@ from arag_mcp.indexer.index.ids import doc_key
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from .conftest import SAMPLE, CliResult, run_cli
-from .mcp_helpers import free_port
+from .conftest import BUCKET, SAMPLE, CliResult, run_cli
 
-moto_server = pytest.importorskip("moto.server", reason="needs moto[server]: pip install 'moto[server]'")
 boto3 = pytest.importorskip("boto3")
 
-BUCKET = "arag-test"
 INDEX = f"s3://{BUCKET}/idx"
 RADIUM = f"{doc_key('radium')}-0"
-
-
-@pytest.fixture(scope="module")
-def s3_endpoint() -> Iterator[str]:
-    """A moto S3 server on a free loopback port, one bucket, and the AWS variables that point at it."""
-    port = free_port()
-    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # its request log is not the commands' stderr
-    server.start()
-    endpoint = f"http://127.0.0.1:{port}"
-    with pytest.MonkeyPatch.context() as env:
-        for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT", "AWS_DEFAULT_REGION"):
-            env.delenv(name, raising=False)
-        env.setenv("AWS_ACCESS_KEY_ID", "testing")
-        env.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-        env.setenv("AWS_REGION", "us-east-1")
-        env.setenv("AWS_ENDPOINT_URL", endpoint)
-        env.setenv("AWS_ALLOW_HTTP", "true")
-        env.setenv("AWS_EC2_METADATA_DISABLED", "true")
-        boto3.client("s3").create_bucket(Bucket=BUCKET)
-        yield endpoint
-    server.stop()
 
 
 @pytest.fixture(scope="module")

@@ -19,6 +19,7 @@ build: reader.py.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -255,7 +256,9 @@ class IndexWriter:
         once the table is large. Returns the vector index's parameters (recorded in the manifest),
         or None for exact search."""
         for table in (self.chunks, self.sentences, self.chunk_vectors, self.documents):
-            table.optimize(cleanup_older_than=self._cleanup_age(table))
+            with warnings.catch_warnings():  # the warning that age 0 removes what readers use: none read it yet
+                warnings.filterwarnings("ignore", r"optimize\(cleanup_older_than=0\)", UserWarning)
+                table.optimize(cleanup_older_than=self._cleanup_age(table))
         self.chunks.create_index(ChunkColumn.ID, config=BTree(), replace=True)
         self.chunks.create_index(ChunkColumn.DOC_KEY, config=BTree(), replace=True)
         self.sentences.create_index(SentenceColumn.DOC_KEY, config=BTree(), replace=True)
