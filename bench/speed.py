@@ -66,7 +66,7 @@ from arag_mcp.indexer.index.schema import (  # noqa: E402
 )
 from arag_mcp.indexer.index.snapshot import IndexSnapshot, open_index  # noqa: E402
 from arag_mcp.indexer.index.vectors import SentenceVectors  # noqa: E402
-from arag_mcp.indexer.index.writer import VECTOR_SEARCH, IndexWriter, sentence_rows_of  # noqa: E402
+from arag_mcp.indexer.index.writer import IndexWriter, sentence_rows_of, vector_search  # noqa: E402
 from arag_mcp.indexer.text.sentences import split_sentences  # noqa: E402
 from arag_mcp.server.search import retrieval  # noqa: E402
 from arag_mcp.server.search.keywords import keyword_search  # noqa: E402
@@ -212,7 +212,10 @@ def _current(manifest: dict) -> bool:
     return (
         manifest.get("format_version") == FORMAT_VERSION
         and manifest.get("embedding_backend") == DEFAULT_BACKEND
-        and all(vector_index.get(key, value) == value for key, value in VECTOR_SEARCH.items())
+        and all(
+            vector_index.get(key, value) == value
+            for key, value in vector_search(manifest.get("counts", {}).get("sentences", 0)).items()
+        )
     )
 
 

@@ -19,6 +19,7 @@ build: reader.py.
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -80,7 +81,18 @@ against exact search and its p50 on 2 busy cores were, on one training of the in
 0.938 (19.6 ms), 40 / 8x 0.949 (20.2 ms), 50 / 10x 0.958 (23.0 ms), 60 / 10x 0.960 (24.2 ms),
 80 / 10x 0.972 (27.0 ms); another training gave 0.961 at 30 / 8x."""
 VECTOR_SEARCH = {"nprobes": 60, "refine_factor": 10}
-"""How search uses the vector index; recorded in the manifest with the index's own parameters."""
+"""How search uses the vector index up to REFINE_GROWS_FROM sentences; recorded in the manifest with
+the index's own parameters."""
+REFINE_GROWS_FROM = 2_500_000
+
+
+def vector_search(sentences: int) -> dict[str, int]:
+    """How search uses a vector index of this many sentences: past REFINE_GROWS_FROM, the candidates
+    re-ranked by their exact vectors grow with the square root of the size. More probes did not
+    help at 10M sentences (recall@10 0.921 at 60, 0.925 at 200); re-ranking 20x did (0.964, p50
+    42 ms; bench/README.md, Scale)."""
+    grown = round(VECTOR_SEARCH["refine_factor"] * math.sqrt(sentences / REFINE_GROWS_FROM))
+    return {**VECTOR_SEARCH, "refine_factor": max(VECTOR_SEARCH["refine_factor"], grown)}
 
 
 def sql_list(values: Sequence[str]) -> str:
@@ -310,18 +322,19 @@ class IndexWriter:
             self.terms.add(terms_schema().empty_table(), mode=mode)
 
     def _vector_index(self) -> dict[str, Any] | None:
-        """Train the IVF-PQ index once; later builds add their rows to it (optimize)."""
+        """Train the IVF-PQ index once; later builds add their rows to it (optimize), and search
+        follows the index's size (vector_search)."""
         previous = self.previous and self.previous.get("vector_index")
-        if previous:
-            return previous
         rows = self.sentences.count_rows()
+        if previous:
+            return {**previous, **vector_search(rows)}
         if rows < VECTOR_INDEX_MIN_ROWS:
             return None
         params = {
             "type": "IVF_PQ",
             "num_partitions": max(64, int(rows**0.5)),
             "num_sub_vectors": max(1, self.dimension // 8),
-            **VECTOR_SEARCH,
+            **vector_search(rows),
         }
         config = IvfPq(
             distance_type="dot", num_partitions=params["num_partitions"], num_sub_vectors=params["num_sub_vectors"]
