@@ -138,9 +138,10 @@ def _pipeline(
     one per CPU (or GPU, for --device cuda) of the cluster."""
     ray.data.DataContext.get_current().enable_progress_bars = False
     workers = max(1, int(ray.cluster_resources().get("GPU" if worker.gpu else "CPU", 1)))
-    items = _read_items(files, inside, READ_BLOCKS_PER_WORKER * workers)
+    blocks = READ_BLOCKS_PER_WORKER * workers
+    items = _read_items(files, inside, blocks)
     return (
-        ray.data.from_items(items, override_num_blocks=min(len(items), READ_BLOCKS_PER_WORKER * workers))
+        ray.data.from_items(items, override_num_blocks=min(len(items), blocks))
         .flat_map(_read_file, compute=ray.data.TaskPoolStrategy(size=workers), num_cpus=0)
         .map_batches(
             _ChunkEmbedWrite,
@@ -164,10 +165,11 @@ def _read_items(
     share = max(DOCUMENTS_PER_TASK, -(-total // blocks))
     items = []
     for source, todo in files.values():
+        read = pickle.dumps((source, list(inside)))
         doc_ids = list(todo)
         for first in range(0, len(doc_ids), share):
             part = {doc_id: todo[doc_id] for doc_id in doc_ids[first : first + share]}
-            items.append({"source": pickle.dumps((source, list(inside))), "todo": json.dumps(part)})
+            items.append({"source": read, "todo": json.dumps(part)})
     return items
 
 

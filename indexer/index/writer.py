@@ -187,7 +187,7 @@ class IndexWriter:
         if not is_remote(self.uri):
             Path(self.uri).mkdir(parents=True, exist_ok=True)
         self.committed = read_manifest(self.uri)
-        """The index as this build found it: its versions are never cleaned up by this build."""
+        """The index as this build found it (None: a new index)."""
         self.kept_from = self.committed
         """The manifest whose table versions, and all later ones, this build keeps: the one it
         found, or on a new index the first one it commits (before that, no server reads any)."""
