@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import pickle
+import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -43,6 +44,9 @@ reading takes little CPU beside embedding (so its tasks reserve none), and each 
 that imports the indexer."""
 DOCUMENTS_PER_TASK = 64
 """Documents an actor chunks and embeds per call: what Ray retries when a worker dies."""
+FORK_WARNINGS = r"lance(db)? (is not fork-safe|fork support is experimental)"
+"""What Lance and LanceDB warn of before a process forks. Ray starts its processes with fork and
+exec at once, so nothing of theirs runs in the child."""
 
 
 class RayBuildError(Exception):
@@ -116,19 +120,32 @@ def _cluster(address: str | None) -> Iterator[None]:
     if ray.is_initialized():
         yield
         return
+    level = _ray_log_level()
     try:
-        ray.init(
-            address=None if address in (None, LOCAL_RAY) else address,
-            include_dashboard=False,
-            log_to_driver=False,
-            logging_level=logging.WARNING,
-        )
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=FORK_WARNINGS)
+            ray.init(
+                address=None if address in (None, LOCAL_RAY) else address,
+                include_dashboard=False,
+                log_to_driver=False,
+                logging_level=level,
+            )
     except (ConnectionError, ValueError, RuntimeError) as exc:
         raise RayBuildError(f"cannot start or reach Ray at {address!r} ({_first_line(exc)}); check --ray") from None
+    for handler in logging.getLogger("ray.data").handlers:
+        if isinstance(handler, logging.StreamHandler):  # its terminal; its log file in the session keeps all
+            handler.setLevel(level)
     try:
         yield
     finally:
         ray.shutdown()
+
+
+def _ray_log_level() -> int:
+    """What of Ray's own messages the build's stderr shows: its errors, and its notices too when the
+    build logs at DEBUG. The build reports progress and failures itself; Ray's start-up notices,
+    plans and warnings (a one-document add "only received 1 input") would bury them."""
+    return logging.INFO if logging.getLogger().isEnabledFor(logging.DEBUG) else logging.ERROR
 
 
 def _pipeline(

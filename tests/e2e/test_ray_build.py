@@ -93,6 +93,24 @@ def test_incremental_ray_add_embeds_only_the_new_document(tmp_path: Path, ray_ad
     assert_same_index(tmp_path / "ray", tmp_path / "local")
 
 
+def test_a_build_that_starts_its_own_ray_shows_its_own_lines_not_rays(tmp_path: Path):
+    """Ray's start-up notices, Ray Data's plans and warnings, and Lance's fork warnings (Ray forks
+    and execs its processes at once) are kept off the build's stderr: its progress and summary stay."""
+    corpus = corpus_with_notes(tmp_path / "docs", 3)
+    environment = {name: value for name, value in os.environ.items() if name != "RAY_ADDRESS"}
+    build = subprocess.run(
+        [sys.executable, "-m", "arag_mcp.indexer", "build", str(corpus), "--index", str(tmp_path / "idx"), "--ray"],
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=300,
+    )
+    assert build.returncode == 0, build.stderr
+    assert build.stderr.splitlines()[-1].startswith("added 9, "), build.stderr
+    for notice in ("fork", "WARNING", "INFO", "Token authentication"):
+        assert notice not in build.stderr, build.stderr
+
+
 def _kill_during_build(
     arguments: list[str], victim: Callable[[subprocess.Popen], int | None], timeout: float = 240
 ) -> int:
