@@ -19,7 +19,8 @@ INDEX_ENV = "ARAG_MCP_INDEX"
 AUTH_TOKEN_ENV = "ARAG_MCP_AUTH_TOKEN"
 """The bearer token: what arag-mcp requires of HTTP clients and what arag-agent sends to a --server."""
 LOCAL_RAY = "local"
-"""The value of `arag-index --ray` given without an address: start a Ray on this machine."""
+"""The value of `arag-index --ray` given without an address, as Ray reads it: start a Ray on this
+machine for the build, even where one runs already (`auto` joins that one)."""
 
 
 def env_name(prefix: str, flag: str) -> str:

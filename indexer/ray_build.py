@@ -125,7 +125,7 @@ def _cluster(address: str | None) -> Iterator[None]:
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=FORK_WARNINGS)
             ray.init(
-                address=None if address in (None, LOCAL_RAY) else address,
+                address=address or LOCAL_RAY,
                 include_dashboard=False,
                 log_to_driver=False,
                 logging_level=level,
