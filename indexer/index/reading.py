@@ -1,14 +1,28 @@
-"""A storage failure while reading a table, told as one line naming the table and the fix."""
+"""Reading a table: every row of a query in large batches, and a storage failure told as one line
+naming the table and the fix."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
+
+import pyarrow as pa
 
 from .manifest import IndexStoreError
 
+SCAN_BATCH_ROWS = 65_536
+"""Rows per batch when every row of a query is read. LanceDB's default batch (about 1,000 rows)
+crosses its event loop once per batch: the 10M positions of a 10M-sentence index took 2.2 s to
+read in those, 0.1 s in batches of this size."""
+
 STORAGE_ERRORS = (OSError, RuntimeError, ValueError)
 """What LanceDB and Arrow raise for unreadable data (lance errors are RuntimeError or OSError)."""
+
+
+def scan(query: Any, batch_rows: int = SCAN_BATCH_ROWS) -> pa.RecordBatchReader:
+    """Every row of `query` (a LanceDB query), in batches of `batch_rows`."""
+    return query.limit(None).to_batches(batch_size=batch_rows)
 
 
 @contextmanager

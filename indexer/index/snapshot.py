@@ -20,7 +20,7 @@ from .chunk_vector_search import ChunkVectorSearch
 from .document_assembly import DocumentAssembler
 from .keyword_lookup import KeywordLookup
 from .manifest import Manifest, check_manifest, normalise_uri
-from .reading import reading
+from .reading import reading, scan
 from .schema import CHUNK_VECTORS, CHUNKS, DOCUMENTS, SENTENCES, TERMS, ChunkColumn, DocumentColumn, SentenceColumn
 from .sentence_search import SentenceSearch
 from .vectors import SentenceVectors
@@ -67,11 +67,11 @@ def open_index(uri: str, previous: IndexSnapshot | None = None) -> IndexSnapshot
             tables[name].checkout(manifest.tables[name])
     with reading(uri, CHUNKS):
         columns = [*HELD_COLUMNS, C.SENTENCE_STARTS]
-        rows = tables[CHUNKS].search().select(columns).with_row_id(True).limit(None).to_arrow()
+        rows = scan(tables[CHUNKS].search().select(columns).with_row_id(True)).read_all()
     catalogue = ChunkCatalogue.from_rows(rows)
     keywords = KeywordLookup.load(uri, catalogue, tables[TERMS])
     with reading(uri, SENTENCES):  # every data file is opened: a damaged build is refused here, not mid-search
-        tables[SENTENCES].search().select([S.POSITION]).limit(None).to_arrow()
+        scan(tables[SENTENCES].search().select([S.POSITION])).read_all()
     in_memory = None
     if not manifest.vector_index or manifest.counts.sentences < writer.VECTOR_INDEX_MIN_ROWS:
         reused = previous and previous.sentences.in_memory
@@ -108,5 +108,5 @@ def list_documents(uri: str) -> list[dict[str, Any]]:
     with reading(uri, DOCUMENTS):
         table = lancedb.connect(uri).open_table(DOCUMENTS)
         table.checkout(manifest.tables[DOCUMENTS])
-        rows = table.search().select(list(LISTED_COLUMNS)).limit(None).to_arrow()
+        rows = scan(table.search().select(list(LISTED_COLUMNS))).read_all()
     return rows.sort_by([(DocumentColumn.SOURCE, "ascending"), (DocumentColumn.ID, "ascending")]).to_pylist()

@@ -27,12 +27,16 @@ import pyarrow.compute as pc
 from .catalogue import ChunkCatalogue
 from .manifest import Manifest
 from .quantised import QuantisedScorer
+from .reading import scan
 from .schema import ChunkColumn, SentenceColumn
 
 C = ChunkColumn
 S = SentenceColumn
 HELD_COLUMNS = (S.CHUNK_ID, S.POSITION, S.TEXT)
 """Sentence columns held in memory beside the vectors: what semantic search returns."""
+VECTOR_BATCH_ROWS = 8_192
+"""Sentences per batch read into the matrix: each batch is held beside it (12 MB of 384-dimension
+vectors) until copied in."""
 VECTOR_SETTINGS = (
     "model",
     "embedding_backend",
@@ -168,7 +172,7 @@ def _read(sentences: Any, chunks: Any, catalogue: ChunkCatalogue, previous: _Mat
     if previous is None:
         columns.append(S.VECTOR)
         vectors = np.empty((sentences.count_rows(), sentences.schema.field(S.VECTOR).type.list_size), np.float32)
-    reader = sentences.search().select(columns).with_row_id(True).limit(None).to_batches()
+    reader = scan(sentences.search().select(columns).with_row_id(True), VECTOR_BATCH_ROWS)
     parts, filled = [], 0
     for batch in reader:
         if vectors is not None:
@@ -178,7 +182,7 @@ def _read(sentences: Any, chunks: Any, catalogue: ChunkCatalogue, previous: _Mat
         parts.append(batch)
     schema = reader.schema.remove(reader.schema.get_field_index(S.VECTOR)) if vectors is not None else reader.schema
     rows = pa.Table.from_batches(parts, schema=schema).combine_chunks()
-    documents = chunks.search().where(f"{C.PART} = 0").select([C.DOC_KEY, C.DOC_HASH]).limit(None).to_arrow()
+    documents = scan(chunks.search().where(f"{C.PART} = 0").select([C.DOC_KEY, C.DOC_HASH])).read_all()
     at = pc.index_in(rows[S.DOC_KEY], value_set=documents[C.DOC_KEY])
     rows = rows.drop_columns([S.DOC_KEY]).append_column(C.DOC_HASH, documents[C.DOC_HASH].take(at))
     reused = 0

@@ -47,6 +47,7 @@ from .manifest import (
     read_manifest,
     write_manifest,
 )
+from .reading import scan
 from .schema import (
     CHUNK_VECTORS,
     CHUNKS,
@@ -215,10 +216,10 @@ class IndexWriter:
         """doc_id → content hash and file of every committed document, and what the rows of each
         document an earlier build wrote in part lack (those with chunks but no documents row too)."""
         c, d = ChunkColumn, DocumentColumn
-        rows = self.documents.search().select([d.ID, d.DOC_HASH, d.PATH, d.CHUNKS]).limit(None).to_arrow()
+        rows = scan(self.documents.search().select([d.ID, d.DOC_HASH, d.PATH, d.CHUNKS])).read_all()
         columns = (rows[name].to_pylist() for name in (d.ID, d.DOC_HASH, d.PATH))
         stored = {doc_id: StoredDocument(doc_hash, path) for doc_id, doc_hash, path in zip(*columns)}
-        chunk_rows = self.chunks.search().select([c.ID, c.DOC_ID, c.PART, c.PARTS]).limit(None).to_arrow()
+        chunk_rows = scan(self.chunks.search().select([c.ID, c.DOC_ID, c.PART, c.PARTS])).read_all()
         for doc_id, problem in incomplete_documents(chunk_rows, rows).items():
             known = stored.get(doc_id, StoredDocument("", ""))
             stored[doc_id] = replace(known, problem=problem)
@@ -280,7 +281,7 @@ class IndexWriter:
     def _summary(self) -> str:
         """What the collection holds, derived from its documents' sources (collection.py)."""
         c = ChunkColumn
-        rows = self.chunks.search().where(f"{c.PART} = 0").select([c.SOURCE, c.FILE_TYPE]).limit(None).to_arrow()
+        rows = scan(self.chunks.search().where(f"{c.PART} = 0").select([c.SOURCE, c.FILE_TYPE])).read_all()
         return summary([source or "" for source in rows[c.SOURCE].to_pylist()], rows[c.FILE_TYPE].to_pylist())
 
     def counts(self) -> dict[str, int]:
@@ -307,9 +308,9 @@ class IndexWriter:
 
     def _write_terms(self) -> None:
         """Rebuild the terms table from the chunks' words, numbering chunks by row id rank."""
-        row_ids = np.sort(self.chunks.search().select([]).with_row_id(True).limit(None).to_arrow()["_rowid"].to_numpy())
+        row_ids = np.sort(scan(self.chunks.search().select([]).with_row_id(True)).read_all()["_rowid"].to_numpy())
         c = ChunkColumn
-        batches = self.chunks.search().select([c.TERMS, c.TERM_COUNTS]).with_row_id(True).limit(None).to_batches()
+        batches = scan(self.chunks.search().select([c.TERMS, c.TERM_COUNTS]).with_row_id(True))
         numbered = (
             (np.searchsorted(row_ids, batch["_rowid"].to_numpy()), batch[c.TERMS], batch[c.TERM_COUNTS])
             for batch in batches
