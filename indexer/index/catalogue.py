@@ -116,20 +116,21 @@ class ChunkCatalogue:
         values for every chunk, the columns took 500 MB more memory at 1M chunks)."""
         if not numbers:
             return []
+        field = self.table.take(pa.array(numbers, pa.int64())).to_pydict()
         return [
             ChunkHeader(
-                chunk_id=row[C.ID],
-                doc_id=row[C.DOC_ID],
-                title=row[C.TITLE] or "",
-                source=row[C.SOURCE] or "",
-                part=row[C.PART],
-                parts=row[C.PARTS],
-                sentence_count=row[SENTENCE_COUNT],
-                tokens=row[C.TOKENS],
-                metadata=json.loads(row[C.METADATA]) if row[C.METADATA] else {},
-                heading_path=tuple(row[C.HEADING_PATH] or NO_HEADINGS),
-                pages=None if row[C.FIRST_PAGE] is None else (row[C.FIRST_PAGE], row[C.LAST_PAGE]),
-                file_type=row[C.FILE_TYPE],
+                chunk_id=field[C.ID][at],
+                doc_id=field[C.DOC_ID][at],
+                title=field[C.TITLE][at] or "",
+                source=field[C.SOURCE][at] or "",
+                part=field[C.PART][at],
+                parts=field[C.PARTS][at],
+                sentence_count=field[SENTENCE_COUNT][at],
+                tokens=field[C.TOKENS][at],
+                metadata=json.loads(field[C.METADATA][at]) if field[C.METADATA][at] else {},
+                heading_path=tuple(field[C.HEADING_PATH][at] or NO_HEADINGS),
+                pages=None if field[C.FIRST_PAGE][at] is None else (field[C.FIRST_PAGE][at], field[C.LAST_PAGE][at]),
+                file_type=field[C.FILE_TYPE][at],
             )
-            for row in self.table.take(pa.array(numbers, pa.int64())).to_pylist()
+            for at in range(len(numbers))
         ]
