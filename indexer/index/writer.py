@@ -70,6 +70,9 @@ from .terms import chunk_terms, invert
 LOCK_FILE = ".arag-build.lock"
 NO_CLEANUP = timedelta(days=365_000)
 """LanceDB's optimize() cleans up versions older than 7 days unless told an age: this one means never."""
+TERM_BATCH_ROWS = 4_096
+"""Chunks whose word lists are read at a time when the terms table is rebuilt: about 24 MB of
+lists (65,536 chunks of ~1,000 tokens hold 381 MB)."""
 VECTOR_INDEX_MIN_ROWS = 200_000
 """Below this many sentences semantic search is exact (vectors.py: a float32 matrix in memory);
 from here on an IVF-PQ index is built, and search re-ranks its candidates with the exact vectors.
@@ -310,7 +313,7 @@ class IndexWriter:
         """Rebuild the terms table from the chunks' words, numbering chunks by row id rank."""
         row_ids = np.sort(scan(self.chunks.search().select([]).with_row_id(True)).read_all()["_rowid"].to_numpy())
         c = ChunkColumn
-        batches = scan(self.chunks.search().select([c.TERMS, c.TERM_COUNTS]).with_row_id(True))
+        batches = scan(self.chunks.search().select([c.TERMS, c.TERM_COUNTS]).with_row_id(True), TERM_BATCH_ROWS)
         numbered = (
             (np.searchsorted(row_ids, batch["_rowid"].to_numpy()), batch[c.TERMS], batch[c.TERM_COUNTS])
             for batch in batches
