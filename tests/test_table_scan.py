@@ -1,0 +1,32 @@
+"""Whole-table reads (`reading.scan`) return every row of the query, whatever the batch size."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import lancedb
+import pyarrow as pa
+from arag_mcp.indexer.index.reading import scan
+from arag_mcp.indexer.index.schema import CHUNKS, SENTENCES, ChunkColumn, SentenceColumn
+
+S = SentenceColumn
+C = ChunkColumn
+
+
+def test_a_scan_in_small_batches_reads_every_row_of_the_query(sample_index: Path):
+    db = lancedb.connect(str(sample_index))
+    sentences = db.open_table(SENTENCES)
+    query = sentences.search().select([S.CHUNK_ID, S.POSITION]).with_row_id(True)
+    batches = list(scan(query, batch_rows=5))
+    assert len(batches) > 1 and max(batch.num_rows for batch in batches) <= 5
+    scanned = pa.Table.from_batches(batches).sort_by("_rowid")
+    assert scanned.num_rows == sentences.count_rows()
+    assert scanned == query.limit(None).to_arrow().sort_by("_rowid")
+
+    chunks = db.open_table(CHUNKS)
+    first_parts = scan(chunks.search().where(f"{C.PART} = 0").select([C.ID]), batch_rows=2).read_all()
+    assert sorted(first_parts[C.ID].to_pylist()) == sorted(
+        row[C.ID]
+        for row in chunks.search().select([C.ID, C.PART]).limit(None).to_arrow().to_pylist()
+        if row[C.PART] == 0
+    )
