@@ -38,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from arag_mcp.indexer.build import BuildOptions, build_index  # noqa: E402
 from arag_mcp.indexer.embedding.embedder import Embedder  # noqa: E402
+from arag_mcp.indexer.index.reading import scan  # noqa: E402
 from arag_mcp.indexer.index.schema import SentenceColumn as S  # noqa: E402
 from arag_mcp.indexer.index.snapshot import IndexSnapshot, open_index  # noqa: E402
 from arag_mcp.indexer.index.writer import IndexWriter  # noqa: E402
@@ -135,7 +136,7 @@ def exact_rankings(snapshot: IndexSnapshot, queries: np.ndarray, top_k: int) -> 
     keep = 2 * top_k * SENTENCES_PER_CHUNK
     scores = np.full((len(queries), 0), -np.inf, dtype=np.float32)
     owners = np.empty((len(queries), 0), dtype=object)
-    batches = snapshot.sentences.table.search().select([S.CHUNK_ID, S.VECTOR]).limit(None).to_batches(EXACT_BATCH)
+    batches = scan(snapshot.sentences.table.search().select([S.CHUNK_ID, S.VECTOR]), EXACT_BATCH)
     for batch in batches:
         vectors = batch.column(S.VECTOR).flatten().to_numpy().reshape(batch.num_rows, -1)
         batch_scores = queries @ vectors.T

@@ -161,15 +161,15 @@ def _pipeline(
     ray.data.DataContext.get_current().enable_progress_bars = False
     workers = max(1, int(ray.cluster_resources().get("GPU" if worker.gpu else "CPU", 1)))
     blocks = READ_BLOCKS_PER_WORKER * workers
-    items = _read_items(files, inside, blocks)
-    per_call = min(DOCUMENTS_PER_CALL, _share(files, blocks))
+    share = _share(files, blocks)
+    items = _read_items(files, inside, share)
     return (
         ray.data.from_items(items, override_num_blocks=min(len(items), blocks))
         .flat_map(_read_file, compute=ray.data.TaskPoolStrategy(size=workers), num_cpus=0)
         .map_batches(
             _ChunkEmbedWrite,
             fn_constructor_kwargs={"uri": uri, "worker": worker},
-            batch_size=per_call,
+            batch_size=min(DOCUMENTS_PER_CALL, share),
             compute=ray.data.ActorPoolStrategy(size=workers),
             num_cpus=0 if worker.gpu else 1,
             num_gpus=1 if worker.gpu else 0,
@@ -178,13 +178,12 @@ def _pipeline(
 
 
 def _read_items(
-    files: dict[str, tuple[Source, dict[str, str]]], inside: Sequence[Path], blocks: int
+    files: dict[str, tuple[Source, dict[str, str]]], inside: Sequence[Path], share: int
 ) -> list[dict[str, Any]]:
-    """What the read tasks read: each file, or each share of the documents of a file that holds
-    many (a JSONL corpus). A read task's documents leave it as one block, and a block goes to one
-    actor, so a corpus in a single file is cut into about `blocks` shares for every worker to get
-    some; each share reads its file once."""
-    share = _share(files, blocks)
+    """What the read tasks read: each file, or each `share` of the documents of a file that holds
+    more (a JSONL corpus). A read task's documents leave it as one block, and a block goes to one
+    actor, so a corpus in a single file is cut into shares (`_share`) for every worker to get some;
+    each share reads its file once."""
     items = []
     for source, todo in files.values():
         read = pickle.dumps((source, list(inside)))
@@ -196,7 +195,7 @@ def _read_items(
 
 
 def _share(files: dict[str, tuple[Source, dict[str, str]]], blocks: int) -> int:
-    """Documents per read task: the planned documents spread over `blocks` tasks."""
+    """Documents per read task: the planned documents spread over about `blocks` tasks."""
     total = sum(len(todo) for _, todo in files.values())
     return max(READ_SHARE_MIN, -(-total // blocks))
 

@@ -63,7 +63,7 @@ def test_a_corpus_in_one_file_is_read_in_shares_for_every_worker(tmp_path: Path)
     todo = {path: {doc_id: f"hash of {doc_id}" for doc_id in ids[5:] or ids} for path, ids in documents.items()}
     files = {str(path): (Source.at(path), todo[path]) for path in (corpus, note)}
 
-    items = ray_build._read_items(files, [], blocks=8)
+    items = ray_build._read_items(files, [], ray_build._share(files, blocks=8))
     read = [row for item in items for row in ray_build._read_file(item)]
 
     assert len(items) >= 8
