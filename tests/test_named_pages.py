@@ -136,3 +136,63 @@ async def test_a_full_title_is_one_keyword_up_to_the_bound(index: str):
             assert [hit["title"] for hit in found.structured_content["results"]] == [title, "Arkansas militias"]
             refused = await client.call_tool("keyword_search", {"keywords": [longer]})
             assert refused.is_error and f"{MAX_KEYWORD_WORDS + 1}-word" in refused.content[0].text
+
+
+@pytest.mark.anyio
+async def test_every_place_brings_new_text_and_a_read_chunk_can_come_again(index: str):
+    with live_index(index, load_model=False) as live:
+        async with Client(create_server(live, PROFILES["arag"])) as client:
+            first = await client.call_tool("keyword_search", {"keywords": ["Tim Burstall"], "top_k": 2})
+            shown = [hit["chunk_id"] for hit in first.structured_content["results"]]
+            conversation = first.structured_content["conversation"]
+            await client.call_tool("chunk_read", {"chunk_ids": shown, "conversation": conversation})
+
+            again = await client.call_tool(
+                "keyword_search", {"keywords": ["Tim Burstall"], "top_k": 2, "conversation": conversation}
+            )
+            results = again.structured_content["results"]
+            assert len(results) == 2 and not {hit["chunk_id"] for hit in results} & set(shown)
+            assert not any(hit.get("already_sent") for hit in results)
+            passed = again.structured_content["passed_over"]
+            assert [(p["rank"], p["chunk_id"]) for p in passed] == [(1, shown[0]), (2, shown[1])]
+            assert f"[1] {shown[0]} (Tim Burstall)" in again.content[0].text and "again: true" in again.content[0].text
+
+            read = await client.call_tool("chunk_read", {"chunk_ids": [shown[0]], "conversation": conversation})
+            assert read.structured_content["chunks"][0]["status"] == "read_before"
+            back = await client.call_tool(
+                "chunk_read", {"chunk_ids": [shown[0]], "again": True, "conversation": conversation}
+            )
+            assert back.structured_content["chunks"][0]["status"] == "ok"
+            assert back.structured_content["chunks"][0]["text"].startswith("Tim Burstall was")
+
+
+@pytest.mark.anyio
+async def test_a_keywords_best_chunk_is_its_best_unsent_one(index: str):
+    with live_index(index, load_model=False) as live:
+        async with Client(create_server(live, PROFILES["arag"])) as client:
+            first = await client.call_tool("keyword_search", {"keywords": ["Atlanta", "Georgia"], "top_k": 2})
+            conversation = first.structured_content["conversation"]
+            assert {hit["title"] for hit in first.structured_content["results"]} == {"Atlanta", "Georgia (U.S. state)"}
+            again = await client.call_tool(
+                "keyword_search", {"keywords": ["Atlanta", "Georgia"], "top_k": 2, "conversation": conversation}
+            )
+            titles_now = [hit["title"] for hit in again.structured_content["results"]]
+            assert "Atlanta" not in titles_now and "Georgia (U.S. state)" not in titles_now and titles_now
+            assert {p["title"] for p in again.structured_content["passed_over"]} <= {"Atlanta", "Georgia (U.S. state)"}
+
+
+@pytest.mark.anyio
+async def test_offset_gives_the_results_after_those_shown(index: str):
+    with live_index(index, load_model=False) as live:
+        async with Client(create_server(live, PROFILES["arag"])) as client:
+            whole = await client.call_tool("keyword_search", {"keywords": ["Georgia"], "top_k": 4})
+            expected = [hit["chunk_id"] for hit in whole.structured_content["results"]]
+            seen, offset = [], 0
+            while offset is not None:
+                page = await client.call_tool("keyword_search", {"keywords": ["Georgia"], "top_k": 1, "offset": offset})
+                seen += [hit["chunk_id"] for hit in page.structured_content["results"]]
+                offset = page.structured_content.get("next_offset")
+                assert offset is None or f"offset={offset}" in page.content[0].text
+            assert seen == expected
+            refused = await client.call_tool("keyword_search", {"keywords": ["Georgia"], "offset": 201})
+            assert refused.is_error and "200" in refused.content[0].text

@@ -75,13 +75,39 @@ def client_for(live: LiveIndex, profile: str, conversations: Conversations | Non
 
 
 SEARCHES = [
-    ("arag", "keyword_search", {"keywords": ["Curie", "1898"]}, "snippet"),
-    ("arag", "semantic_search", {"query": "who discovered polonium"}, "sentences"),
     ("arag-plus", "semantic_search", {"queries": ["who discovered polonium", "a blue glow"]}, "sentences"),
     ("agentic", "search", {"queries": ["who discovered polonium", "a blue glow"]}, "snippet"),
-    ("no-read", "keyword_search", {"keywords": ["Curie", "1898"]}, "text"),
-    ("naive", "naive_embedding_search", {"query": "who discovered polonium"}, "text"),
 ]
+"""Merged searches keep each result's place; the others give the places to new text (below)."""
+MOVING_ON = [
+    ("arag", "keyword_search", {"keywords": ["Curie", "1898"], "top_k": 2}, "snippet"),
+    ("arag", "semantic_search", {"query": "who discovered polonium", "top_k": 2}, "sentences"),
+    ("no-read", "keyword_search", {"keywords": ["Curie", "1898"], "top_k": 2}, "text"),
+    ("naive", "naive_embedding_search", {"query": "who discovered polonium", "top_k": 2}, "text"),
+]
+
+
+@pytest.mark.parametrize(("profile", "tool", "arguments", "body"), MOVING_ON)
+async def test_the_same_search_again_gives_its_places_to_new_text_in_that_conversation_only(
+    sample: LiveIndex, profile: str, tool: str, arguments: dict, body: str
+):
+    async with client_for(sample, profile) as client:
+        first = await client.call_tool(tool, arguments)
+        results = first.structured_content["results"]
+        conversation = first.structured_content["conversation"]
+        assert len(results) == 2 and all(r[body] and "already_sent" not in r for r in results)
+
+        again = await client.call_tool(tool, {**arguments, "conversation": conversation})
+        shown = [r["chunk_id"] for r in results]
+        passed = again.structured_content["passed_over"]
+        assert [p["chunk_id"] for p in passed] == shown and [p["rank"] for p in passed] == [1, 2]
+        repeated = again.structured_content["results"]
+        assert repeated and all(r["chunk_id"] not in shown and r[body] for r in repeated)
+        text = again.content[0].text
+        assert f"[1] {shown[0]} ({results[0]['title']})" in text and "Left out" in text
+
+        other = await client.call_tool(tool, arguments)
+        assert other.structured_content["results"] == results
 
 
 @pytest.mark.parametrize(("profile", "tool", "arguments", "body"), SEARCHES)
@@ -134,8 +160,8 @@ async def test_a_snippet_sends_only_the_sentences_its_conversation_was_not_sent(
         read = await client.call_tool("chunk_read", {"chunk_ids": [POLONIUM], "conversation": conversation})
         assert read.structured_content["chunks"] == [{"chunk_id": POLONIUM, "status": "read_before"}]
         after = await client.call_tool("keyword_search", {"keywords": ["Poland"], "conversation": conversation})
-        [polonium] = [r for r in after.structured_content["results"] if r["chunk_id"] == POLONIUM]
-        assert polonium["already_sent"] is True
+        assert POLONIUM not in [r["chunk_id"] for r in after.structured_content["results"]]
+        assert POLONIUM in [p["chunk_id"] for p in after.structured_content["passed_over"]]
 
 
 async def test_lines_a_conversation_opened_make_its_search_results_references(sample: LiveIndex):

@@ -181,8 +181,11 @@ async def test_naive_embedding_search_returns_whole_chunks_ranked_by_chunk_vecto
         again = await client.call_tool(
             "naive_embedding_search", {"query": question, "top_k": 3, "conversation": conversation}
         )
-        assert [r["status"] for r in again.structured_content["results"]] == ["read_before"] * 3
-        assert "text" not in again.structured_content["results"][0]
+        shown = [r["chunk_id"] for r in results]
+        assert [(p["rank"], p["chunk_id"]) for p in again.structured_content["passed_over"]] == list(
+            zip((1, 2, 3), shown)
+        )
+        assert all(r["status"] == "ok" and r["chunk_id"] not in shown for r in again.structured_content["results"])
         read = await client.call_tool(
             "chunk_read", {"chunk_ids": [results[0]["chunk_id"]], "conversation": conversation}
         )
@@ -201,8 +204,8 @@ async def test_no_read_profile_searches_return_whole_chunks(live: LiveIndex):
         semantic = await client.call_tool(
             "semantic_search", {"query": "glows faintly blue", "conversation": conversation}
         )
-        first = semantic.structured_content["results"][0]
-        assert first["chunk_id"] == RADIUM and first["status"] == "read_before" and "text" not in first
+        assert semantic.structured_content["passed_over"][0] == {"rank": 1, "chunk_id": RADIUM, "title": "Radium"}
+        assert all(r["chunk_id"] != RADIUM and r["status"] == "ok" for r in semantic.structured_content["results"])
 
 
 async def test_each_profile_describes_only_its_own_tools(live: LiveIndex):

@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 if TYPE_CHECKING:
     from arag_mcp.indexer.index.chunks import Chunk, ChunkHeader
     from arag_mcp.server.search.keywords import ChunkCount, KeywordFindings
-    from arag_mcp.server.search.retrieval import Hit
+    from arag_mcp.server.search.retrieval import Hit, PassedOver
 
 READ_BEFORE = "This chunk has been read before"
 WHOLE_CHUNK_NOTE = "A result marked (whole chunk) shows the complete chunk: no need to read it."
@@ -122,17 +122,31 @@ class KeywordCount(BaseModel):
     chunks_up_to: int | None = Field(None, description="at most this many: the count was not settled")
 
 
+class PassedOverResult(BaseModel):
+    rank: int = Field(description="where it ranked")
+    chunk_id: str
+    title: str
+
+
 class KeywordSearchOutput(ToolOutput):
     matching_chunks: int = Field(description="chunks any keyword matches, in all (at least, with an upper bound)")
     matching_chunks_up_to: int | None = None
     keyword_counts: list[KeywordCount]
     source: str | None = Field(None, description="the source of every result, when they share one")
     results: list[KeywordResult]
+    passed_over: list[PassedOverResult] | None = Field(
+        None, description="chunks that ranked among these but whose whole text this conversation has"
+    )
+    next_offset: int | None = Field(None, description="pass as `offset` to see the results after these")
 
 
 class SemanticSearchOutput(ToolOutput):
     source: str | None = Field(None, description="the source of every result, when they share one")
     results: list[SemanticResult]
+    passed_over: list[PassedOverResult] | None = Field(
+        None, description="chunks that ranked among these but whose whole text this conversation has"
+    )
+    next_offset: int | None = Field(None, description="pass as `offset` to see the results after these")
 
 
 class ChunkReadOutput(ToolOutput):
@@ -216,8 +230,11 @@ def keyword_output(
         count = f"{chunks_phrase(matching)} {verb} ({per_keyword}); showing {len(results)}, best first."
         partial = "Snippets are partial: chunk_read the relevant ids."
         message = f"{count} {_next_step(deliveries, partial, results)}"
+    elif findings.passed_over:
+        message = f"{chunks_phrase(matching)} match ({per_keyword}); none holds text this conversation was not sent."
     else:
         message = f"No chunk matches ({per_keyword}). Try shorter or alternative terms, or another search."
+    message += passed_over_text(findings.passed_over) + next_offset_text(findings.next_offset)
     return KeywordSearchOutput(
         message=with_notice(notice, message),
         conversation=conversation,
@@ -229,7 +246,25 @@ def keyword_output(
         ],
         source=source,
         results=results,
+        passed_over=passed_over_results(findings.passed_over),
+        next_offset=findings.next_offset,
     )
+
+
+def passed_over_results(passed: list[PassedOver]) -> list[PassedOverResult] | None:
+    return [PassedOverResult(rank=p.rank, chunk_id=p.chunk_id, title=p.title) for p in passed] or None
+
+
+def passed_over_text(passed: list[PassedOver]) -> str:
+    """The results left out as sent before, named together: their places keep new text."""
+    if not passed:
+        return ""
+    named = ", ".join(f"[{p.rank}] {p.chunk_id} ({p.title})" for p in passed)
+    return f" Left out, this conversation has them whole: {named}; chunk_read with again: true sends one again."
+
+
+def next_offset_text(offset: int | None) -> str:
+    return f" More results: repeat with offset={offset}." if offset is not None else ""
 
 
 def semantic_output(
@@ -239,6 +274,8 @@ def semantic_output(
     deliveries: list[Delivery] | None,
     snippets: list[Snippet],
     ranked_by: str,
+    passed_over: list[PassedOver] = (),
+    next_offset: int | None = None,
 ) -> SemanticSearchOutput:
     source = shared_source(hits)
     results = []
@@ -251,9 +288,15 @@ def semantic_output(
         partial = "Matched sentences are partial: chunk_read the relevant ids."
         message = f"{count} {_next_step(deliveries, partial, results)}"
     else:
-        message = "The index is empty."
+        message = "No chunk is left to show." if passed_over else "The index is empty."
+    message += passed_over_text(list(passed_over)) + next_offset_text(next_offset)
     return SemanticSearchOutput(
-        message=with_notice(notice, message), conversation=conversation, source=source, results=results
+        message=with_notice(notice, message),
+        conversation=conversation,
+        source=source,
+        results=results,
+        passed_over=passed_over_results(list(passed_over)),
+        next_offset=next_offset,
     )
 
 

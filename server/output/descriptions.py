@@ -14,11 +14,21 @@ METADATA_NOTE = (
     "Results also give the file type (md, html, pdf, jsonl, ...) and, for JSON/JSONL records, their "
     f"own fields as metadata (up to {METADATA_FIELDS})."
 )
-SCOPE_NOTE = "To search part of the collection (a folder, a file type, a metadata value), pass scope."
+SCOPE_NOTE = (
+    'To search inside one page, pass scope {"title": "<its title>"}; scope also takes a document ref, '
+    "a folder, a file type or a metadata value."
+)
 ALREADY_SENT_NOTE = (
     "Text this conversation was already sent (a whole chunk, a snippet sentence) is not sent again: "
     'a result holding only such text is one line, "[rank] id | title — already sent", in its '
     "place; one with some new sentences shows only those and says how many were left out."
+)
+NEW_TEXT_NOTE = (
+    "Text this conversation was already sent is not sent again: every place of top_k goes to a result "
+    "with new text, and the chunks you already have that ranked there are named in one line "
+    "(chunk_read with again: true sends one again); a result with some new sentences shows only those "
+    "and says how many were left out. To see the results after these, repeat the search with the "
+    "offset the message names."
 )
 CONVERSATION_NOTE = (
     "Every result carries a `conversation` handle: pass it back as `conversation` in every later call "
@@ -32,10 +42,13 @@ source, section and pages (where the document has headings or pages), score, the
 chunk matched, and {shows}. {metadata}
 
 Use it for: names of people, places and organisations, titles, dates, numbers, technical terms,
-exact phrases.
-Keywords must be short and specific (1-3 words each); pass several alternatives as a list.
+exact phrases. Keywords are names and specific terms (a full name or title may be up to 16 words);
+pass several alternatives as a list. Relation words ("married", "father", "published") match
+hundreds of chunks: leave them out, and read the page of the name instead.
   GOOD: ["Marie Curie", "Nobel Prize", "1911"]
+  BAD:  ["Marie Curie", "married"]   (a relation word: search the name, then read its page)
   BAD:  ["who won the Nobel Prize in 1911"]   (a sentence: use {sentence_tool} for that)
+To stay inside one page, pass scope {{"title": "Marie Curie"}}.
 
 {after} {conversation}"""
 
@@ -53,8 +66,9 @@ Ask about one thing at a time: split a multi-hop question into single-fact sub-q
 KEYWORD_MATCHING = {
     "word": (
         'A keyword matches whole words, ignoring case, accents and width: "Einstein" finds '
-        '"EINSTEIN\'s", not "Einsteinium"; "Benitez" finds "Benìtez". A chunk\'s title counts as '
-        "part of it, so the page named after a keyword ranks above pages that only mention it."
+        '"EINSTEIN\'s", not "Einsteinium"; "Benitez" finds "Benìtez"; "&" and "and" are the same. A '
+        "chunk's title counts as part of it, and the page a keyword names (titled as the keyword, or "
+        '"keyword (qualifier)") ranks above every page that only mentions it, whatever its length.'
     ),
     "substring": "Matching is case-insensitive and literal: each keyword is looked up as written, independently, "
     "also inside longer words; titles are not searched.",
@@ -62,8 +76,8 @@ KEYWORD_MATCHING = {
 KEYWORD_SCORING = {
     "word": (
         "A chunk's score weighs each keyword by its rarity (BM25): a keyword found in few chunks counts "
-        "more than one found in many, repeats add less and less, and long chunks are discounted; scores "
-        "are shown to 2 decimals, and of equal scores a chunk titled exactly as a keyword comes first."
+        "more than one found in many, repeats add less and less, and long chunks are discounted (after "
+        "the pages the keywords name); scores are shown to 2 decimals."
     ),
     "substring": "A chunk's score is the sum over keywords of (occurrences of the keyword in the chunk) x "
     "(keyword length), so longer, more specific keywords weigh more.",
@@ -71,8 +85,8 @@ KEYWORD_SCORING = {
 KEYWORD_RESULTS = {
     "word": (
         "When top_k is at least the number of keywords, the best chunk of every keyword that matches "
-        "is among the results (a frequent keyword cannot crowd out a rare one); the other places go "
-        "by score. The header says how many chunks each keyword matches (0 proves an absence)."
+        "(its page where it has one) is among the results (a frequent keyword cannot crowd out a rare "
+        "one); the other places go by score. The header says how many chunks each keyword matches (0 proves an absence)."
     ),
     "substring": "The header says how many chunks each keyword matches (0 proves an absence).",
 }
@@ -84,11 +98,11 @@ FULL_TEXT_SHOWS = "the chunk's complete text (what does not fit in one answer is
 SNIPPET_AFTER = (
     "Snippets and matched sentences are fragments: they are not enough to answer. Call chunk_read on "
     "the promising chunk ids to read the full text before relying on them. A result marked "
-    f"(whole chunk) already shows the complete chunk: do not read it. {ALREADY_SENT_NOTE}"
+    f"(whole chunk) already shows the complete chunk: do not read it. {NEW_TEXT_NOTE}"
 )
 FULL_TEXT_AFTER = (
-    "Whole chunks are returned, so there is nothing more to read; a chunk already sent in this "
-    'conversation comes back as one line, "[rank] id | title — already sent", in its place.'
+    "Whole chunks are returned, so there is nothing more to read; chunks already sent in this "
+    "conversation are left out and named in one line, their places going to new chunks."
 )
 
 CHUNK_READ = f"""Read the full text of chunks by id (ids come from the search tools).
@@ -96,15 +110,16 @@ CHUNK_READ = f"""Read the full text of chunks by id (ids come from the search to
 Each chunk comes with its title, source, section and pages (where the document has headings or
 pages) and the ids of the previous and next chunk of the same document: read those when an answer seems cut off at a chunk boundary. A chunk already sent in
 this conversation is not sent again: you get "This chunk has been read before" instead, so keep
-what you read in mind. Read the most promising chunks first, a few per call (at most 20 ids).
+what you read in mind (pass again: true if it is no longer in your context). Read the most
+promising chunks first, a few per call (at most 20 ids).
 {CONVERSATION_NOTE}"""
 
 NAIVE_EMBEDDING_SEARCH = f"""Search the knowledge base by meaning and get whole chunks back.
 
 The query is embedded and compared with one vector per chunk (cosine similarity); the top_k most
-similar chunks are returned with their id, title, source, score and complete text. {METADATA_NOTE} A chunk
-already sent in this conversation comes back as one line, "[rank] id | title — already sent", in its
-place; chunks that do not fit in one answer are named, and chunk_read fetches them. Ask about one
+similar chunks are returned with their id, title, source, score and complete text. {METADATA_NOTE} Chunks
+already sent in this conversation are left out and named in one line, their places going to new
+chunks; chunks that do not fit in one answer are named, and chunk_read fetches them. Ask about one
 thing at a time, and search again with new words taken from what you read. {CONVERSATION_NOTE}"""
 
 SEMANTIC_SEARCH_QUERIES = """Search the knowledge base by meaning with 1 to 5 queries at once: each query is embedded and

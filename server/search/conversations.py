@@ -120,15 +120,17 @@ class Conversations:
         wanted: Sequence[str],
         found: Mapping[str, Chunk],
         max_chars: int = MAX_READ_CHARS,
+        again: bool = False,
     ) -> list[Delivery]:
         """Decide, in the order asked, which chunk texts to send: not those the conversation already
-        received, at most `max_chars` of text (the first one always); the sent ones become received."""
+        received (unless `again`: a host that lost them from its context), at most `max_chars` of
+        text (the first one always); the sent ones become received."""
         deliveries = []
         size = 0
         with self._lock:
             for cid in wanted:
                 chunk = found.get(cid)
-                if cid in conversation.received:
+                if cid in conversation.received and not again:
                     deliveries.append(Delivery(cid, "read_before"))
                 elif chunk is None:
                     deliveries.append(Delivery(cid, "not_found"))
@@ -158,6 +160,20 @@ class Conversations:
                 conversation.sent_pieces.pop(chunk_id, None)
             self._count(conversation)
         return shown
+
+    def received(self, conversation: Conversation) -> set[str]:
+        """The ids of the chunks whose whole text this conversation has."""
+        with self._lock:
+            return set(conversation.received)
+
+    def has_all_of(self, conversation: Conversation, chunk_id: str, pieces: list[str]) -> bool:
+        """Whether the conversation was sent every one of these pieces of a chunk (or its whole text):
+        a result showing them would bring nothing new."""
+        with self._lock:
+            if chunk_id in conversation.received:
+                return True
+            sent = conversation.sent_pieces.get(chunk_id, set())
+            return bool(pieces) and all(piece_key(piece) in sent for piece in pieces)
 
     def lines_seen(self, conversation: Conversation, document: DocumentLines) -> set[int]:
         """The lines of `document` this conversation has: sent as lines, or within a chunk it received."""

@@ -30,7 +30,7 @@ one would take more than COUNT_READ_LIMIT further texts, it is given as a range.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
@@ -51,7 +51,7 @@ from arag_mcp.indexer.index.words import (
 )
 
 from .keyword_weights import LengthWeights, RarityWeights, Weights
-from .retrieval import Hit, top_chunks
+from .retrieval import Hit, PassedOver, top_chunks
 
 if TYPE_CHECKING:
     from arag_mcp.indexer.index.chunks import Chunk
@@ -116,6 +116,10 @@ class KeywordFindings:
     """Chunks each keyword matches, aligned with `keywords`."""
     matching: ChunkCount
     """Chunks any keyword matches."""
+    passed_over: list[PassedOver] = field(default_factory=list)
+    """Chunks that ranked among the results but were left out (`exclude`), best first."""
+    next_offset: int | None = None
+    """The `offset` that continues this ranking after these results; None when none is left."""
 
 
 class Matcher(Protocol):
@@ -443,16 +447,17 @@ class _Tally:
             pending = pending[~self.settled[pending]]
             batch *= 2
 
-    def best_chunk(self, at: int) -> int | None:
-        """The highest-scoring chunk that keyword `at` matches (ties: `rank`), reading chunks in
-        order of their upper bound until no unread one could score higher."""
+    def best_chunk(self, at: int, exclude: np.ndarray | None) -> int | None:
+        """The highest-scoring chunk that keyword `at` matches (ties: `rank`), leaving out the chunks
+        `exclude` holds, reading chunks in order of their upper bound until no unread one could score higher."""
         counts, bound = self.counts[at], self.bounds[at]
+        allowed = np.ones(len(counts), dtype=bool) if exclude is None else ~exclude
         upper = self.upper
-        pending = np.flatnonzero((counts > 0 if bound is None else bound > 0) & ~self.settled)
+        pending = np.flatnonzero((counts > 0 if bound is None else bound > 0) & ~self.settled & allowed)
         pending = pending[np.lexsort((self.rank[pending], -upper[pending]))]
         batch = PHRASE_READ_BATCH
         while True:
-            best = top_chunks(np.where(self.settled & (counts > 0), self.scores, 0), self.rank, 1)
+            best = top_chunks(np.where(self.settled & (counts > 0) & allowed, self.scores, 0), self.rank, 1)
             if not len(pending):
                 break
             challenger = pending[0]
@@ -511,21 +516,43 @@ def keyword_search(
     top_k: int,
     match: KeywordMatch = "word",
     scope: np.ndarray | None = None,
+    offset: int = 0,
+    exclude: np.ndarray | None = None,
 ) -> KeywordFindings:
     """Chunks ranked by keyword score (ties: see the module's docstring), with the keywords and sentences that matched
     (see the module's docstring for what counts as a match); with `scope` (a mask over chunk
-    numbers), only the chunks in it, and the counts are counts within it."""
+    numbers), only the chunks in it, and the counts are counts within it.
+
+    The results are the first `top_k` of the ranking from place `offset` on, passing over the chunks
+    `exclude` holds (a mask: those whose text a conversation already has), which are named in
+    `passed_over`; on the first page each keyword's best chunk is its best one not excluded."""
     matcher = MATCHERS[match]
     keywords = matcher.keywords(given)
     if not keywords:
         return KeywordFindings([], [], [], ChunkCount(0, 0))
     tally = _Tally(snapshot, matcher, keywords, scope)
     pages = matcher.titled_pages(snapshot, keywords, scope)
-    tally.settle_top(top_k)
+    excluded = 0 if exclude is None else int(np.count_nonzero(exclude & (tally.single_match | tally.phrase_match)))
+    depth = offset + top_k + excluded
+    tally.settle_top(depth)
     order = _Order(tally, pages)
-    chosen = order.top(top_chunks(tally.settled_scores(), tally.rank, top_k), top_k)
-    if match == "word" and top_k >= len(keywords):
-        chosen = _with_every_keyword(tally, order, chosen, top_k)
+    ranking = order.top(top_chunks(tally.settled_scores(), tally.rank, depth), depth).tolist()
+    bests: list[int] = []
+    if offset == 0 and match == "word" and top_k >= len(keywords):
+        found = (order.best_of(tally, at, exclude) for at in range(len(keywords)))
+        bests = list(dict.fromkeys(number for number in found if number is not None))
+    page, passed, position = [], [], offset
+    for number in ranking[offset:]:
+        if len(page) >= top_k - len(bests):
+            break
+        position += 1
+        if number in bests:
+            continue
+        if exclude is not None and exclude[number]:
+            passed.append((position, number))
+        else:
+            page.append(number)
+    chosen = order.sorted(np.array(bests + page, dtype=np.int64))
     per_keyword, matching = tally.chunk_counts()
     chunks = snapshot.chunks.at(chosen)
     hits = []
@@ -533,7 +560,13 @@ def keyword_search(
         found = [keyword for keyword, counts in zip(keywords, tally.counts) if counts[number]]
         sentences = matcher.matching_sentences(chunks[number], found) or chunks[number].sentences[:1]
         hits.append(Hit(chunks[number], tally.scores[number].item(), sentences, tuple(k.text for k in found)))
-    return KeywordFindings(hits, [k.text for k in keywords], per_keyword, matching)
+    headers = snapshot.catalogue.headers_at([number for _, number in passed])
+    passed_over = [PassedOver(rank, header.chunk_id, header.title) for (rank, _), header in zip(passed, headers)]
+    more = position < len(ranking) or (len(ranking) == depth and matching.at_most > depth)
+    after = position if position > offset else offset + len(chosen)  # a first page of keyword bests only
+    return KeywordFindings(
+        hits, [k.text for k in keywords], per_keyword, matching, passed_over, after if more else None
+    )
 
 
 class _Order:
@@ -556,18 +589,13 @@ class _Order:
         named = self.pages.all() if self.pages is not None else by_score[:0]
         return self.sorted(np.union1d(by_score, named))[:top_k]
 
-    def best_of(self, tally: _Tally, at: int) -> int | None:
-        """Keyword `at`'s best chunk: its page, else its "(qualifier)" page, else its best by score."""
+    def best_of(self, tally: _Tally, at: int, exclude: np.ndarray | None) -> int | None:
+        """Keyword `at`'s best chunk not in `exclude`: its page, else its "(qualifier)" page, else
+        its best by score."""
         if self.pages is not None:
             for named in (self.pages.exact[at], self.pages.qualified[at]):
+                if exclude is not None:
+                    named = named[~exclude[named]]
                 if len(named):
                     return int(named[np.lexsort((tally.rank[named], -tally.scores[named]))][0])
-        return tally.best_chunk(at)
-
-
-def _with_every_keyword(tally: _Tally, order: _Order, ranked: np.ndarray, top_k: int) -> np.ndarray:
-    """The best chunk of each keyword that matches anywhere, then the rest in order."""
-    bests = [order.best_of(tally, at) for at in range(len(tally.keywords))]
-    kept = list(dict.fromkeys(number for number in bests if number is not None))
-    kept += [number for number in ranked.tolist() if number not in kept][: top_k - len(kept)]
-    return order.sorted(np.array(kept, dtype=np.int64))
+        return tally.best_chunk(at, exclude)

@@ -5,6 +5,12 @@ import json
 from typing import Any
 
 MAX_TOP_K = 20
+MAX_OFFSET = 200
+"""How deep a search's later pages reach: at most MAX_OFFSET + MAX_TOP_K results in."""
+MAX_PASSED_OVER = 100
+"""Results the conversation has whole that a vector search reaches past at most, to fill its places."""
+EXCLUDE_ROUNDS = 3
+"""Searches run again at most this often to fill places held by results the conversation has."""
 MAX_KEYWORDS = 20
 MAX_KEYWORD_WORDS = 16
 """A full name or title is the best keyword there is: "The Covenant, The Sword, and the Arm of the Lord"."""

@@ -33,6 +33,16 @@ class Hit:
     """The keywords it matched (keyword search)."""
 
 
+@dataclass(frozen=True)
+class PassedOver:
+    """A chunk left out of the results because the conversation has all its text."""
+
+    rank: int
+    """Its place in the ranking (from 1), where it would have been shown."""
+    chunk_id: str
+    title: str
+
+
 def top_chunks(scores: np.ndarray, id_rank: np.ndarray, top_k: int) -> np.ndarray:
     """Numbers of the `top_k` chunks with the highest non-zero scores; ties go to the smaller id."""
     scored = np.flatnonzero(scores)

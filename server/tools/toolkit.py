@@ -39,6 +39,7 @@ from arag_mcp.server.output.document_results import (
 )
 from arag_mcp.server.search.conversations import Conversation, Conversations, Delivery
 from arag_mcp.server.search.limits import (
+    EXCLUDE_ROUNDS,
     MAX_CHUNK_IDS,
     MAX_FIND_PATTERN_CHARS,
     MAX_FIND_PATTERNS,
@@ -46,6 +47,8 @@ from arag_mcp.server.search.limits import (
     MAX_KEYWORD_PIECES,
     MAX_KEYWORD_WORDS,
     MAX_KEYWORDS,
+    MAX_OFFSET,
+    MAX_PASSED_OVER,
     MAX_QUERIES,
     MAX_QUERY_CHARS,
     MAX_RESULTS_PER_QUERY,
@@ -64,9 +67,23 @@ if TYPE_CHECKING:
     from arag_mcp.indexer.index.document_lines import DocumentLines
     from arag_mcp.indexer.index.snapshot import IndexSnapshot
     from arag_mcp.indexer.index.words import KeywordMatch
+    from arag_mcp.server.search.keywords import KeywordFindings
     from arag_mcp.server.search.retrieval import Hit, MergedHit
 
 TopK = Annotated[int, Field(ge=1, le=MAX_TOP_K, description=f"number of chunks to return (1-{MAX_TOP_K})")]
+Offset = Annotated[
+    int,
+    Field(
+        ge=0,
+        le=MAX_OFFSET,
+        description=f"skip the first results of this same search, to see the ones after them: pass the "
+        f"next offset a result names (0-{MAX_OFFSET})",
+    ),
+]
+Again = Annotated[
+    bool,
+    Field(description="send chunks this conversation already read again (when they are no longer in your context)"),
+]
 ConversationHandle = Annotated[
     str | None,
     Field(description="the `conversation` handle of this conversation's earlier results; omit it at the start"),
@@ -108,6 +125,16 @@ OutputWithMessage = TypeVar("OutputWithMessage", KeywordSearchOutput, SemanticSe
 
 
 @dataclass(frozen=True)
+class VectorRanking:
+    """A vector search tool's ranking: its search function, whether it sends whole chunks, and what
+    its results are ranked by (said in the message)."""
+
+    search: Callable[..., list[Hit]]
+    whole_chunks: bool
+    ranked_by: str
+
+
+@dataclass(frozen=True)
 class SearchCall:
     """What one search tool call works within: the served build, the chunks its scope admits and the
     conversation; its result says what a scoped search searched."""
@@ -142,13 +169,12 @@ class Toolkit:
         keywords: Keywords,
         top_k: TopK = 5,
         scope: ScopeConditions = None,
+        offset: Offset = 0,
         conversation: ConversationHandle = None,
     ) -> Annotated[CallToolResult, KeywordSearchOutput]:
-        from arag_mcp.server.search.keywords import keyword_search
-
         terms = self._checked_keywords(keywords)
         call = self._search_call(scope, conversation)
-        findings = keyword_search(call.snapshot, terms, top_k, self.keyword_match, call.mask)
+        findings = self._new_keyword_findings(call, terms, top_k, offset)
         deliveries = self._deliver(call.snapshot, call.current, findings.hits)
         pieces = [keyword_pieces(hit.matched, hit.keywords, self.keyword_match) for hit in findings.hits]
         snippets = self._snippets(call.current, findings.hits, pieces, deliveries is not None)
@@ -156,18 +182,30 @@ class Toolkit:
         return call.result(output, keyword_text)
 
     def semantic_search(
-        self, query: Query, top_k: TopK = 5, scope: ScopeConditions = None, conversation: ConversationHandle = None
+        self,
+        query: Query,
+        top_k: TopK = 5,
+        scope: ScopeConditions = None,
+        offset: Offset = 0,
+        conversation: ConversationHandle = None,
     ) -> Annotated[CallToolResult, SemanticSearchOutput]:
         from arag_mcp.server.search.retrieval import semantic_search
 
-        return self._vector_search(semantic_search, query, top_k, scope, conversation, False, "their best sentence")
+        ranking = VectorRanking(semantic_search, False, "their best sentence")
+        return self._vector_search(ranking, query, top_k, scope, offset, conversation)
 
     def naive_embedding_search(
-        self, query: Query, top_k: TopK = 5, scope: ScopeConditions = None, conversation: ConversationHandle = None
+        self,
+        query: Query,
+        top_k: TopK = 5,
+        scope: ScopeConditions = None,
+        offset: Offset = 0,
+        conversation: ConversationHandle = None,
     ) -> Annotated[CallToolResult, SemanticSearchOutput]:
         from arag_mcp.server.search.retrieval import naive_search
 
-        return self._vector_search(naive_search, query, top_k, scope, conversation, True, "their chunk vector")
+        ranking = VectorRanking(naive_search, True, "their chunk vector")
+        return self._vector_search(ranking, query, top_k, scope, offset, conversation)
 
     def semantic_search_queries(
         self, queries: Queries, top_k: TopK = 5, scope: ScopeConditions = None, conversation: ConversationHandle = None
@@ -264,7 +302,7 @@ class Toolkit:
         return _result(output, open_text)
 
     def chunk_read(
-        self, chunk_ids: ChunkIds, conversation: ConversationHandle = None
+        self, chunk_ids: ChunkIds, again: Again = False, conversation: ConversationHandle = None
     ) -> Annotated[CallToolResult, ChunkReadOutput]:
         wanted = list(dict.fromkeys(cid.strip() for cid in chunk_ids if cid.strip()))
         if not wanted:
@@ -275,28 +313,82 @@ class Toolkit:
             )
         current = self.conversations.resume(conversation)
         found = self._snapshot().chunks.by_id(wanted)
-        deliveries = self.conversations.deliver(current, wanted, found)
+        deliveries = self.conversations.deliver(current, wanted, found, again=again)
         return _result(chunk_read_output(deliveries, current.handle, current.notice), chunk_read_text)
 
     def _vector_search(
         self,
-        search: Callable[..., list[Hit]],
+        ranking: VectorRanking,
         query: str,
         top_k: int,
         scope: dict[str, Any] | None,
+        offset: int,
         conversation: str | None,
-        whole_chunks: bool,
-        ranked_by: str,
     ) -> CallToolResult:
-        """One query's vector ranked by `search` (best sentence, or chunk vector), sent as snippets or,
-        with `whole_chunks`, as whole chunks."""
+        """One query's vector ranked by `ranking`'s search (best sentence, or chunk vector), sent as
+        snippets or as whole chunks; the `top_k` places from `offset` on go to chunks with text the
+        conversation has not seen, and the others that ranked there are named."""
+        from arag_mcp.server.search.retrieval import PassedOver
+
         query = _checked_query(query)
         call = self._search_call(scope, conversation)
-        hits = search(call.snapshot, self._query_vector(call.snapshot, query), top_k, call.mask)
-        deliveries = self._deliver(call.snapshot, call.current, hits, always=whole_chunks)
+        received = self.conversations.received(call.current)
+        depth = offset + top_k + min(len(received), MAX_PASSED_OVER)
+        ranked = ranking.search(call.snapshot, self._query_vector(call.snapshot, query), depth, call.mask)
+
+        def stale(hit: Hit) -> bool:
+            pieces = [] if ranking.whole_chunks else semantic_pieces(hit.matched)
+            return hit.chunk.chunk_id in received or self.conversations.has_all_of(
+                call.current, hit.chunk.chunk_id, pieces
+            )
+
+        hits, passed, position = [], [], offset
+        for hit in ranked[offset:]:
+            if len(hits) >= top_k:
+                break
+            position += 1
+            if stale(hit):
+                passed.append(PassedOver(position, hit.chunk.chunk_id, hit.chunk.title))
+            else:
+                hits.append(hit)
+        more = position < len(ranked) or len(ranked) == depth
+        deliveries = self._deliver(call.snapshot, call.current, hits, always=ranking.whole_chunks)
         snippets = self._semantic_snippets(call.current, hits, deliveries is not None)
-        output = semantic_output(hits, call.current.handle, call.current.notice, deliveries, snippets, ranked_by)
+        output = semantic_output(
+            hits,
+            call.current.handle,
+            call.current.notice,
+            deliveries,
+            snippets,
+            ranking.ranked_by,
+            passed,
+            position if more else None,
+        )
         return call.result(output, semantic_text)
+
+    def _new_keyword_findings(self, call: SearchCall, terms: list[str], top_k: int, offset: int) -> KeywordFindings:
+        """keyword_search whose `top_k` places go to results with text the conversation has not seen:
+        chunks it has whole are passed over in the ranking, and so are those whose matched sentences
+        it was all sent (found by trying, a few rounds at most)."""
+        import numpy as np
+        from arag_mcp.server.search.keywords import keyword_search
+
+        snapshot, current = call.snapshot, call.current
+        exclude = np.zeros(len(snapshot.catalogue), dtype=bool)
+        exclude[snapshot.catalogue.numbers_of(sorted(self.conversations.received(current)))] = True
+        for _ in range(EXCLUDE_ROUNDS):
+            findings = keyword_search(snapshot, terms, top_k, self.keyword_match, call.mask, offset, exclude)
+            stale = [
+                hit.chunk.chunk_id
+                for hit in findings.hits
+                if self.conversations.has_all_of(
+                    current, hit.chunk.chunk_id, keyword_pieces(hit.matched, hit.keywords, self.keyword_match)
+                )
+            ]
+            if not stale:
+                break
+            exclude[snapshot.catalogue.numbers_of(stale)] = True
+        return findings
 
     def _deliver(
         self, snapshot: IndexSnapshot, current: Conversation, hits: list[Hit], always: bool = False
