@@ -2,6 +2,6 @@
 
 import sys
 
-from .cli import agent_main
+from .launch import agent_main
 
 sys.exit(agent_main())

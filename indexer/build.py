@@ -24,9 +24,12 @@ from arag_mcp.indexer.embedding.embedder import Embedder
 from arag_mcp.indexer.embedding.settings import DEFAULT_BACKEND, DEFAULT_MODEL
 from arag_mcp.indexer.index.collection import checked_description
 from arag_mcp.indexer.index.completeness import describe_problems
+from arag_mcp.indexer.index.encoder_files import drop_other_encoders, encoder_folder, store_encoder
 from arag_mcp.indexer.index.ids import doc_key
 from arag_mcp.indexer.index.manifest import (
     FORMAT_VERSION,
+    REBUILD_HINT,
+    EncoderFiles,
     IndexStoreError,
     check_format,
     check_manifest,
@@ -294,7 +297,7 @@ def _update(
     summary = BuildSummary()
     previous = None if options.rebuild else read_manifest(uri)
     check_compatible(previous, options, options.model)
-    embedder = Embedder(options.model, options.device, options.backend).load()
+    embedder = Embedder(options.model, options.device, options.backend, _carried_encoder(uri, previous, options)).load()
     check_backend(previous, options, embedder.backend)
     writer = IndexWriter(uri, embedder.dimension, rebuild=options.rebuild)
     existing = writer.existing_documents()
@@ -318,7 +321,7 @@ def _update(
     if options.rebuild and writer.committed is not None:
         options = replace(options, commit_sentences=sys.maxsize)  # the index in service stays until the end
     described = options.description if options.description is not None else (writer.committed or {}).get("description")
-    fields = {**_manifest_fields(embedder, options, roots), "description": described or ""}
+    fields = {**_manifest_fields(uri, embedder, options, roots), "description": described or ""}
     if options.ray is None:
         _embed(writer, embedder, documents([]), plan, existing, options, summary, fields, started)
     else:
@@ -343,8 +346,23 @@ def _update(
     summary.removed = len(gone)
     vector_index = writer.finish_tables()
     committed = writer.commit({**fields, "vector_index": vector_index, **_when(started)})
+    drop_other_encoders(uri, EncoderFiles.from_dict(committed["encoder"]))
     _count(summary, committed)
     return summary
+
+
+def _carried_encoder(uri: str, previous: dict[str, Any] | None, options: BuildOptions) -> Path | None:
+    """The encoder the index carries, where this build makes vectors the way the index's were made:
+    an index is extended with its own encoder, never with a new export of its model."""
+    if previous is None or options.rebuild or previous["embedding_backend"] != options.backend:
+        return None
+    if (options.device or "cpu") != "cpu":
+        return None
+    try:
+        files = EncoderFiles.from_dict(previous.get("encoder"))
+    except ValueError:
+        raise IndexStoreError(f"{uri}: the manifest's encoder record is damaged; {REBUILD_HINT}") from None
+    return encoder_folder(uri, files) if files else None
 
 
 class BuildFailed(Exception):
@@ -509,9 +527,14 @@ def _embed_on_ray(
     writer.append_fragments(written.fragments, written.chunk_rows, written.document_rows)
 
 
-def _manifest_fields(embedder: Embedder, options: BuildOptions, roots: list[dict[str, Any]]) -> dict[str, Any]:
+def _manifest_fields(
+    uri: str, embedder: Embedder, options: BuildOptions, roots: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """What a build records beside its tables; the encoder is put into the index here, before a commit names it."""
+    encoder = store_encoder(uri, embedder.encoder_folder) if embedder.encoder_folder else None
     return {
         "model": options.model,
+        "encoder": encoder.to_dict() if encoder else None,
         "dimension": embedder.dimension,
         "embedding_backend": embedder.backend,
         "query_prompt": embedder.prompt("query"),

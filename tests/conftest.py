@@ -32,11 +32,10 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 def onnx_cache() -> Path:
     """The user's ONNX export cache, kept across runs (the CLIs and servers started by tests inherit it).
 
-    An export's folder is keyed by the model's files, the precision, the export recipe and the ONNX
-    Runtime version, so a changed model or runtime makes a new one, as does a model a test saves in
-    its temporary folder.
+    An export's folder is keyed by the model's files, the precision and the export recipe, so a
+    changed model makes a new one, as does a model a test saves in its temporary folder.
     """
-    from arag_mcp.indexer.embedding.onnx_runtime import cache_root
+    from arag_mcp.indexer.user_cache import cache_root
 
     folder = cache_root()
     os.environ["ARAG_MCP_CACHE"] = str(folder)

@@ -1,10 +1,11 @@
-"""ONNX Runtime embedding: the same vectors, tokens and prompts as sentence-transformers, or a fallback."""
+"""ONNX Runtime embedding: the same vectors, tokens and prompts as sentence-transformers, or a fallback.
+
+The default model's encoder is written from its weights without torch (bert_graph.py); these tests
+compare it with sentence-transformers, which the test extra installs."""
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -36,7 +37,7 @@ def test_onnx_matches_sentence_transformers(torch_embedder: Embedder, embedder: 
         expected = getattr(torch_embedder, f"encode_{kind}")(TEXTS)
         actual = getattr(embedder, f"encode_{kind}")(TEXTS)
         assert actual.dtype == np.float32 and actual.shape == expected.shape
-        assert np.max(np.abs(actual - expected)) < 1e-4
+        assert np.max(np.abs(actual - expected)) < 1e-5
     assert embedder.count_tokens(TEXTS) == torch_embedder.count_tokens(TEXTS)
     assert embedder.token_offsets(TEXTS[2]) == torch_embedder.token_offsets(TEXTS[2])
     assert (embedder.dimension, embedder.max_tokens) == (torch_embedder.dimension, torch_embedder.max_tokens)
@@ -49,19 +50,6 @@ def test_int8_stays_close_to_the_original(torch_embedder: Embedder):
     cosines = np.sum(int8.encode_documents(TEXTS) * torch_embedder.encode_documents(TEXTS), axis=1)
     assert cosines.min() > 0.95
     assert not np.allclose(cosines, 1.0, atol=1e-5)  # really the quantised weights
-
-
-def test_export_is_cached_and_serving_needs_no_torch(embedder: Embedder, onnx_cache: Path):
-    """With the export cached, a process embeds queries without importing torch (memory, start-up)."""
-    assert any((folder / "recipe.json").exists() for folder in (onnx_cache / "onnx").iterdir())
-    script = (
-        "import sys; from arag_mcp.indexer.embedding.embedder import Embedder; "
-        "e = Embedder().load(); v = e.encode_queries(['radium']); "
-        "print(e.backend, v.shape[1], 'torch' in sys.modules)"
-    )
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ["onnx", "384", "False"]
 
 
 def test_unexportable_model_falls_back_to_torch(tmp_path: Path, torch_embedder: Embedder):

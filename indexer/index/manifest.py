@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,8 +20,10 @@ if TYPE_CHECKING:
 from .schema import TABLES
 
 FORMAT = "arag-index"
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 MANIFEST_FILE = "manifest.json"
+ENCODER_DIR = "encoder"
+"""Where an index keeps the query encoder it was embedded with (encoder_files.py)."""
 
 
 REBUILD_HINT = "rebuild it with `arag-index build ... --rebuild`"
@@ -35,6 +38,45 @@ class Counts:
     documents: int
     chunks: int
     sentences: int
+
+
+@dataclass(frozen=True)
+class EncoderFiles:
+    """Where an index's query encoder is (relative to the index) and what each of its files must hash to."""
+
+    folder: str
+    checksums: dict[str, str]
+    """File name → SHA-256 hex digest."""
+    sizes: dict[str, int]
+    """File name → bytes: a cheap check at open, before the checksums are read."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"folder": self.folder, "checksums": self.checksums, "sizes": self.sizes}
+
+    @classmethod
+    def from_dict(cls, data: Any) -> EncoderFiles | None:
+        """The recorded encoder, or None; ValueError where the record is malformed."""
+        if data is None:
+            return None
+        if not isinstance(data, dict) or not re.fullmatch(rf"{ENCODER_DIR}/[0-9a-f]{{16}}", str(data.get("folder"))):
+            raise ValueError("encoder")
+        checksums, sizes = data.get("checksums"), data.get("sizes")
+        if not isinstance(checksums, dict) or not isinstance(sizes, dict) or checksums.keys() != sizes.keys():
+            raise ValueError("encoder")
+        if not all(re.fullmatch(r"[\w.-]+", name) and name.strip(".") for name in checksums):
+            raise ValueError("encoder")  # plain file names inside the folder, nothing that leads out of it
+        if not all(isinstance(v, str) for v in checksums.values()) or not all(
+            isinstance(v, int) and not isinstance(v, bool) for v in sizes.values()
+        ):
+            raise ValueError("encoder")
+        return cls(data["folder"], dict(checksums), dict(sizes))
+
+    @property
+    def digest(self) -> str:
+        return self.folder.rsplit("/", 1)[-1]
+
+    def __hash__(self) -> int:  # the folder is named by the files' checksums
+        return hash(self.folder)
 
 
 @dataclass(frozen=True)
@@ -53,6 +95,8 @@ class Manifest:
     built_at: str
     summary: str
     """What the build derived the collection to be (collection.py)."""
+    encoder: EncoderFiles | None
+    """The ONNX query encoder the index carries, or None where it was embedded with torch."""
     raw: dict[str, Any] = field(repr=False)
     """The manifest as stored, for display (`arag-index info`, the `arag://index` resource)."""
 
@@ -75,6 +119,10 @@ class Manifest:
 
         counts = need(data.get("counts"), dict, "counts")
         stored_tables = need(data.get("tables"), dict, "tables")
+        try:
+            encoder = EncoderFiles.from_dict(data.get("encoder"))
+        except ValueError:
+            need(None, dict, "encoder")
         return cls(
             uri=uri,
             model=need(data.get("model"), str, "model"),
@@ -87,6 +135,7 @@ class Manifest:
             vector_index=need(data.get("vector_index"), (dict, type(None)), "vector_index"),
             built_at=need(data.get("built_at"), str, "built_at"),
             summary=need(data.get("summary"), str, "summary"),
+            encoder=encoder,
             raw=data,
         )
 

@@ -9,7 +9,15 @@ import time
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from arag_mcp.indexer.index.manifest import IndexStoreError, Manifest, check_manifest, normalise_uri, read_manifest
+from arag_mcp.indexer.index.encoder_files import check_encoder_present, encoder_folder
+from arag_mcp.indexer.index.manifest import (
+    EncoderFiles,
+    IndexStoreError,
+    Manifest,
+    check_manifest,
+    normalise_uri,
+    read_manifest,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -20,12 +28,13 @@ log = logging.getLogger(__name__)
 
 OPEN_WAIT_SECONDS = 60.0
 
-EmbeddingKey = tuple[str, str]
-"""(model, embedding backend): what a build's vectors were made with, so queries are made the same way."""
+EmbeddingKey = tuple[str, str, "EncoderFiles | None"]
+"""(model, embedding backend, the encoder the index carries): what a build's vectors were made with,
+so queries are made the same way."""
 
 
 def embedding_key(manifest: Manifest) -> EmbeddingKey:
-    return manifest.model, manifest.embedding_backend
+    return manifest.model, manifest.embedding_backend, manifest.encoder
 
 
 def _load_vectors(snapshot: IndexSnapshot) -> None:
@@ -54,6 +63,8 @@ class LiveIndex:
     def __init__(self, uri: str, reload_seconds: float = 2.0, device: str | None = None) -> None:
         self.uri = normalise_uri(uri)
         self.manifest: Manifest = check_manifest(self.uri)
+        if self.manifest.encoder:
+            check_encoder_present(self.uri, self.manifest.encoder)
         self.reload_seconds = reload_seconds
         self.device = device
         self._snapshot: IndexSnapshot | None = None
@@ -163,9 +174,10 @@ class LiveIndex:
         from arag_mcp.indexer.embedding.embedder import Embedder
 
         started = time.perf_counter()
-        model, backend = key
+        model, backend, encoder = key
         try:
-            embedder = Embedder(model, self.device, backend).load()
+            folder = encoder_folder(self.uri, encoder) if encoder else None
+            embedder = Embedder(model, self.device, backend, folder).load()
             embedder.encode_queries(["warm-up"])
             self._embedders[key] = embedder
             log.info("embedding model %s (%s) ready in %.1f s", model, embedder.backend, time.perf_counter() - started)

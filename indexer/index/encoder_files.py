@@ -1,0 +1,158 @@
+"""The query encoder an index carries: the ONNX encoder folder its vectors were made with.
+
+An index is the unit of deployment: a folder or object-store prefix that any server answers from,
+on any machine, with nothing to export and no hub. The encoder lives in `encoder/<digest>/` beside
+the tables; the manifest names that folder and each file's SHA-256, so a reader refuses files that
+are missing or altered instead of embedding queries with another model. A remote index's encoder
+is copied once into the user's cache, under its digest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from arag_mcp.indexer.user_cache import cache_root
+
+from .manifest import ENCODER_DIR, REBUILD_HINT, EncoderFiles, IndexStoreError, is_remote, remote_filesystem
+
+CHUNK_BYTES = 1 << 20
+
+
+class EncoderDamaged(IndexStoreError):
+    """The index's encoder files are missing or differ from what its manifest recorded."""
+
+
+def store_encoder(uri: str, source: Path) -> EncoderFiles:
+    """Put the encoder folder `source` into the index at `uri` (before a commit names it) and
+    describe it. A folder already there with the same digest is kept; locally, files are hard links
+    to `source` where it shares the disk."""
+    names = sorted(path.name for path in source.iterdir() if path.is_file())
+    checksums = {name: _sha256(source / name) for name in names}
+    sizes = {name: (source / name).stat().st_size for name in names}
+    digest = hashlib.sha256("".join(f"{n}:{c}\n" for n, c in checksums.items()).encode()).hexdigest()[:16]
+    files = EncoderFiles(f"{ENCODER_DIR}/{digest}", checksums, sizes)
+    if is_remote(uri):
+        _upload(uri, source, files)
+        return files
+    target = Path(uri, files.folder)
+    if _matches(target, files):
+        return files
+    work = Path(tempfile.mkdtemp(prefix=f".{digest}-", dir=_made(Path(uri, ENCODER_DIR))))
+    work.chmod(0o755)  # readable as the tables are, by a server running as another user
+    try:
+        for name in names:
+            try:
+                os.link(source / name, work / name)
+            except OSError:  # another file system, or links not supported
+                shutil.copyfile(source / name, work / name)
+        shutil.rmtree(target, ignore_errors=True)
+        work.rename(target)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return files
+
+
+def check_encoder_present(uri: str, files: EncoderFiles) -> None:
+    """EncoderDamaged where a local index's encoder files are missing or of another size (cheap: stats only)."""
+    if is_remote(uri):
+        return
+    for name, size in files.sizes.items():
+        path = Path(uri, files.folder, name)
+        if not path.is_file():
+            raise EncoderDamaged(f"{uri}: its query encoder file {files.folder}/{name} is missing; {REBUILD_HINT}")
+        if path.stat().st_size != size:
+            raise _altered(uri, files, name)
+
+
+def encoder_folder(uri: str, files: EncoderFiles) -> Path:
+    """A local folder holding the index's encoder, every file checked against the manifest's checksum.
+    A remote index's encoder is downloaded once into the cache. EncoderDamaged names the fix."""
+    if not is_remote(uri):
+        folder = Path(uri, files.folder)
+        check_encoder_present(uri, files)
+    else:
+        folder = cache_root() / "encoders" / files.digest
+        if not _matches(folder, files):
+            _download(uri, files, folder)
+    for name, checksum in files.checksums.items():
+        if _sha256(folder / name) != checksum:
+            raise _altered(uri, files, name)
+    return folder
+
+
+def drop_other_encoders(uri: str, keep: EncoderFiles | None) -> None:
+    """Remove the encoder folders a committed manifest no longer names (an earlier model's)."""
+    kept = keep.digest if keep else None
+    if is_remote(uri):
+        import pyarrow.fs as pafs
+
+        fs, root = remote_filesystem(f"{uri.rstrip('/')}/{ENCODER_DIR}")
+        for info in fs.get_file_info(pafs.FileSelector(root, allow_not_found=True)):
+            if info.type == pafs.FileType.Directory and info.base_name != kept:
+                fs.delete_dir(info.path)
+        return
+    for folder in Path(uri, ENCODER_DIR).glob("*"):
+        if folder.is_dir() and folder.name != kept:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _altered(uri: str, files: EncoderFiles, name: str) -> EncoderDamaged:
+    return EncoderDamaged(
+        f"{uri}: its query encoder file {files.folder}/{name} differs from the one the index was built with "
+        f"(checksum); {REBUILD_HINT}"
+    )
+
+
+def _matches(folder: Path, files: EncoderFiles) -> bool:
+    return all((folder / n).is_file() and (folder / n).stat().st_size == s for n, s in files.sizes.items())
+
+
+def _made(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while block := handle.read(CHUNK_BYTES):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _upload(uri: str, source: Path, files: EncoderFiles) -> None:
+    import pyarrow.fs as pafs
+
+    for name, size in files.sizes.items():
+        fs, path = remote_filesystem(f"{uri.rstrip('/')}/{files.folder}/{name}")
+        info = fs.get_file_info(path)
+        if info.type == pafs.FileType.File and info.size == size:
+            continue
+        with (source / name).open("rb") as local, fs.open_output_stream(path) as remote:
+            shutil.copyfileobj(local, remote, CHUNK_BYTES)
+
+
+def _download(uri: str, files: EncoderFiles, folder: Path) -> None:
+    work = Path(tempfile.mkdtemp(prefix=f".{files.digest}-", dir=_made(folder.parent)))
+    try:
+        for name in files.sizes:
+            fs, path = remote_filesystem(f"{uri.rstrip('/')}/{files.folder}/{name}")
+            try:
+                with fs.open_input_stream(path) as remote, (work / name).open("wb") as local:
+                    shutil.copyfileobj(remote, local, CHUNK_BYTES)
+            except FileNotFoundError:
+                raise EncoderDamaged(
+                    f"{uri}: its query encoder file {files.folder}/{name} is missing; {REBUILD_HINT}"
+                ) from None
+        shutil.rmtree(folder, ignore_errors=True)
+        try:
+            work.rename(folder)
+        except OSError:  # another server finished the same download first
+            if not _matches(folder, files):
+                raise
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
