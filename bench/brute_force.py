@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import regex
-from arag_mcp.indexer.index.words import fold, unspaced
+from arag_mcp.indexer.index.words import fold, qualified_subject, unspaced
 from arag_mcp.server.search.keyword_weights import K1, B
 
 
@@ -32,8 +32,9 @@ def keyword_ranking(
 
 
 def folded_words(text: str) -> list[str]:
-    """Whole-word matching's words: runs of letters, digits and '_' in the lower-cased text, folded."""
-    return [fold(word) for word in regex.split(r"[^\p{L}\p{N}_]+", text.lower()) if word]
+    """Whole-word matching's words: runs of letters, digits and '_' in the lower-cased text, each
+    "&" read as "and", folded."""
+    return [fold(word) for word in regex.split(r"[^\p{L}\p{N}_]+", text.lower().replace("&", " and ")) if word]
 
 
 class WordCorpus:
@@ -46,6 +47,8 @@ class WordCorpus:
         """`lengths`: each chunk's length in tokens, as the index records it."""
         self.chunk_ids = list(chunk_ids)
         self.fields = [(folded_words(title), folded_words(text)) for title, text in zip(titles, texts)]
+        self.subjects = [folded_words(qualified_subject(title.lower()) or "") for title in titles]
+        """Of a title "subject (qualifier)", the subject's folded words ([] for other titles)."""
         self.words = [Counter(title) + Counter(text) for title, text in self.fields]
         average = sum(lengths) / len(self.chunk_ids) if sum(lengths) else 1.0
         self.norms = [K1 * (1 - B + B * length / average) for length in lengths]
@@ -58,10 +61,11 @@ class WordCorpus:
         A chunk scores Σ over keywords, in the order given, of
         idf · count·(K1+1) / (count + K1·(1 − B + B·length/average length)), with
         idf = ln(1 + (N − df + 0.5) / (df + 0.5)), N the chunks searched and df those holding
-        every word of the keyword (anywhere in title or text). Ties: first the chunks whose title,
-        as folded words, is one of the keywords, then chunk id. When top_k >= the number of
-        keywords, each matching keyword's best chunk (the highest-scoring chunk it matches; ties as
-        above) is kept, the remaining places going by score; the result is ordered by score."""
+        every word of the keyword (anywhere in title or text). Order: first the chunks whose title,
+        as folded words, is one of the keywords, then those titled "keyword (qualifier)", then the
+        others; within each, by score, then chunk id. When top_k >= the number of keywords, each
+        matching keyword's best chunk (the first in that order, its class counted for that keyword
+        alone) is kept, the remaining places going in order; the result is in that order."""
         terms = list(dict.fromkeys(tuple(folded_words(k)) for k in keywords if k.strip()))
         counts = [[self.count(words, at) for at in range(len(self.chunk_ids))] for words in terms]
         holding = [sum(self.holds(words, at) for at in range(len(self.chunk_ids))) for words in terms]
@@ -78,15 +82,23 @@ class WordCorpus:
                     matching.append(cid)
             if any(found[at] for found in counts):
                 scores[cid] = score
-        titled = {cid for cid, (title, _) in zip(self.chunk_ids, self.fields) if title and tuple(title) in terms}
+        at_of = {cid: at for at, cid in enumerate(self.chunk_ids)}
 
-        def order(cid: str) -> tuple[float, bool, str]:
-            return -scores[cid], cid not in titled, cid
+        def naming(cid: str, wanted: Sequence[tuple[str, ...]]) -> int:
+            """0: titled as a keyword, 1: titled "keyword (qualifier)", 2: neither."""
+            title, subject = tuple(self.fields[at_of[cid]][0]), tuple(self.subjects[at_of[cid]])
+            return 0 if title and title in wanted else 1 if subject and subject in wanted else 2
+
+        def order(cid: str, wanted: Sequence[tuple[str, ...]] = terms) -> tuple[int, float, str]:
+            return naming(cid, wanted), -scores[cid], cid
 
         ranked = sorted(scores, key=order)
         chosen = ranked[:top_k]
         if top_k >= len(terms):
-            kept = list(dict.fromkeys(min(matching, key=order) for matching in matched if matching))
+            bests = [
+                min(matching, key=lambda cid: order(cid, [term])) for term, matching in zip(terms, matched) if matching
+            ]
+            kept = list(dict.fromkeys(bests))
             chosen = kept + [cid for cid in ranked if cid not in kept][: top_k - len(kept)]
         return [(cid, scores[cid]) for cid in sorted(chosen, key=order)]
 

@@ -23,3 +23,9 @@ def read_jsonl(path: Path) -> Iterator[dict]:
 def log(message: str) -> None:
     """Progress on stderr, stamped with seconds since start."""
     print(f"[{time.perf_counter() - _STARTED:6.1f}s] {message}", file=sys.stderr, flush=True)
+
+
+def write_json(out: Path, results: dict) -> None:
+    """Written after every step too, so a long run that stops keeps what it measured."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=2))

@@ -27,8 +27,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import BENCH_DATA, RESULTS, log  # noqa: E402
-from speed import QUERIES, _label, keyword_queries, passages, synthetic_chunks, write_results  # noqa: E402
+from common import BENCH_DATA, RESULTS, log, write_json  # noqa: E402
+from speed import QUERIES, _label, keyword_queries, passages, synthetic_chunks  # noqa: E402
 
 OPEN_INDEX = "arag_mcp.indexer.index.snapshot:open_index"
 KEYWORD_SEARCH = "arag_mcp.server.search.keywords:keyword_search"
@@ -127,7 +127,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         finally:
             for checkout in checkouts:
                 checkout.close()
-        write_results(args.out, results)
+        write_json(args.out, results)
     print(json.dumps(results, indent=2))
     return 0
 

@@ -45,7 +45,7 @@ from arag_mcp.indexer.index.writer import IndexWriter  # noqa: E402
 from arag_mcp.indexer.ray_build import Written, write_rows  # noqa: E402
 from arag_mcp.server.search import retrieval  # noqa: E402
 from arag_mcp.server.search.keywords import keyword_search  # noqa: E402
-from common import BENCH_DATA, RESULTS, log, read_jsonl  # noqa: E402
+from common import BENCH_DATA, RESULTS, log, read_jsonl, write_json  # noqa: E402
 from speed import (  # noqa: E402
     QUERIES,
     SEMANTIC_QUERIES,
@@ -60,7 +60,6 @@ from speed import (  # noqa: E402
     synthetic_rows,
     timed,
     vector_pool,
-    write_results,
 )
 
 SENTENCES_PER_CHUNK = 10
@@ -235,17 +234,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         log(f"{name}: writing {chunk_count} chunks through Ray ({args.workers} CPUs)")
         pool = vector_pool(Embedder().load(), records)
         results[name] = {"write": write_distributed(uri, chunk_count, records, pool, args.workers)}
-        write_results(args.out, results)
+        write_json(args.out, results)
     if "serve" in args.parts:
         log(f"{name}: serving")
         musique = [q["question"] for q in read_jsonl(args.data / "musique" / "questions.jsonl")]
         questions, warmup = musique[:SEMANTIC_QUERIES], musique[SEMANTIC_QUERIES : SEMANTIC_QUERIES + QUERIES]
         results.setdefault(name, {})["serve"] = serve(uri, chunks, questions, warmup)
-        write_results(args.out, results)
+        write_json(args.out, results)
     if "build" in args.parts:
         log("build rates on MuSiQue")
         results["build_musique"] = build_rates(args.data / "musique" / "corpus.jsonl")
-        write_results(args.out, results)
+        write_json(args.out, results)
     print(json.dumps(results, indent=2))
     return 0
 

@@ -71,7 +71,7 @@ from arag_mcp.indexer.text.sentences import split_sentences  # noqa: E402
 from arag_mcp.server.search import retrieval  # noqa: E402
 from arag_mcp.server.search.keywords import keyword_search  # noqa: E402
 from brute_force import SentenceMatrix, WordCorpus, keyword_ranking  # noqa: E402
-from common import BENCH_DATA, RESULTS, log, read_jsonl  # noqa: E402
+from common import BENCH_DATA, RESULTS, log, read_jsonl, write_json  # noqa: E402
 
 QUERIES = 50
 REFERENCE_QUERIES_ABOVE_10K = 10
@@ -523,12 +523,6 @@ def bench_build(data: Path, quick: bool, backend: str) -> dict:
     }
 
 
-def write_results(out: Path, results: dict) -> None:
-    """Written after every index size too, so a long run that stops keeps what it measured."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(results, indent=2))
-
-
 def print_semantic_summary(results: dict) -> None:
     """One line per index size: semantic search, ours against the reference, and the server's memory."""
     print("\nsentences  search p50/p95 ms  reference p50/p95 ms  recall@10  exact  server peak RSS MB")
@@ -581,7 +575,7 @@ def bench_sizes(args: argparse.Namespace, results: dict) -> None:
         if "server" in args.parts:
             log(f"{name}: MCP server over stdio")
             results[name]["server"] = anyio.run(bench_server, WORK / name, chunks, questions)
-        write_results(args.out, results)
+        write_json(args.out, results)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -608,7 +602,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if "startup" in args.parts:
         log(f"server start-up ({args.server_python})")
         results["startup"] = bench_startup(args.server_python)
-        write_results(args.out, results)
+        write_json(args.out, results)
     if {"keyword", "semantic", "server"} & set(args.parts):
         bench_sizes(args, results)
     if "build" in args.parts:
@@ -619,7 +613,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         results["build"] = builds
     print(json.dumps(results, indent=2))
     print_semantic_summary(results)
-    write_results(args.out, results)
+    write_json(args.out, results)
     log(f"wrote {args.out}")
     return 0
 

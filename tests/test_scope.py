@@ -16,7 +16,7 @@ from arag_mcp.indexer.index.snapshot import open_index
 from arag_mcp.server.app import create_server
 from arag_mcp.server.search.live_index import LiveIndex
 from arag_mcp.server.tools.profiles import PROFILES
-from brute_force import SentenceMatrix, WordCorpus, keyword_ranking, vector_ranking
+from brute_force import SentenceMatrix, WordCorpus, folded_words, keyword_ranking, vector_ranking
 from mcp import Client
 
 from .conftest import live_index
@@ -72,6 +72,10 @@ SCOPES = [
     {"category": "valve"},
     {"source": "kb/records", "year": 2023},
     {"file_type": "jsonl", "year": "2023"},
+    {"title": "VALVE 12"},
+    {"title": "Pump API", "file_type": "html"},
+    {"document": "r3"},
+    {"document": "kb/guide/usage.md"},
 ]
 
 
@@ -112,6 +116,10 @@ def scoped(chunks: list, scope: dict) -> set[str]:
                 ok &= pathspec.GitIgnoreSpec.from_lines([value]).match_file(chunk.source)
             elif key == "file_type":
                 ok &= chunk.file_type == value
+            elif key == "title":
+                ok &= folded_words(chunk.title) == folded_words(value)
+            elif key == "document":
+                ok &= value in (chunk.doc_id, chunk.source, chunk.chunk_id.rpartition("-")[0])
             else:
                 ok &= key in chunk.metadata and str(chunk.metadata[key]) == str(value)
         if ok:
@@ -230,7 +238,12 @@ def assert_same(found: list[tuple[str, float]], expected: list[tuple[str, float]
 
 
 BAD_SCOPES = [
-    ({"colour": "red"}, '"colour" is not a field of this index (metadata fields here: "category", "year", "tags"'),
+    (
+        {"colour": "red"},
+        "\"colour\" is not a key of this index; its keys are 'source', 'file_type', 'title', 'document' and the metadata fields \"category\", \"year\", \"tags\"",
+    ),
+    ({"title": "Valve 99"}, 'no document is titled "Valve 99"; titles here include "Valve 12", "Valve 14"'),
+    ({"document": "nope"}, 'scope "document" "nope" is no document here; give a ref from the results'),
     ({"source": "kb/[guide"}, "has an unclosed '[' (in one folder or file name); close it"),
     ({"source": "!kb/guide"}, "starts with '!', which negates"),
     ({"source": "kb/[z-a]*"}, "has the range 'z-a', which runs backwards; write it low to high, as 'a-z'"),

@@ -14,7 +14,7 @@ import pyarrow.compute as pc
 from .catalogue import ChunkCatalogue
 from .reading import reading, scan
 from .schema import TERMS, TermColumn, terms_schema
-from .terms import folded
+from .terms import folded, lower, word_text
 from .words import UNSPACED_SCRIPTS, WORD_BREAK, unspaced
 
 T = TermColumn
@@ -64,7 +64,7 @@ class KeywordLookup:
         if len(sorted_words):
             first[1:] = pc.not_equal(sorted_words[1:], sorted_words[:-1]).to_numpy(zero_copy_only=False)
         starts = np.flatnonzero(first)
-        title_split = pc.split_pattern_regex(pc.utf8_lower(catalogue.titles), WORD_BREAK)
+        title_split = pc.split_pattern_regex(word_text(lower(catalogue.titles)), WORD_BREAK)
         title_words = pc.list_flatten(title_split)
         kept = pc.not_equal(title_words, "")
         title_words = folded(title_words.filter(kept))

@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .schema import terms_schema
-from .words import WORD_BREAK, fold
+from .words import AMPERSAND, AMPERSAND_WORD, WORD_BREAK, fold
 
 SEGMENT_POSTINGS = 20_000_000
 """Postings inverted at a time when the terms table is written: bounds the writer's memory.
@@ -35,6 +35,11 @@ A word may get one row per segment; readers sum them."""
 def lower(values: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
     """Lower-case as keyword matching does (Unicode simple case mapping, length-preserving)."""
     return pc.utf8_lower(values)
+
+
+def word_text(lowered: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
+    """Lower-cased texts as they are cut into words: "&" as the word "and" (words.with_and)."""
+    return pc.replace_substring(lowered, pattern=AMPERSAND, replacement=AMPERSAND_WORD)
 
 
 def folded(words: pa.Array | pa.ChunkedArray) -> pa.Array:
@@ -55,7 +60,7 @@ def chunk_terms(texts: pa.Array | pa.ChunkedArray) -> tuple[pa.ListArray, pa.Lis
     """For each text, its distinct words and how many times each occurs."""
     if isinstance(texts, pa.ChunkedArray):
         texts = texts.combine_chunks()
-    split = pc.split_pattern_regex(lower(texts), WORD_BREAK)
+    split = pc.split_pattern_regex(word_text(lower(texts)), WORD_BREAK)
     words = pc.list_flatten(split)
     pairs = pa.table({"owner": pc.list_parent_indices(split), "term": words}).filter(pc.not_equal(words, ""))
     grouped = pairs.group_by(["owner", "term"], use_threads=False).aggregate([([], "count_all")]).sort_by("owner")

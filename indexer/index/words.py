@@ -35,6 +35,16 @@ _ACCENT = regex.compile(f"(?<![{UNSPACED_SCRIPTS}]\\p{{Mn}}*)\\p{{Mn}}")
 letters' parts (Thai vowels and tones, the kana voicing marks of が and ぱ)."""
 
 
+AMPERSAND = "&"
+"""Read as the word "and" wherever text is cut into words: "Thelma & Louise" is "Thelma and Louise"."""
+AMPERSAND_WORD = " and "
+
+
+def with_and(lowered: str) -> str:
+    """A lower-cased text with each "&" as the word "and", as every word rule here reads text."""
+    return lowered.replace(AMPERSAND, AMPERSAND_WORD) if AMPERSAND in lowered else lowered
+
+
 def fold(word: str) -> str:
     """A word as whole-word matching compares it: compatibility forms unified (NFKC: full-width
     letters, half-width kana, ligatures), case folded, and accents removed."""
@@ -42,6 +52,16 @@ def fold(word: str) -> str:
         return word.lower()
     decomposed = unicodedata.normalize("NFD", unicodedata.normalize("NFKC", word).casefold())
     return unicodedata.normalize("NFC", _ACCENT.sub("", decomposed))
+
+
+QUALIFIED_TITLE = regex.compile(r"^(.*?\S)\s*\(([^()]*[^()\s][^()]*)\)\s*$")
+"""A title that names its subject, then a qualifier in brackets: "Thomas H. Ince (film)"."""
+
+
+def qualified_subject(title: str) -> str | None:
+    """What a title of the form "subject (qualifier)" names, or None for any other title."""
+    found = QUALIFIED_TITLE.match(title)
+    return found.group(1) if found else None
 
 
 def unspaced(word: str) -> bool:
@@ -52,7 +72,7 @@ def unspaced(word: str) -> bool:
 
 def words_of(lowered: list[str]) -> list[list[str]]:
     """The words of each lower-cased string, by the same rule as chunk texts."""
-    return [[word for word in SHORT_WORD_BREAK.split(text) if word] for text in lowered]
+    return [[word for word in SHORT_WORD_BREAK.split(with_and(text)) if word] for text in lowered]
 
 
 def word_matches(words: Sequence[str], pieces: Sequence[str]) -> Iterator[int]:

@@ -9,12 +9,13 @@ chosen when the server starts:
   written without spaces (Chinese, Japanese, Thai, ...; Korean too: words.UNSPACED_SCRIPTS) matches
   wherever its characters occur in a row inside a word, so "東京" counts twice in "東京の東京駅"
   (as the keyword of one word; in a keyword of several, once per word it is in). A chunk's title counts as
-  part of the chunk (as a line of its own), so the page about a name outranks pages that only
-  mention it. Scores weigh keywords by rarity (BM25); of equal scores, the chunks whose title is
-  one of the keywords (the same folded words) come first, then by chunk id. When top_k is at
-  least the number of keywords, the best chunk of every keyword that matches anywhere (the
-  highest-scoring chunk it matches, ties as above) is among the results, so a frequent keyword
-  cannot drown a rare one; the other places go by score.
+  part of the chunk (as a line of its own). Scores weigh keywords by rarity (BM25), but the page a
+  keyword names comes first whatever its length: the chunks whose title is one of the keywords (the
+  same folded words), then those titled "keyword (qualifier)", then the others; within each, by
+  score, then chunk id. When top_k is at least the number of keywords, the best chunk of every
+  keyword that matches anywhere (its page, else its "(qualifier)" page, else the highest-scoring
+  chunk it matches) is among the results, so a frequent keyword cannot drown a rare one; the other
+  places go by that order.
 - "substring": the paper's definition, unchanged: case-insensitive substring counts in the chunk
   text (titles not counted), scored Σ count · len(keyword), plain top k by score (ties: chunk id).
 
@@ -38,7 +39,16 @@ import pyarrow.compute as pc
 import regex
 from arag_mcp.indexer.index.schema import TermColumn as T
 from arag_mcp.indexer.index.terms import folded, lower
-from arag_mcp.indexer.index.words import SHORT_WORD_BREAK, KeywordMatch, fold, unspaced, word_matches, words_of
+from arag_mcp.indexer.index.words import (
+    SHORT_WORD_BREAK,
+    KeywordMatch,
+    fold,
+    qualified_subject,
+    unspaced,
+    with_and,
+    word_matches,
+    words_of,
+)
 
 from .keyword_weights import LengthWeights, RarityWeights, Weights
 from .retrieval import Hit, top_chunks
@@ -76,6 +86,27 @@ class ChunkCount:
 
 
 @dataclass(frozen=True)
+class TitledPages:
+    """Per keyword, the chunks in the scope whose title names it: exactly (the same folded words),
+    or as "keyword (qualifier)". They rank before the chunks that only mention a keyword."""
+
+    exact: list[np.ndarray]
+    qualified: list[np.ndarray]
+
+    def all(self) -> np.ndarray:
+        return np.unique(np.concatenate([np.zeros(0, dtype=np.int64), *self.exact, *self.qualified]))
+
+    def classes(self, chunk_count: int) -> np.ndarray:
+        """Per chunk number: 0 titled as a keyword, 1 titled "keyword (qualifier)", 2 neither."""
+        classes = np.full(chunk_count, 2, dtype=np.int8)
+        for numbers in self.qualified:
+            classes[numbers] = 1
+        for numbers in self.exact:
+            classes[numbers] = 0
+        return classes
+
+
+@dataclass(frozen=True)
 class KeywordFindings:
     hits: list[Hit]
     """Best first; each hit's `keywords` are those it matched."""
@@ -107,8 +138,10 @@ class Matcher(Protocol):
         """How counts make scores; `holding`: per keyword, the chunks searched that hold all its pieces."""
         ...
 
-    def tie_rank(self, snapshot: IndexSnapshot, keywords: Sequence[Keyword]) -> np.ndarray:
-        """Per chunk number, what orders chunks of equal score (smaller first)."""
+    def titled_pages(
+        self, snapshot: IndexSnapshot, keywords: Sequence[Keyword], scope: np.ndarray | None
+    ) -> TitledPages | None:
+        """The pages the keywords name, which rank first; None where titles do not count."""
         ...
 
 
@@ -146,7 +179,7 @@ class WordMatch:
                 if inside:
                     count[at] = _occurrences(in_title, keyword.pieces) + _occurrences(in_text, keyword.pieces)
                 else:
-                    found = len(spelling.findall(text, overlapped=True)) if spelling else 0
+                    found = len(spelling.findall(with_and(text), overlapped=True)) if spelling else 0
                     count[at] = _occurrences(in_title, keyword.pieces) + found
         return numbers, counts
 
@@ -168,36 +201,44 @@ class WordMatch:
     ) -> Weights:
         return RarityWeights(snapshot.catalogue.lengths, holding, scope)
 
-    def tie_rank(self, snapshot: IndexSnapshot, keywords: Sequence[Keyword]) -> np.ndarray:
-        """Chunk id order, the chunks whose title is a keyword (the same folded words) first."""
-        rank = snapshot.catalogue.id_rank
-        titled = _titled(snapshot, keywords)
-        if not len(titled):
-            return rank
-        rank = rank.copy()
-        rank[titled] -= len(rank)
-        return rank
+    def titled_pages(
+        self, snapshot: IndexSnapshot, keywords: Sequence[Keyword], scope: np.ndarray | None
+    ) -> TitledPages:
+        """Of the titles that hold a keyword's first word, those with as many words are compared
+        whole, and those with more that end in a bracket are compared without their qualifier;
+        each distinct title once."""
+        lookup = snapshot.keywords
+        exact, qualified = [], []
+        for keyword in keywords:
+            span = len(keyword.pieces)
+            holders = lookup.title_holders(keyword.pieces[0]) if span else np.zeros(0, dtype=np.int64)
+            if scope is not None:
+                holders = holders[scope[holders]]
+            same = np.unique(holders[lookup.title_lengths[holders] == span])
+            exact.append(_titles_naming(snapshot, same, keyword.pieces, whole=True))
+            longer = np.unique(holders[lookup.title_lengths[holders] > span])
+            qualified.append(_titles_naming(snapshot, longer, keyword.pieces, whole=False))
+        return TitledPages(exact, qualified)
 
 
-def _titled(snapshot: IndexSnapshot, keywords: Sequence[Keyword]) -> np.ndarray:
-    """The chunk numbers whose title is, word for word, one of the keywords: of the titles that hold
-    a keyword's first word, those with as many words are compared, each distinct title once."""
-    lookup = snapshot.keywords
-    titled = []
-    for keyword in keywords:
-        if not keyword.pieces:
-            continue
-        holders = lookup.title_holders(keyword.pieces[0])
-        candidates = np.unique(holders[lookup.title_lengths[holders] == len(keyword.pieces)])
-        titles = lower(snapshot.catalogue.titles.take(pa.array(candidates, pa.int64()))).to_pylist()
-        equal = {title: tuple(_folded_words(title)) == keyword.pieces for title in set(titles)}
-        titled.append(candidates[[equal[title] for title in titles]])
-    return np.unique(np.concatenate([np.zeros(0, dtype=np.int64), *titled]))
+def _titles_naming(snapshot: IndexSnapshot, numbers: np.ndarray, pieces: tuple[str, ...], whole: bool) -> np.ndarray:
+    """The chunks of `numbers` whose title is `pieces` word for word (`whole`), or else is
+    "`pieces` (qualifier)"."""
+    titles = snapshot.catalogue.titles.take(pa.array(numbers, pa.int64()))
+    if not whole:
+        bracketed = pc.match_substring_regex(titles, r"\)\s*$")
+        numbers, titles = numbers[bracketed.to_numpy(zero_copy_only=False)], titles.filter(bracketed)
+    lowered = lower(titles).to_pylist()
+    named = {}
+    for title in set(lowered):
+        subject = title if whole else qualified_subject(title)
+        named[title] = subject is not None and tuple(_folded_words(subject)) == pieces
+    return numbers[np.array([named[title] for title in lowered], dtype=bool)]
 
 
 def _folded_words(lowered: str) -> list[str]:
     """The folded words of a lower-cased string, by the rule the terms table was cut by."""
-    return [fold(word) for word in SHORT_WORD_BREAK.split(lowered) if word]
+    return [fold(word) for word in SHORT_WORD_BREAK.split(with_and(lowered)) if word]
 
 
 def _occurrences(words: list[str], pieces: tuple[str, ...]) -> int:
@@ -271,8 +312,10 @@ class SubstringMatch:
     ) -> Weights:
         return LengthWeights([len(keyword.text) for keyword in keywords])
 
-    def tie_rank(self, snapshot: IndexSnapshot, keywords: Sequence[Keyword]) -> np.ndarray:
-        return snapshot.catalogue.id_rank
+    def titled_pages(
+        self, snapshot: IndexSnapshot, keywords: Sequence[Keyword], scope: np.ndarray | None
+    ) -> TitledPages | None:
+        return None
 
 
 class PieceCounts:
@@ -320,14 +363,14 @@ MATCHERS: dict[KeywordMatch, Matcher] = {"word": WordMatch(), "substring": Subst
 class _Tally:
     """Per-keyword counts by chunk number: exact from the postings for single keywords, and for the
     others exact in the chunks read so far (`settled`), bounded elsewhere; scores from the counts
-    by the matcher's weights, ties broken by its `tie_rank` (smaller first)."""
+    by the matcher's weights, ties broken by chunk id (`rank`, smaller first)."""
 
     def __init__(
         self, snapshot: IndexSnapshot, matcher: Matcher, keywords: list[Keyword], scope: np.ndarray | None
     ) -> None:
         """`scope`: the chunk numbers searched (a mask); chunks outside it count nothing."""
         self.snapshot, self.matcher, self.keywords = snapshot, matcher, keywords
-        self.rank = matcher.tie_rank(snapshot, keywords)
+        self.rank = snapshot.catalogue.id_rank
         chunk_count = len(self.rank)
         pieces = sorted({piece for keyword in keywords for piece in keyword.pieces})
         piece_counts = matcher.piece_counts(snapshot, pieces)
@@ -477,10 +520,12 @@ def keyword_search(
     if not keywords:
         return KeywordFindings([], [], [], ChunkCount(0, 0))
     tally = _Tally(snapshot, matcher, keywords, scope)
+    pages = matcher.titled_pages(snapshot, keywords, scope)
     tally.settle_top(top_k)
-    chosen = top_chunks(tally.settled_scores(), tally.rank, top_k)
+    order = _Order(tally, pages)
+    chosen = order.top(top_chunks(tally.settled_scores(), tally.rank, top_k), top_k)
     if match == "word" and top_k >= len(keywords):
-        chosen = _with_every_keyword(tally, chosen, top_k)
+        chosen = _with_every_keyword(tally, order, chosen, top_k)
     per_keyword, matching = tally.chunk_counts()
     chunks = snapshot.chunks.at(chosen)
     hits = []
@@ -491,10 +536,38 @@ def keyword_search(
     return KeywordFindings(hits, [k.text for k in keywords], per_keyword, matching)
 
 
-def _with_every_keyword(tally: _Tally, ranked: np.ndarray, top_k: int) -> np.ndarray:
-    """The best chunk of each keyword that matches anywhere, then the best of the rest by score."""
-    bests = [tally.best_chunk(at) for at in range(len(tally.keywords))]
+class _Order:
+    """The results' order: the pages the keywords name first (TitledPages), then by score, then chunk id."""
+
+    def __init__(self, tally: _Tally, pages: TitledPages | None) -> None:
+        self.tally, self.pages = tally, pages
+        if pages is None:
+            self.classes = np.zeros(len(tally.rank), dtype=np.int8)
+            return
+        tally.read(pages.all())  # their scores settled: they rank whatever their score
+        self.classes = pages.classes(len(tally.rank))
+
+    def sorted(self, numbers: np.ndarray) -> np.ndarray:
+        tally = self.tally
+        return numbers[np.lexsort((tally.rank[numbers], -tally.scores[numbers], self.classes[numbers]))]
+
+    def top(self, by_score: np.ndarray, top_k: int) -> np.ndarray:
+        """The first `top_k`, given the first `top_k` by score: named pages rank above any of them."""
+        named = self.pages.all() if self.pages is not None else by_score[:0]
+        return self.sorted(np.union1d(by_score, named))[:top_k]
+
+    def best_of(self, tally: _Tally, at: int) -> int | None:
+        """Keyword `at`'s best chunk: its page, else its "(qualifier)" page, else its best by score."""
+        if self.pages is not None:
+            for named in (self.pages.exact[at], self.pages.qualified[at]):
+                if len(named):
+                    return int(named[np.lexsort((tally.rank[named], -tally.scores[named]))][0])
+        return tally.best_chunk(at)
+
+
+def _with_every_keyword(tally: _Tally, order: _Order, ranked: np.ndarray, top_k: int) -> np.ndarray:
+    """The best chunk of each keyword that matches anywhere, then the rest in order."""
+    bests = [order.best_of(tally, at) for at in range(len(tally.keywords))]
     kept = list(dict.fromkeys(number for number in bests if number is not None))
     kept += [number for number in ranked.tolist() if number not in kept][: top_k - len(kept)]
-    chosen = np.array(kept, dtype=np.int64)
-    return chosen[np.lexsort((tally.rank[chosen], -tally.scores[chosen]))]
+    return order.sorted(np.array(kept, dtype=np.int64))

@@ -6,7 +6,8 @@ from typing import Any
 
 MAX_TOP_K = 20
 MAX_KEYWORDS = 20
-MAX_KEYWORD_WORDS = 8
+MAX_KEYWORD_WORDS = 16
+"""A full name or title is the best keyword there is: "The Covenant, The Sword, and the Arm of the Lord"."""
 MAX_KEYWORD_CHARS = 200
 MAX_KEYWORD_PIECES = 16
 """Word pieces (runs of letters and digits) per keyword: a phrase's cost grows with its pieces."""

@@ -6,6 +6,10 @@ A scope is an object of conditions, all of which a chunk's document must meet:
   against the document's source as results show it: "docs/guide" is that folder (or file) and
   everything under it, "*.md" every Markdown file at any depth, "docs/**/api-*.html" what it says;
 - "file_type": what the document was read as ("md", "html", "pdf", "jsonl", ...);
+- "title": the document's title, compared as keywords are (folded words: case, accents, width and
+  the punctuation between words do not matter), so a search can stay inside one page;
+- "document": one document, by its ref (the chunk id before "-", or a chunk id), its id (a record's
+  id, a file's path) or its source as results show it;
 - any other key: a metadata field of the document's record, equal to the value given (a number or
   true/false also matches its text, so 1898 and "1898" are the same).
 
@@ -25,7 +29,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from arag_mcp.indexer.index.ids import parse_chunk_id
 from arag_mcp.indexer.index.schema import ChunkColumn
+from arag_mcp.indexer.index.terms import lower
+from arag_mcp.indexer.index.words import fold, words_of
 
 from . import source_patterns
 from .limits import MAX_SCOPE_CHARS, MAX_SCOPE_CONDITIONS, quoted
@@ -35,6 +42,10 @@ if TYPE_CHECKING:
 
 SOURCE = "source"
 FILE_TYPE = "file_type"
+TITLE = "title"
+DOCUMENT = "document"
+KEYS = (SOURCE, FILE_TYPE, TITLE, DOCUMENT)
+"""The scope keys every index has; any other is a metadata field."""
 SHOWN_CHOICES = 6
 """How many valid sources, types, fields or values an error lists."""
 ScopeValue = str | int | float | bool
@@ -57,6 +68,10 @@ def in_scope(snapshot: IndexSnapshot, scope: dict[str, ScopeValue] | None) -> np
             mask &= _source_matches(labels[ChunkColumn.SOURCE], wanted)
         elif key == FILE_TYPE:
             mask &= _file_type_matches(labels[ChunkColumn.FILE_TYPE], wanted)
+        elif key == TITLE:
+            mask &= _title_matches(snapshot.catalogue.titles, wanted)
+        elif key == DOCUMENT:
+            mask &= _document_matches(snapshot, wanted)
         else:
             metadata = metadata or _metadata_records(labels[ChunkColumn.METADATA])
             mask &= _field_matches(metadata, key, wanted)
@@ -79,7 +94,7 @@ def _check_size(scope: dict[str, ScopeValue]) -> None:
     for key, value in scope.items():
         if len(key) > MAX_SCOPE_CHARS:
             raise ScopeError(
-                f"a scope key has {len(key)} characters ({quoted(key)}); keys are {SOURCE!r}, {FILE_TYPE!r} "
+                f"a scope key has {len(key)} characters ({quoted(key)}); keys are {', '.join(map(repr, KEYS))} "
                 f"or a metadata field name of at most {MAX_SCOPE_CHARS}"
             )
         if isinstance(value, str) and len(value) > MAX_SCOPE_CHARS:
@@ -119,6 +134,47 @@ def _file_type_matches(types: pa.Array, wanted: ScopeValue) -> np.ndarray:
     return matches
 
 
+def _title_matches(titles: pa.Array, wanted: ScopeValue) -> np.ndarray:
+    if not isinstance(wanted, str) or not _folded_words(wanted):
+        raise ScopeError(f'scope "title" must be a page\'s title, e.g. "Marie Curie"; got {quoted(wanted)}')
+    target = _folded_words(wanted)
+    encoded = pc.dictionary_encode(titles)
+    distinct = encoded.dictionary.to_pylist()
+    equal = np.array([_folded_words(title) == target for title in distinct], dtype=bool)
+    if not equal.any():
+        near = [title for title in distinct if set(_folded_words(title)) & set(target)]
+        raise ScopeError(
+            f"no document is titled {quoted(wanted)}; titles here include {_choices(near or distinct)} "
+            "(a title is matched whole, ignoring case and accents)"
+        )
+    return equal[encoded.indices.to_numpy(zero_copy_only=False)]
+
+
+def _folded_words(text: str) -> list[str]:
+    return [fold(word) for word in words_of(lower(pa.array([text], pa.string())).to_pylist())[0]]
+
+
+def _document_matches(snapshot: IndexSnapshot, wanted: ScopeValue) -> np.ndarray:
+    if not isinstance(wanted, str) or not wanted.strip():
+        raise ScopeError(
+            f'scope "document" must be a ref from the results (the chunk id before "-"), a document id or a source; got {quoted(wanted)}'
+        )
+    wanted = wanted.strip()
+    labels, table = snapshot.catalogue.labels, snapshot.catalogue.table
+    parsed = parse_chunk_id(wanted)
+    key = parsed[0] if parsed else wanted
+    mask = pc.equal(labels[ChunkColumn.DOC_KEY], key).to_numpy(zero_copy_only=False)
+    for column in (table[ChunkColumn.DOC_ID], labels[ChunkColumn.SOURCE]):
+        mask |= pc.fill_null(pc.equal(column, wanted), False).to_numpy(zero_copy_only=False)
+    if not mask.any():
+        refs = pc.unique(labels[ChunkColumn.DOC_KEY]).to_pylist()
+        raise ScopeError(
+            f'scope "document" {quoted(wanted)} is no document here; give a ref from the results '
+            f'(the chunk id before "-", such as {_choices(refs[:2])}), a document id or a source'
+        )
+    return mask
+
+
 MetadataRecords = tuple[list[dict[str, Any]], np.ndarray]
 """Each distinct metadata text parsed (one per document at most), and each chunk's record in it."""
 
@@ -140,13 +196,12 @@ def _field_matches(metadata: MetadataRecords, key: str, wanted: ScopeValue) -> n
     if not present:
         fields = Counter(name for record in records for name in record)
         known = (
-            f"metadata fields here: {_choices([name for name, _ in fields.most_common()])}"
+            f"the metadata fields {_choices([name for name, _ in fields.most_common()])}"
             if fields
-            else "no document here has metadata"
+            else "no metadata field (no document here has metadata)"
         )
         raise ScopeError(
-            f"scope {quoted(key)} is not a field of this index ({known}; besides {SOURCE!r} and {FILE_TYPE!r}); "
-            "use one of those"
+            f"scope {quoted(key)} is not a key of this index; its keys are {', '.join(map(repr, KEYS))} and {known}"
         )
     text = _as_text(wanted)
     equal = np.array([key in record and _as_text(record[key]) == text for record in records], dtype=bool)

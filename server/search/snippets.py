@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import regex
-from arag_mcp.indexer.index.words import fold, word_matches, words_of
+from arag_mcp.indexer.index.words import fold, with_and, word_matches, words_of
 
 MAX_SNIPPET_CHARS = 1200
 LONG_SENTENCE_CHARS = 300
@@ -20,7 +20,8 @@ LONG_SENTENCE_CHARS = 300
 CONTEXT_CHARS = 60
 """Characters kept on each side of a keyword occurrence in a long sentence."""
 CUT = "…"
-_WORD = regex.compile(r"[\p{L}\p{N}_]+")
+_WORD = regex.compile(r"[\p{L}\p{N}_]+|&")
+"""A word, or "&", which word matching reads as "and"."""
 
 SNIPPET_SEPARATOR = " ... "
 """Between the sentences of one snippet, where text between them is left out."""
@@ -58,7 +59,7 @@ def keyword_spans(sentence: str, keywords: Sequence[str], match: str) -> list[tu
     if match == "substring":
         return [found.span() for k in keywords for found in regex.finditer(regex.escape(k), sentence, regex.I)]
     found = list(_WORD.finditer(sentence))
-    words = [fold(word.group().lower()) for word in found]
+    words = [fold(with_and(word.group().lower()).strip()) for word in found]
     spans = []
     for pieces in words_of([keyword.lower() for keyword in keywords]):
         wanted = [fold(piece) for piece in pieces]

@@ -84,10 +84,11 @@ PerQuery = Annotated[
 ScopeConditions = Annotated[
     dict[str, Any] | None,
     Field(
-        description='search only part of the index; all conditions must hold, e.g. {"source": "docs/guide"}, '
-        '{"file_type": "pdf", "year": 2024}. source: gitignore-style pattern of sources as results show them '
-        '(a folder, "*.md"); file_type: md, html, pdf, jsonl, ...; other keys: metadata fields. The top_k are '
-        "the best within it"
+        description='search only part of the index; all conditions must hold, e.g. {"title": "Marie Curie"} (inside '
+        'one page), {"source": "docs/guide"}, {"file_type": "pdf", "year": 2024}. title: a page\'s title (case '
+        "and accents ignored); document: a ref from the results (the chunk id before '-'), a document id or a "
+        'source; source: gitignore-style pattern of sources as results show them (a folder, "*.md"); file_type: '
+        "md, html, pdf, jsonl, ...; other keys: metadata fields. The top_k are the best within it"
     ),
 ]
 ExactNames = Annotated[

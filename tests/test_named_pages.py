@@ -1,0 +1,138 @@
+"""Keywords as names: the page a keyword names ranks first, whatever its length (a chunk titled as
+the keyword, then one titled "keyword (qualifier)", then chunks that only mention it); a full title
+of up to 16 words is one keyword; "&" and "and" match each other. Small real texts in a real index,
+checked against bench/brute_force.py's definition, and through the tool."""
+
+from __future__ import annotations
+
+import json
+
+import index_dump
+import pytest
+from arag_mcp.indexer.build import BuildOptions, build_index
+from arag_mcp.indexer.index.snapshot import IndexSnapshot, open_index
+from arag_mcp.server.app import create_server
+from arag_mcp.server.search.keywords import keyword_search
+from arag_mcp.server.search.limits import MAX_KEYWORD_WORDS
+from arag_mcp.server.tools.profiles import PROFILES
+from brute_force import WordCorpus, keyword_ranking
+from mcp import Client
+
+from .conftest import live_index
+
+BIOGRAPHY = "Tim Burstall was an English-born Australian film director, writer and producer. " + " ".join(
+    f"In his {year}s work he studied the craft of cinema in Melbourne and made documentaries for the state."
+    for year in range(1950, 1990, 2)
+)
+PAGES = [
+    ("Tim Burstall", BIOGRAPHY),
+    ("Stork (film)", "Stork is a 1971 comedy directed by Tim Burstall."),
+    ("Alvin Purple", "Alvin Purple is a 1973 film directed by Tim Burstall."),
+    ("Petersen (film)", "Petersen is a 1974 film by Tim Burstall, with Jack Thompson."),
+    ("The Trail of the Lonesome Pine (song)", "A 1913 song. " + "It was a hit of its year and sold many copies. " * 12),
+    ("The Trail of the Lonesome Pine (1936 film)", "The Trail of the Lonesome Pine is a 1936 film."),
+    ("Way Out West", "The Trail of the Lonesome Pine is sung in Way Out West. The Trail of the Lonesome Pine!"),
+    ("Atlanta", "Atlanta is the capital of Georgia. Georgia's largest city. Georgia, Georgia, Georgia."),
+    ("Georgia (U.S. state)", "A state in the Southeast. " + "Its farms grow peanuts and peaches for the nation. " * 10),
+    ("Savannah", "Savannah is the oldest city in Georgia, and Georgia's first capital."),
+    ("Thomas H. Ince (film)", "A short film about Thomas H. Ince."),
+    ("Thomas H. Ince", "An American producer. " + "He built studios and ran them for many years with care. " * 15),
+    ("Ince Studios", "Thomas H. Ince founded Ince Studios; Thomas H. Ince ran it."),
+    ("Thelma & Louise", "Thelma & Louise is a 1991 road film."),
+    ("Geena Davis", "Geena Davis starred in Thelma and Louise and won an Oscar for another film."),
+    ("The Covenant, The Sword, and the Arm of the Lord", "A militia group in Arkansas, founded in 1971."),
+    ("Arkansas militias", "The Covenant, the Sword, and the Arm of the Lord was raided in 1985."),
+]
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory) -> str:
+    folder = tmp_path_factory.mktemp("named")
+    corpus = folder / "pages.jsonl"
+    corpus.write_text(
+        "".join(json.dumps({"id": f"p{at}", "title": t, "text": x}) + "\n" for at, (t, x) in enumerate(PAGES))
+    )
+    build_index([corpus], str(folder / "idx"), BuildOptions(progress=False))
+    return str(folder / "idx")
+
+
+@pytest.fixture(scope="module")
+def snapshot(index: str) -> IndexSnapshot:
+    return open_index(index)
+
+
+def titles(snapshot: IndexSnapshot, keywords: list[str], top_k: int = 5, match: str = "word") -> list[str]:
+    return [hit.chunk.title for hit in keyword_search(snapshot, keywords, top_k, match).hits]
+
+
+def test_the_biography_outranks_short_pages_that_mention_the_name(snapshot: IndexSnapshot):
+    hits = keyword_search(snapshot, ["Tim Burstall"], 5).hits
+    assert [hit.chunk.title for hit in hits][0] == "Tim Burstall"
+    assert hits[0].score < hits[1].score  # BM25 alone would put the short pages first
+
+
+def test_a_qualified_page_outranks_pages_that_only_mention_it(snapshot: IndexSnapshot):
+    found = titles(snapshot, ["The Trail of the Lonesome Pine"], 3)
+    assert set(found[:2]) == {"The Trail of the Lonesome Pine (song)", "The Trail of the Lonesome Pine (1936 film)"}
+    assert found[2] == "Way Out West"
+
+
+def test_the_exact_title_comes_before_the_qualified_one(snapshot: IndexSnapshot):
+    assert titles(snapshot, ["Thomas H. Ince"], 3) == ["Thomas H. Ince", "Thomas H. Ince (film)", "Ince Studios"]
+
+
+def test_each_keyword_keeps_its_own_page(snapshot: IndexSnapshot):
+    """ "Georgia" is said most on other pages; its "(U.S. state)" page is still its best chunk."""
+    assert set(titles(snapshot, ["Atlanta", "Georgia"], 2)) == {"Atlanta", "Georgia (U.S. state)"}
+    assert titles(snapshot, ["Georgia"], 1) == ["Georgia (U.S. state)"]
+
+
+def test_substring_mode_keeps_the_papers_scoring(snapshot: IndexSnapshot):
+    chunks = index_dump.all_chunks(snapshot)
+    ids, texts = [c.chunk_id for c in chunks], [c.text for c in chunks]
+    got = [
+        (hit.chunk.chunk_id, int(hit.score)) for hit in keyword_search(snapshot, ["Tim Burstall"], 3, "substring").hits
+    ]
+    assert got == keyword_ranking(ids, texts, ["Tim Burstall"], 3)
+    assert titles(snapshot, ["Tim Burstall"], 1, "substring") != ["Tim Burstall"]  # the paper's: a short page first
+
+
+def test_the_ranking_is_the_brute_force_definition(snapshot: IndexSnapshot):
+    chunks = index_dump.all_chunks(snapshot)
+    corpus = WordCorpus(
+        [c.chunk_id for c in chunks], [c.title for c in chunks], [c.text for c in chunks], [c.tokens for c in chunks]
+    )
+    for keywords in (
+        ["Tim Burstall"],
+        ["Georgia"],
+        ["Atlanta", "Georgia"],
+        ["Thomas H. Ince", "film"],
+        ["The Trail of the Lonesome Pine", "song"],
+        ["Ince"],
+        ["film", "Georgia", "Tim Burstall"],
+        ["Thelma and Louise"],
+        ["Thelma & Louise", "Geena Davis"],
+        ["The Covenant, The Sword, and the Arm of the Lord"],
+    ):
+        for top_k in (1, 2, 3, 5):
+            got = [(hit.chunk.chunk_id, hit.score) for hit in keyword_search(snapshot, keywords, top_k).hits]
+            assert got == corpus.ranking(keywords, top_k), (keywords, top_k)
+
+
+def test_ampersand_and_and_match_each_other(snapshot: IndexSnapshot):
+    for keyword in ("Thelma & Louise", "Thelma and Louise", "thelma&louise"):
+        assert set(titles(snapshot, [keyword])) == {"Thelma & Louise", "Geena Davis"}, keyword
+        assert titles(snapshot, [keyword])[0] == "Thelma & Louise"
+
+
+@pytest.mark.anyio
+async def test_a_full_title_is_one_keyword_up_to_the_bound(index: str):
+    title = "The Covenant, The Sword, and the Arm of the Lord"  # 10 words
+    longer = " ".join(["word"] * (MAX_KEYWORD_WORDS + 1))
+    with live_index(index, load_model=False) as live:
+        async with Client(create_server(live, PROFILES["arag"])) as client:
+            found = await client.call_tool("keyword_search", {"keywords": [title], "top_k": 2})
+            assert not found.is_error, found.content[0].text
+            assert [hit["title"] for hit in found.structured_content["results"]] == [title, "Arkansas militias"]
+            refused = await client.call_tool("keyword_search", {"keywords": [longer]})
+            assert refused.is_error and f"{MAX_KEYWORD_WORDS + 1}-word" in refused.content[0].text
