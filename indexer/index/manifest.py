@@ -162,6 +162,10 @@ def read_manifest(uri: str) -> dict[str, Any] | None:
             raw = Path(uri, MANIFEST_FILE).read_bytes()
     except FileNotFoundError:
         return None
+    except PermissionError:
+        raise IndexStoreError(
+            f"{_join(uri, MANIFEST_FILE)} is not readable by this user; let it read the index (chmod -R a+rX {uri})"
+        ) from None
     except OSError as exc:
         if is_remote(uri):
             raise IndexStoreError(
@@ -192,6 +196,7 @@ def write_manifest(uri: str, manifest: dict[str, Any]) -> None:
         handle.write(raw)
         handle.flush()
         os.fsync(handle.fileno())
+    os.chmod(tmp, 0o644)  # readable as the tables are, by a server running as another user (mkstemp makes 0600)
     os.replace(tmp, Path(uri, MANIFEST_FILE))
 
 
