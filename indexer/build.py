@@ -20,6 +20,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from arag_mcp.indexer.command_options import terminal_text
 from arag_mcp.indexer.embedding.embedder import Embedder
 from arag_mcp.indexer.embedding.settings import DEFAULT_BACKEND, DEFAULT_MODEL
 from arag_mcp.indexer.index.collection import checked_description
@@ -61,6 +62,8 @@ class BuildOptions:
     """Sentences embedded between two commits: what a killed build keeps."""
     exclude: tuple[str, ...] = ()
     """gitignore-style patterns left out of the sources added (recorded with them)."""
+    follow_links: bool = False
+    """Read the files that links in the folders added point to outside them (recorded with them)."""
     strict: bool = False
     """Any file or record skipped fails the command before anything is written."""
     progress: bool = True
@@ -160,7 +163,7 @@ def build_index(sources: Sequence[str | Path], uri: str, options: BuildOptions =
         if committed is not None:
             check_format(uri, committed)
         recorded = [] if committed is None else committed["sources"]
-        roots, reads = plan_sources(recorded, sources, options.exclude)
+        roots, reads = plan_sources(recorded, sources, options.exclude, options.follow_links)
         return _update(uri, options, roots, reads)
 
 
@@ -178,7 +181,10 @@ def sync_index(uri: str, options: BuildOptions = BuildOptions()) -> BuildSummary
                 present.append(root)
             else:
                 log.warning("%s no longer exists; its documents are removed and it is no longer a source", root["path"])
-        reads = [Source(Path(root["path"]), Path(root["path"]), tuple(root["exclude"])) for root in present]
+        reads = [
+            Source(Path(root["path"]), Path(root["path"]), tuple(root["exclude"]), root.get("follow_links", False))
+            for root in present
+        ]
         options = replace(options, **index_settings(uri), rebuild=False)
         return _update(uri, options, present, reads, drop_unread=roots)
 
@@ -228,11 +234,12 @@ def describe_index(uri: str, description: str) -> None:
 
 
 def plan_sources(
-    recorded: Sequence[dict[str, Any]], paths: Sequence[str | Path], exclude: Sequence[str]
+    recorded: Sequence[dict[str, Any]], paths: Sequence[str | Path], exclude: Sequence[str], follow_links: bool = False
 ) -> tuple[list[dict[str, Any]], list[Source]]:
     """The sources to record and the reads for `paths`: a path inside a recorded folder is read as
     part of it (its documents are named from that folder); a new path is recorded as a root and
-    absorbs the recorded roots inside it."""
+    absorbs the recorded roots inside it. A root records that it follows links once a path under
+    it was added so."""
     roots = [dict(root) for root in recorded]
     reads: list[Source] = []
     for given in paths:
@@ -248,7 +255,11 @@ def plan_sources(
             again = "/" + path.relative_to(covering["path"]).as_posix()
             covering["exclude"] = [pattern for pattern in covering["exclude"] if pattern != again]
         covering["exclude"] = list(dict.fromkeys([*covering["exclude"], *exclude]))
-        reads.append(Source(Path(covering["path"]), path, tuple(covering["exclude"])))
+        if follow_links:
+            covering["follow_links"] = True
+        reads.append(
+            Source(Path(covering["path"]), path, tuple(covering["exclude"]), covering.get("follow_links", False))
+        )
     return roots, reads
 
 
@@ -290,6 +301,8 @@ def _update(
     not be read this time)."""
     started = time.perf_counter()
     if options.ray is not None:
+        if any(read.follow_links for read in reads):
+            raise CorpusError("--ray reads only the files inside the folders added; leave out --follow-links")
         _ray_build()  # before any work
     summary = BuildSummary()
     previous = None if options.rebuild else read_manifest(uri)
@@ -354,7 +367,7 @@ class BuildFailed(Exception):
 def report_skips(skipped: Sequence[SkippedFile]) -> None:
     """One line per file or record skipped, then their number."""
     for item in skipped:
-        log.warning("skipped %s", item)
+        log.warning("skipped %s", terminal_text(str(item), keep=""))
     if skipped:
         log.warning("skipped %d file(s) or record(s), listed above", len(skipped))
 

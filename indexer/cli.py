@@ -28,6 +28,7 @@ from .command_options import (
     env_name,
     env_option,
     positive_int,
+    terminal_text,
 )
 
 log = logging.getLogger("arag_mcp.indexer")
@@ -124,6 +125,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     env_option(
         adding,
+        "--follow-links",
+        _env("--follow-links"),
+        action="store_true",
+        help="read the files that links in a folder point to outside it, recorded with the source (by default "
+        "such links are skipped with one line each, so a cloned or unpacked folder cannot bring in files from elsewhere)",
+    )
+    env_option(
+        adding,
         "--model",
         _env("--model"),
         default=None,
@@ -216,6 +225,7 @@ def _options(args: argparse.Namespace):  # noqa: ANN202 - BuildOptions, imported
         flush_sentences=args.write_batch,
         commit_sentences=args.commit_every,
         exclude=tuple(getattr(args, "exclude", ())),
+        follow_links=getattr(args, "follow_links", False),
         strict=args.strict,
         rebuild=rebuild,
         progress=not args.quiet,
@@ -255,13 +265,11 @@ def run_list(args: argparse.Namespace) -> None:
 
     documents = list_documents(args.index)
     if args.json:
-        print(json.dumps(documents, indent=2, ensure_ascii=False))
+        print(terminal_text(json.dumps(documents, indent=2, ensure_ascii=False)))
         return
     for document in documents:
-        print(
-            f"{document[D.SOURCE]}\t{document[D.TITLE]}\t{document[D.CHUNKS]} chunks\t"
-            f"{document[D.INDEXED_AT]}\t{document[D.ID]}"
-        )
+        fields = (document[D.SOURCE], document[D.TITLE], f"{document[D.CHUNKS]} chunks", document[D.INDEXED_AT], document[D.ID])
+        print("\t".join(terminal_text(str(value), keep="") for value in fields))
     print(f"{len(documents)} documents", file=sys.stderr)
 
 

@@ -41,6 +41,7 @@ ID_FIELDS = ("id", "_id")
 BINARY_SNIFF_CHARS = 8192
 CONTROL_SHARE = 0.05
 """Above this share of control characters (other than whitespace) in a file's start, it is not text."""
+LINK_OUTSIDE = "a link to a file outside the folder; pass --follow-links to read it"
 DEFAULT_EXCLUDE = ("node_modules/", "__pycache__/", "site-packages/")
 """Folders of installed code left out of every folder read, besides hidden files and folders."""
 Metadata = dict[str, str | int | float | bool | None]
@@ -98,11 +99,15 @@ class Source:
     path: Path
     exclude: tuple[str, ...] = ()
     """gitignore-style patterns, matched against paths relative to `root`."""
+    follow_links: bool = False
+    """Read the files that links in a folder point to outside it; otherwise they are skipped, so a
+    link in a cloned or unpacked folder cannot bring a file from elsewhere (a key, a password
+    store) into an index served to a model."""
 
     @classmethod
-    def at(cls, path: str | Path, exclude: Sequence[str] = ()) -> Source:
+    def at(cls, path: str | Path, exclude: Sequence[str] = (), follow_links: bool = False) -> Source:
         resolved = _resolve(Path(path).expanduser())
-        return cls(resolved, resolved, tuple(exclude))
+        return cls(resolved, resolved, tuple(exclude), follow_links)
 
 
 class _Skip(Exception):
@@ -114,10 +119,11 @@ def iter_documents(
 ) -> Iterator[Document]:
     """Documents from files and folders, appending what could not be read to `skipped`.
 
-    Folders are read recursively in sorted order. Hidden files and folders, DEFAULT_EXCLUDE,
-    each source's exclude patterns and anything under an `exclude` path are passed over silently;
-    files of other types, unreadable, binary or malformed files and malformed records are skipped
-    and listed. A missing source raises CorpusError.
+    Folders are read recursively in sorted order; links to folders are not descended into. Hidden
+    files and folders, DEFAULT_EXCLUDE, each source's exclude patterns and anything under an
+    `exclude` path are passed over silently; links to files outside the folder (unless the source
+    follows links), files of other types, unreadable, binary or malformed files and malformed
+    records are skipped and listed. A missing source raises CorpusError.
     """
     excluded = [_resolve(Path(path)) for path in exclude]
     for given in sources:
@@ -153,11 +159,17 @@ def _walk(source: Source, excluded: list[Path], skipped: list[SkippedFile]) -> l
         path = Path(error.filename)
         skipped.append(SkippedFile(_display(path, source.root), f"unreadable: {error.strerror}", path.as_posix()))
 
+    def inside(path: Path) -> bool:
+        if source.follow_links or not path.is_symlink() or _resolve(path).is_relative_to(source.root):
+            return True
+        skipped.append(SkippedFile(_display(path, source.root), LINK_OUTSIDE, path.as_posix()))
+        return False
+
     found: list[Path] = []
     for folder, folders, files in os.walk(source.path, onerror=unreadable):
         here = Path(folder)
         folders[:] = [name for name in folders if wanted(here / name, folder=True)]
-        found.extend(here / name for name in files if wanted(here / name, folder=False))
+        found.extend(here / name for name in files if wanted(here / name, folder=False) and inside(here / name))
     return sorted(found)
 
 
