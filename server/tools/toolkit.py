@@ -57,7 +57,7 @@ from arag_mcp.server.search.live_index import LiveIndex, ModelNotReady
 from arag_mcp.server.search.snippets import Snippet, keyword_pieces, semantic_pieces, snippet
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, BeforeValidator, Field
 
 if TYPE_CHECKING:
     import numpy as np
@@ -66,7 +66,17 @@ if TYPE_CHECKING:
     from arag_mcp.indexer.index.words import KeywordMatch
     from arag_mcp.server.search.retrieval import Hit, MergedHit
 
-TopK = Annotated[int, Field(ge=1, le=MAX_TOP_K, description=f"number of chunks to return (1-{MAX_TOP_K})")]
+def _not_a_boolean(value: Any) -> Any:
+    """pydantic reads true as 1 where a number is asked; a count or a line number is never true or false."""
+    if isinstance(value, bool):
+        raise ValueError("a whole number, not true or false")
+    return value
+
+
+WholeNumber = BeforeValidator(_not_a_boolean)
+TopK = Annotated[
+    int, WholeNumber, Field(ge=1, le=MAX_TOP_K, description=f"number of chunks to return (1-{MAX_TOP_K})")
+]
 ConversationHandle = Annotated[
     str | None,
     Field(description="the `conversation` handle of this conversation's earlier results; omit it at the start"),
@@ -79,7 +89,7 @@ Queries = Annotated[
     Field(description=f"1-{MAX_QUERIES} queries: reformulations of one need, or its parts; results are merged"),
 ]
 PerQuery = Annotated[
-    int, Field(ge=1, le=MAX_RESULTS_PER_QUERY, description=f"results per query (1-{MAX_RESULTS_PER_QUERY})")
+    int, WholeNumber, Field(ge=1, le=MAX_RESULTS_PER_QUERY, description=f"results per query (1-{MAX_RESULTS_PER_QUERY})")
 ]
 ScopeConditions = Annotated[
     dict[str, Any] | None,
@@ -244,7 +254,7 @@ class Toolkit:
     def open(
         self,
         ref: Ref,
-        start_line: Annotated[int, Field(ge=0, description="the first line to show (from 0)")] = 0,
+        start_line: Annotated[int, WholeNumber, Field(ge=0, description="the first line to show (from 0)")] = 0,
         conversation: ConversationHandle = None,
     ) -> Annotated[CallToolResult, OpenOutput]:
         from arag_mcp.server.search.within_document import window
