@@ -32,8 +32,8 @@ def keyword_ranking(
 
 
 def folded_words(text: str) -> list[str]:
-    """Whole-word matching's words: runs of letters, digits and '_' in the lower-cased text, folded."""
-    return [fold(word) for word in regex.split(r"[^\p{L}\p{N}_]+", text.lower()) if word]
+    """Whole-word matching's words: runs of letters, combining marks, digits and '_' in the lower-cased text, folded."""
+    return [fold(word) for word in regex.split(r"[^\p{L}\p{M}\p{N}_]+", text.lower()) if word]
 
 
 class WordCorpus:

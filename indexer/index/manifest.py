@@ -20,7 +20,7 @@ from .collection import metadata_line
 from .schema import TABLES
 
 FORMAT = "arag-index"
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 MANIFEST_FILE = "manifest.json"
 
 

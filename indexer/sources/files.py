@@ -27,7 +27,7 @@ import pathspec
 from .docx import docx_text
 from .headings import markdown_headings, rst_headings, split_front_matter
 from .html import html_to_text
-from .outline import BlockText, HeadingMarks, NotReadable, PageMarks
+from .outline import BlockText, HeadingMarks, NotReadable, PageMarks, composed
 from .pdf import pdf_text
 
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown"})
@@ -270,13 +270,14 @@ def _read_text_bytes(path: Path) -> bytes:
 
 
 def _decode(raw: bytes) -> str:
-    """UTF-8 (with or without a byte-order mark), else latin-1; content that is not text is skipped."""
+    """UTF-8 (with or without a byte-order mark), else latin-1, composed (NFC); content that is not
+    text is skipped."""
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         text = raw.decode("latin-1")
     _check_text(text[:BINARY_SNIFF_CHARS])
-    return text
+    return composed(text)
 
 
 def _check_text(start: str) -> None:
@@ -376,9 +377,9 @@ def _record(record: object, source: str, default_id: str, where: str, file: str)
     title = record.get("title")
     return Document(
         doc_id=str(record[id_field]) if id_field else default_id,
-        title=str(title) if title is not None else "",
+        title=composed(str(title)) if title is not None else "",
         source=source,
-        text=text,
+        text=composed(text),
         metadata=_metadata(record, {text_field, "title", *ID_FIELDS}),
         path=file,
     )
