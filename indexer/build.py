@@ -158,6 +158,7 @@ def build_index(sources: Sequence[str | Path], uri: str, options: BuildOptions =
     """Add `sources` to the index at `uri` (created, or with `options.rebuild` started over): documents
     under them that are new or changed are embedded; no other document is touched."""
     uri = normalise_uri(uri)
+    _check_apart(sources, uri)
     with build_lock(uri):
         committed = None if options.rebuild else read_manifest(uri)
         if committed is not None:
@@ -165,6 +166,18 @@ def build_index(sources: Sequence[str | Path], uri: str, options: BuildOptions =
         recorded = [] if committed is None else committed["sources"]
         roots, reads = plan_sources(recorded, sources, options.exclude, options.follow_links)
         return _update(uri, options, roots, reads)
+
+
+def _check_apart(sources: Sequence[str | Path], uri: str) -> None:
+    """CorpusError where a source is the index folder or lies inside it: the index's own files are
+    never read, so such a build would read nothing. An index inside a source folder is left out of it."""
+    if is_remote(uri):
+        return
+    for given in sources:
+        path = Source.at(given).path
+        if path.is_relative_to(uri):
+            where = "is the index folder" if path == Path(uri) else "is inside the index folder"
+            raise CorpusError(f"{given} {where} {uri}; give --index a folder outside the documents")
 
 
 def sync_index(uri: str, options: BuildOptions = BuildOptions()) -> BuildSummary:

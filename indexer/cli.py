@@ -50,6 +50,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     common = argparse.ArgumentParser(add_help=False)
     INDEX.add(common, ENV_PREFIX, required=True, help="index folder or object-store URI (s3://, gs://, az://)")
     LOG_LEVEL.add(common, ENV_PREFIX)
+    env_option(
+        common, "--quiet", _env("--quiet"), action="store_true", help="no progress bars (every command takes it)"
+    )
     embedding = argparse.ArgumentParser(add_help=False)
     DEVICE.add(embedding, ENV_PREFIX)
     env_option(
@@ -86,7 +89,6 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         action="store_true",
         help="fail, writing nothing, if any file or record would be skipped",
     )
-    env_option(embedding, "--quiet", _env("--quiet"), action="store_true", help="no progress bar")
     env_option(
         embedding,
         "--ray",

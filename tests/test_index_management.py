@@ -195,3 +195,28 @@ def test_terminal_control_characters_from_documents_are_printed_escaped(tmp_path
     assert listed.stdout.split("\t")[:2] == ["corpus/\\u001b]0;owned\\u0007.md", "\\u001b[2J\\u009b2JCleared"]
     assert json.loads(as_json.stdout)[0]["title"] == "\x1b[2J\x9b2JCleared"
     assert "\\u001b[2J\\u009b2JCleared" in called.stdout
+
+
+def test_an_index_given_as_its_own_source_is_a_usage_error(tmp_path: Path):
+    """`--index` equal to the source folder read nothing and said nothing (rc 0)."""
+    docs = _write(tmp_path / "docs" / "a.md", "# Alpha\n\nAlpha text.").parent
+    same = run_cli("arag_mcp.indexer", "build", str(docs), "--index", str(docs), "--quiet")
+    assert same.returncode == 2
+    assert same.stderr.strip() == f"arag-index: error: {docs} is the index folder {docs}; give --index a folder outside the documents"
+    assert not (docs / "manifest.json").exists()
+    index = tmp_path / "idx"
+    assert run_cli("arag_mcp.indexer", "build", str(docs), "--index", str(index), "--quiet").returncode == 0
+    _write(index / "notes" / "b.md", "# Beta\n\nBeta text.")
+    inside = run_cli("arag_mcp.indexer", "add", str(index / "notes"), "--index", str(index), "--quiet")
+    assert inside.returncode == 2 and "is inside the index folder" in inside.stderr and "Traceback" not in inside.stderr
+    beside = run_cli("arag_mcp.indexer", "build", str(tmp_path), "--index", str(index), "--quiet")
+    assert beside.returncode == 0, beside.stderr  # an index inside the folder read is left out of it
+    assert _titles(index) == ["Alpha"]
+
+
+def test_every_command_takes_quiet(tmp_path: Path):
+    index = tmp_path / "idx"
+    a = _write(tmp_path / "docs" / "a.md", "# Alpha\n\nAlpha text.")
+    for command in (["build", str(a)], ["add", str(a)], ["sync"], ["list"], ["info"], ["describe"], ["remove", str(a)]):
+        result = run_cli("arag_mcp.indexer", *command, "--index", str(index), "--quiet")
+        assert result.returncode == 0, (command, result.stderr)

@@ -250,11 +250,12 @@ def _file_documents(path: Path, source: str, file: str, skipped: list[SkippedFil
 
 def _read_structured(path: Path, suffix: str) -> tuple[str, BlockText]:
     """(title, text with its marks) of an HTML, PDF or DOCX file."""
-    if suffix in HTML_SUFFIXES:
-        return html_to_text(_decode(_read_text_bytes(path)))
-    reader = pdf_text if suffix == ".pdf" else docx_text
     try:
-        return reader(path)
+        if suffix in HTML_SUFFIXES:
+            return html_to_text(_decode(_read_text_bytes(path)))
+        return (pdf_text if suffix == ".pdf" else docx_text)(path)
+    except _Skip:
+        raise
     except NotReadable as error:
         raise _Skip(f"unreadable: {error}") from None
     except Exception as error:  # the libraries raise many exception types on damaged files; one must not stop a build
