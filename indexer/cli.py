@@ -270,7 +270,13 @@ def run_list(args: argparse.Namespace) -> None:
         print(terminal_text(json.dumps(documents, indent=2, ensure_ascii=False)))
         return
     for document in documents:
-        fields = (document[D.SOURCE], document[D.TITLE], f"{document[D.CHUNKS]} chunks", document[D.INDEXED_AT], document[D.ID])
+        fields = (
+            document[D.SOURCE],
+            document[D.TITLE],
+            f"{document[D.CHUNKS]} chunks",
+            document[D.INDEXED_AT],
+            document[D.ID],
+        )
         print("\t".join(terminal_text(str(value), keep="") for value in fields))
     print(f"{len(documents)} documents", file=sys.stderr)
 

@@ -172,7 +172,9 @@ def test_links_out_of_the_folder_are_skipped_unless_followed(tmp_path: Path):
     )
     assert followed.returncode == 0, followed.stderr
     assert any("wJalrXUtnFEMI" in text for text in open_index(str(index)).chunks.table.to_pandas()["text"])
-    assert read_manifest(str(index))["sources"] == [{"path": repo.resolve().as_posix(), "exclude": [], "follow_links": True}]
+    assert read_manifest(str(index))["sources"] == [
+        {"path": repo.resolve().as_posix(), "exclude": [], "follow_links": True}
+    ]
     assert sync_index(str(index), QUIET).skipped == []
 
 
@@ -202,7 +204,10 @@ def test_an_index_given_as_its_own_source_is_a_usage_error(tmp_path: Path):
     docs = _write(tmp_path / "docs" / "a.md", "# Alpha\n\nAlpha text.").parent
     same = run_cli("arag_mcp.indexer", "build", str(docs), "--index", str(docs), "--quiet")
     assert same.returncode == 2
-    assert same.stderr.strip() == f"arag-index: error: {docs} is the index folder {docs}; give --index a folder outside the documents"
+    assert (
+        same.stderr.strip()
+        == f"arag-index: error: {docs} is the index folder {docs}; give --index a folder outside the documents"
+    )
     assert not (docs / "manifest.json").exists()
     index = tmp_path / "idx"
     assert run_cli("arag_mcp.indexer", "build", str(docs), "--index", str(index), "--quiet").returncode == 0

@@ -171,13 +171,21 @@ DEEP = "[" * 100_000 + "]" * 100_000
     [
         ("keyword_search", {"keywords": ["radium"], "scope": {"year": 10**5000 - 1}}, "number of about 5000 digits"),
         ("keyword_search", {"keywords": ["radium"], "scope": {"file_type": 10**5000 - 1}}, "5000 digits"),
-        ("keyword_search", {"keywords": ["radium"], "scope": '{"year": ' + "9" * 5000 + "}"}, "scope must be an object"),
+        (
+            "keyword_search",
+            {"keywords": ["radium"], "scope": '{"year": ' + "9" * 5000 + "}"},
+            "scope must be an object",
+        ),
         ("keyword_search", {"keywords": ["radium"], "scope": '{"a": ' + DEEP + "}"}, "scope must be an object"),
         ("keyword_search", {"keywords": ["radium"], "scope": {"year": [[[[1]]]] * 3}}, "must be a string, number"),
         ("keyword_search", {"keywords": ["radium"], "top_k": 10**5000 - 1}, "top_k must be a whole number"),
         ("open", {"ref": "x", "start_line": True}, "start_line must be a line number from 0; got true"),
         ("open", {"ref": "x", "start_line": False}, "start_line must be a line number from 0; got false"),
-        ("keyword_search", {"keywords": ["radium"], "top_k": True}, "top_k must be a whole number from 1 to 20; got true"),
+        (
+            "keyword_search",
+            {"keywords": ["radium"], "top_k": True},
+            "top_k must be a whole number from 1 to 20; got true",
+        ),
     ],
 )
 async def test_the_model_gets_our_one_line_never_an_exceptions_text(

@@ -66,6 +66,7 @@ if TYPE_CHECKING:
     from arag_mcp.indexer.index.words import KeywordMatch
     from arag_mcp.server.search.retrieval import Hit, MergedHit
 
+
 def _not_a_boolean(value: Any) -> Any:
     """pydantic reads true as 1 where a number is asked; a count or a line number is never true or false."""
     if isinstance(value, bool):
@@ -74,9 +75,7 @@ def _not_a_boolean(value: Any) -> Any:
 
 
 WholeNumber = BeforeValidator(_not_a_boolean)
-TopK = Annotated[
-    int, WholeNumber, Field(ge=1, le=MAX_TOP_K, description=f"number of chunks to return (1-{MAX_TOP_K})")
-]
+TopK = Annotated[int, WholeNumber, Field(ge=1, le=MAX_TOP_K, description=f"number of chunks to return (1-{MAX_TOP_K})")]
 ConversationHandle = Annotated[
     str | None,
     Field(description="the `conversation` handle of this conversation's earlier results; omit it at the start"),
@@ -89,7 +88,9 @@ Queries = Annotated[
     Field(description=f"1-{MAX_QUERIES} queries: reformulations of one need, or its parts; results are merged"),
 ]
 PerQuery = Annotated[
-    int, WholeNumber, Field(ge=1, le=MAX_RESULTS_PER_QUERY, description=f"results per query (1-{MAX_RESULTS_PER_QUERY})")
+    int,
+    WholeNumber,
+    Field(ge=1, le=MAX_RESULTS_PER_QUERY, description=f"results per query (1-{MAX_RESULTS_PER_QUERY})"),
 ]
 ScopeConditions = Annotated[
     dict[str, Any] | None,
