@@ -6,10 +6,12 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
+from typing import IO
 
 import httpx2
 from arag_mcp.server.app import create_server
@@ -50,10 +52,11 @@ def http_server(
 
         resource.setrlimit(resource.RLIMIT_NOFILE, (descriptors, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
 
+    stderr_file = tempfile.TemporaryFile()  # not a pipe: a server that logs a lot must never block on it
     process = subprocess.Popen(
         [*SERVER, "--index", str(index), "--transport", transport, "--host", host, "--port", str(port), *extra],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=stderr_file,
         env={**os.environ, **(env or {})},
         preexec_fn=limit_descriptors if descriptors else None,
     )
@@ -61,7 +64,7 @@ def http_server(
     try:
         deadline = time.monotonic() + 60
         while True:
-            assert process.poll() is None, process.stderr.read().decode()
+            assert process.poll() is None, _read(stderr_file)
             try:
                 if httpx2.get(f"{base}/health", timeout=1).status_code == 200:
                     break
@@ -80,14 +83,20 @@ def http_server(
     finally:
         process.terminate()
         try:
-            _, stderr = process.communicate(timeout=20)
+            process.wait(timeout=20)
         except subprocess.TimeoutExpired:
             process.kill()  # a server stuck holding the GIL never runs its SIGTERM handler
-            process.communicate()
+            process.wait()
             raise
+        stderr = _read(stderr_file)
         if log is not None:
-            log.extend(stderr.decode().splitlines())
-        assert process.returncode in (0, -15), stderr.decode()
+            log.extend(stderr.splitlines())
+        assert process.returncode in (0, -15), stderr
+
+
+def _read(file: IO[bytes]) -> str:
+    file.seek(0)
+    return file.read().decode()
 
 
 def http_client(base: str, transport: str, mode: str, token: str | None = None) -> Client:

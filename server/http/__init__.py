@@ -19,8 +19,12 @@ from .refusals import RefusalLog, ServerRefusals
 from .sessions import Limits, SessionLimits
 
 HEALTH_PATH = "/health"
-MAX_CONNECTIONS = 1024
-"""uvicorn's concurrency limit: connections (or requests) above it are answered 503 and closed."""
+MAX_CONNECTIONS = 4096
+"""uvicorn's concurrency limit: connections (or requests) above it are answered 503 and closed.
+Idle connections close within seconds (keep-alive, the header deadline), so only a burst reaches it."""
+SESSION_LOGGERS = ("mcp.server.streamable_http_manager", "mcp.server.streamable_http", "mcp.server.sse")
+"""The SDK's loggers that write a line for every session opened and closed: a flood would be a
+flood of lines, so they say only warnings unless the log level is DEBUG."""
 RESERVED_DESCRIPTORS = 64
 """Descriptors kept for the index's files, logs and the listening socket when the limit is low."""
 
@@ -118,6 +122,9 @@ def serve_http(
 
     refusals = RefusalLog()
     ServerRefusals(refusals).install()
+    if log_level != "DEBUG":
+        for name in SESSION_LOGGERS:
+            logging.getLogger(name).setLevel(logging.WARNING)
     connections = connection_limit(raise_descriptor_limit())
     app = build_app(server, transport, host, token, allowed_hosts, refusals)
     protocol = type("Protocol", (HeaderDeadlineProtocol,), {"refusals": refusals})

@@ -177,6 +177,7 @@ class SessionLimits:
             nonlocal key
             if message["type"] == "http.response.start":
                 response["started"] = True
+                message = {**message, "headers": [*message.get("headers", []), (b"connection", b"close")]}
             elif message["type"] == "http.response.body":
                 found = SSE_SESSION.search(message.get("body", b"")) if key.startswith("stream-") else None
                 if found and key in self.sessions:
@@ -185,7 +186,7 @@ class SessionLimits:
                 response["complete"] = not message.get("more_body", False)
             await send(message)
 
-        try:
+        try:  # the stream is the connection's last answer: once it ends, so does the connection
             with session.end:
                 await self.app(scope, receive, tracking)
             if response["started"] and not response["complete"]:  # closed here: end the stream as a server does
