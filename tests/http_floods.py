@@ -21,21 +21,34 @@ LIST_TOOLS = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
 HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
-async def open_sessions(http: httpx2.AsyncClient, count: int, call: bool = False) -> list[httpx2.Response]:
-    """`count` streamable-HTTP sessions opened one after another, each making a call when `call`;
-    the answers to their `initialize`."""
-    answers = []
-    for _ in range(count):
-        opened = await http.post("/mcp", json=INITIALIZE, headers=HEADERS)
-        answers.append(opened)
-        if call and opened.status_code == 200:
-            session = {
-                **HEADERS,
-                "mcp-session-id": opened.headers["mcp-session-id"],
-                "mcp-protocol-version": "2025-06-18",
-            }
-            await http.post("/mcp", json=INITIALIZED, headers=session)
-            assert (await http.post("/mcp", json=LIST_TOOLS, headers=session)).status_code == 200
+async def open_sessions(
+    http: httpx2.AsyncClient, count: int, call: bool = False, parallel: int = 1
+) -> list[httpx2.Response]:
+    """`count` streamable-HTTP sessions opened `parallel` at a time, each making a call when `call`;
+    the answers to their `initialize`, in the order they were sent."""
+    answers: list[httpx2.Response] = []
+    gate = anyio.Semaphore(parallel)
+
+    async def open_one() -> None:
+        async with gate:
+            opened = await http.post("/mcp", json=INITIALIZE, headers=HEADERS)
+            answers.append(opened)
+            if call and opened.status_code == 200:
+                session = {
+                    **HEADERS,
+                    "mcp-session-id": opened.headers["mcp-session-id"],
+                    "mcp-protocol-version": "2025-06-18",
+                }
+                await http.post("/mcp", json=INITIALIZED, headers=session)
+                assert (await http.post("/mcp", json=LIST_TOOLS, headers=session)).status_code == 200
+
+    if parallel == 1:
+        for _ in range(count):
+            await open_one()
+        return answers
+    async with anyio.create_task_group() as group:
+        for _ in range(count):
+            group.start_soon(open_one)
     return answers
 
 

@@ -9,10 +9,9 @@ from pathlib import Path
 import httpx2
 import pytest
 from arag_mcp.indexer.index.snapshot import list_documents
-
-from ..conftest import run_cli
 from arag_mcp.server.http.sessions import MAX_SESSIONS_PER_CLIENT
 
+from ..conftest import run_cli
 from ..http_floods import ended_by_server, held_sockets, open_sessions, sse_request
 from ..mcp_helpers import http_client, http_server
 
@@ -29,7 +28,7 @@ async def test_ten_thousand_initialize_requests(sample_index: Path):
     log: list[str] = []
     with http_server(sample_index, "streamable-http", log=log) as base:
         async with httpx2.AsyncClient(base_url=base, timeout=60) as http:
-            flood = await open_sessions(http, 10_000)
+            flood = await open_sessions(http, 10_000, parallel=20)
             assert {answer.status_code for answer in flood} == {200}
         await call_as_a_host(base, "streamable-http")
     assert len([line for line in log if "refused:" in line]) <= 3 and not any("Traceback" in line for line in log)
