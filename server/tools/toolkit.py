@@ -75,7 +75,8 @@ def _not_a_boolean(value: Any) -> Any:
 
 
 WholeNumber = BeforeValidator(_not_a_boolean)
-TopK = Annotated[int, WholeNumber, Field(ge=1, le=MAX_TOP_K, description=f"number of chunks to return (1-{MAX_TOP_K})")]
+"""Placed after the Field: before it, pydantic leaves the bounds out of the JSON schema."""
+TopK = Annotated[int, Field(ge=1, le=MAX_TOP_K, description=f"number of chunks to return (1-{MAX_TOP_K})"), WholeNumber]
 ConversationHandle = Annotated[
     str | None,
     Field(description="the `conversation` handle of this conversation's earlier results; omit it at the start"),
@@ -89,8 +90,8 @@ Queries = Annotated[
 ]
 PerQuery = Annotated[
     int,
-    WholeNumber,
     Field(ge=1, le=MAX_RESULTS_PER_QUERY, description=f"results per query (1-{MAX_RESULTS_PER_QUERY})"),
+    WholeNumber,
 ]
 ScopeConditions = Annotated[
     dict[str, Any] | None,
@@ -255,7 +256,7 @@ class Toolkit:
     def open(
         self,
         ref: Ref,
-        start_line: Annotated[int, WholeNumber, Field(ge=0, description="the first line to show (from 0)")] = 0,
+        start_line: Annotated[int, Field(ge=0, description="the first line to show (from 0)"), WholeNumber] = 0,
         conversation: ConversationHandle = None,
     ) -> Annotated[CallToolResult, OpenOutput]:
         from arag_mcp.server.search.within_document import window
