@@ -25,6 +25,7 @@ DOCUMENTS = {
     "macos.md": "\u304b\u3099\u3059\u306e\u8a71\u3002",  # がすの話。 as macOS writes it: か + a combining voicing mark
     "hindi.md": "हिन्दी भारत की भाषा है। नदी बहती है।",
     "nepali.md": "हिन्दी और नेपाली।",
+    "rivers.md": "गंगा और यमुना बड़ी नदियाँ हैं।",
 }
 DEBIAN_REFERENCE = Path("/usr/share/debian-reference")
 
@@ -68,9 +69,11 @@ def test_decomposed_kana_are_found_by_the_composed_keyword(scripts_index: Path):
 
 
 def test_indic_signs_are_letters_not_accents(scripts_index: Path):
-    """The virama and vowel signs are parts of a Devanagari word: "नदी" (river) is not found
-    inside "हिन्दी", whose virama is not folded away."""
+    """The virama and vowel signs are parts of a Devanagari word: "नदी" (river) is not found in
+    "नदियाँ" (rivers), cut at its vowel signs into "नद" and "य" if signs broke words, and "हिन्दी"
+    keeps its virama when folded."""
     assert search(scripts_index, "नदी") == {"hindi": 1}
+    assert search(scripts_index, "नदियाँ") == {"rivers": 1}
     assert search(scripts_index, "हिन्दी") == {"hindi": 1, "nepali": 1}
     assert search(scripts_index, "हिनदी") == {}
 
