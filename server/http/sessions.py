@@ -3,8 +3,9 @@ never locked out by one that floods the server.
 
 A session is a streamable-HTTP session (its `mcp-session-id`) or an SSE stream (`GET /sse`). Each
 client address may hold MAX_SESSIONS_PER_CLIENT of them, all clients MAX_SESSIONS. A session that
-made no call beyond the handshake (`initialize` and its notification) is closed after
-UNUSED_SESSION_SECONDS, and it is the first to go when its client, or the server, is at the limit:
+made no call beyond the handshake (`initialize` and its notification) is closed once
+UNUSED_SESSION_SECONDS have passed (checked at every request), and it is the first to go when its
+client, or the server, is at the limit:
 a flood of `initialize` requests then only displaces itself, and a host that calls its tools keeps
 its session. Only when every session at the limit has been used is a new one refused, with 503
 and `Retry-After`; so are requests beyond MAX_REQUESTS in flight (MAX_REQUESTS_PER_CLIENT for one
@@ -122,7 +123,7 @@ class SessionLimits:
         body, receive = await _peek(scope, receive)
         if session is None and session_id is None and scope["method"] == "POST" and _methods(body) == {"initialize"}:
             if not await self._admit(client):
-                await self._refuse_session(client, scope, receive, send)
+                await self._refuse_session(scope, receive, send)
                 return
             kept = [(name, value) for name, value in scope["headers"] if name in (b"host", b"origin")]
 
@@ -165,7 +166,7 @@ class SessionLimits:
             await self.app(scope, receive, send)
             return
         if not await self._admit(client):
-            await self._refuse_session(client, scope, receive, send)
+            await self._refuse_session(scope, receive, send)
             return
         now = anyio.current_time()
         session = Session(client, now, end=anyio.CancelScope(), last_seen=now, in_flight=1)
@@ -244,12 +245,9 @@ class SessionLimits:
         with anyio.CancelScope(shield=True):
             await self.app(scope, nothing, discard)
 
-    async def _refuse_session(self, client: str, scope: Scope, receive: Receive, send: Send) -> None:
-        if self.sessions and all(session.client == client for session in self.sessions.values()):
-            limit = f"{self.limits.per_client} sessions in use from this address"
-        else:
-            limit = f"{self.limits.per_client} sessions in use from this address, or {self.limits.total} in all"
-        await self._refuse("new session above the session limit", limit, scope, receive, send)
+    async def _refuse_session(self, scope: Scope, receive: Receive, send: Send) -> None:
+        limits = f"{self.limits.per_client} sessions in use from this address, or {self.limits.total} in all"
+        await self._refuse("new session above the session limit", limits, scope, receive, send)
 
     async def _refuse(self, kind: str, why: str, scope: Scope, receive: Receive, send: Send) -> None:
         self.refusals.note(kind)
