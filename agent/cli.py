@@ -13,7 +13,7 @@ from pathlib import Path
 import anyio
 import httpx2
 from arag_mcp.agent.workflows.errors import WorkflowError
-from arag_mcp.indexer.command_options import AUTH_TOKEN_ENV, env_option, positive_int
+from arag_mcp.indexer.command_options import AUTH_TOKEN_ENV, env_option, positive_int, terminal_text
 from mcp import MCPError
 
 from .conversation import AgentResult, compact_json
@@ -79,7 +79,7 @@ def agent_main(argv: Sequence[str] | None = None) -> int:
     result = guarded("arag-agent", lambda: anyio.run(run))
     if not isinstance(result, AgentResult):
         return result
-    print(json.dumps(result.to_dict(), ensure_ascii=False, indent=2) if args.json else render(result))
+    print(terminal_text(json.dumps(result.to_dict(), ensure_ascii=False, indent=2) if args.json else render(result)))
     return 0
 
 

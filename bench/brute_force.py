@@ -32,9 +32,9 @@ def keyword_ranking(
 
 
 def folded_words(text: str) -> list[str]:
-    """Whole-word matching's words: runs of letters, digits and '_' in the lower-cased text, each
-    "&" read as "and", folded."""
-    return [fold(word) for word in regex.split(r"[^\p{L}\p{N}_]+", text.lower().replace("&", " and ")) if word]
+    """Whole-word matching's words: runs of letters, combining marks, digits and '_' in the lower-cased
+    text, each "&" read as "and", folded."""
+    return [fold(word) for word in regex.split(r"[^\p{L}\p{M}\p{N}_]+", text.lower().replace("&", " and ")) if word]
 
 
 class WordCorpus:

@@ -20,6 +20,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from arag_mcp.indexer.command_options import terminal_text
 from arag_mcp.indexer.embedding.embedder import Embedder
 from arag_mcp.indexer.embedding.settings import DEFAULT_BACKEND, DEFAULT_MODEL
 from arag_mcp.indexer.index.collection import checked_description
@@ -64,6 +65,8 @@ class BuildOptions:
     """Sentences embedded between two commits: what a killed build keeps."""
     exclude: tuple[str, ...] = ()
     """gitignore-style patterns left out of the sources added (recorded with them)."""
+    follow_links: bool = False
+    """Read the files that links in the folders added point to outside them (recorded with them)."""
     strict: bool = False
     """Any file or record skipped fails the command before anything is written."""
     progress: bool = True
@@ -158,13 +161,26 @@ def build_index(sources: Sequence[str | Path], uri: str, options: BuildOptions =
     """Add `sources` to the index at `uri` (created, or with `options.rebuild` started over): documents
     under them that are new or changed are embedded; no other document is touched."""
     uri = normalise_uri(uri)
+    _check_apart(sources, uri)
     with build_lock(uri):
         committed = None if options.rebuild else read_manifest(uri)
         if committed is not None:
             check_format(uri, committed)
         recorded = [] if committed is None else committed["sources"]
-        roots, reads = plan_sources(recorded, sources, options.exclude)
+        roots, reads = plan_sources(recorded, sources, options.exclude, options.follow_links)
         return _update(uri, options, roots, reads)
+
+
+def _check_apart(sources: Sequence[str | Path], uri: str) -> None:
+    """CorpusError where a source is the index folder or lies inside it: the index's own files are
+    never read, so such a build would read nothing. An index inside a source folder is left out of it."""
+    if is_remote(uri):
+        return
+    for given in sources:
+        path = Source.at(given).path
+        if path.is_relative_to(uri):
+            where = "is the index folder" if path == Path(uri) else "is inside the index folder"
+            raise CorpusError(f"{given} {where} {uri}; give --index a folder outside the documents")
 
 
 def sync_index(uri: str, options: BuildOptions = BuildOptions()) -> BuildSummary:
@@ -181,7 +197,10 @@ def sync_index(uri: str, options: BuildOptions = BuildOptions()) -> BuildSummary
                 present.append(root)
             else:
                 log.warning("%s no longer exists; its documents are removed and it is no longer a source", root["path"])
-        reads = [Source(Path(root["path"]), Path(root["path"]), tuple(root["exclude"])) for root in present]
+        reads = [
+            Source(Path(root["path"]), Path(root["path"]), tuple(root["exclude"]), root.get("follow_links", False))
+            for root in present
+        ]
         options = replace(options, **index_settings(uri), rebuild=False)
         return _update(uri, options, present, reads, drop_unread=roots)
 
@@ -231,11 +250,12 @@ def describe_index(uri: str, description: str) -> None:
 
 
 def plan_sources(
-    recorded: Sequence[dict[str, Any]], paths: Sequence[str | Path], exclude: Sequence[str]
+    recorded: Sequence[dict[str, Any]], paths: Sequence[str | Path], exclude: Sequence[str], follow_links: bool = False
 ) -> tuple[list[dict[str, Any]], list[Source]]:
     """The sources to record and the reads for `paths`: a path inside a recorded folder is read as
     part of it (its documents are named from that folder); a new path is recorded as a root and
-    absorbs the recorded roots inside it."""
+    absorbs the recorded roots inside it. A root records that it follows links once a path under
+    it was added so."""
     roots = [dict(root) for root in recorded]
     reads: list[Source] = []
     for given in paths:
@@ -251,7 +271,11 @@ def plan_sources(
             again = "/" + path.relative_to(covering["path"]).as_posix()
             covering["exclude"] = [pattern for pattern in covering["exclude"] if pattern != again]
         covering["exclude"] = list(dict.fromkeys([*covering["exclude"], *exclude]))
-        reads.append(Source(Path(covering["path"]), path, tuple(covering["exclude"])))
+        if follow_links:
+            covering["follow_links"] = True
+        reads.append(
+            Source(Path(covering["path"]), path, tuple(covering["exclude"]), covering.get("follow_links", False))
+        )
     return roots, reads
 
 
@@ -293,6 +317,8 @@ def _update(
     not be read this time)."""
     started = time.perf_counter()
     if options.ray is not None:
+        if any(read.follow_links for read in reads):
+            raise CorpusError("--ray reads only the files inside the folders added; leave out --follow-links")
         _ray_build()  # before any work
     summary = BuildSummary()
     previous = None if options.rebuild else read_manifest(uri)
@@ -372,7 +398,7 @@ class BuildFailed(Exception):
 def report_skips(skipped: Sequence[SkippedFile]) -> None:
     """One line per file or record skipped, then their number."""
     for item in skipped:
-        log.warning("skipped %s", item)
+        log.warning("skipped %s", terminal_text(str(item), keep=""))
     if skipped:
         log.warning("skipped %d file(s) or record(s), listed above", len(skipped))
 

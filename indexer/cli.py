@@ -28,6 +28,7 @@ from .command_options import (
     env_name,
     env_option,
     positive_int,
+    terminal_text,
 )
 
 log = logging.getLogger("arag_mcp.indexer")
@@ -49,6 +50,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     common = argparse.ArgumentParser(add_help=False)
     INDEX.add(common, ENV_PREFIX, required=True, help="index folder or object-store URI (s3://, gs://, az://)")
     LOG_LEVEL.add(common, ENV_PREFIX)
+    env_option(
+        common, "--quiet", _env("--quiet"), action="store_true", help="no progress bars (every command takes it)"
+    )
     embedding = argparse.ArgumentParser(add_help=False)
     DEVICE.add(embedding, ENV_PREFIX)
     env_option(
@@ -85,7 +89,6 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         action="store_true",
         help="fail, writing nothing, if any file or record would be skipped",
     )
-    env_option(embedding, "--quiet", _env("--quiet"), action="store_true", help="no progress bar")
     env_option(
         embedding,
         "--ray",
@@ -121,6 +124,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         metavar="GLOB",
         help="gitignore-style pattern to leave out, recorded with the source (repeatable; the variable takes a "
         "comma-separated list). Hidden files and folders, node_modules, __pycache__ and site-packages are left out anyway",
+    )
+    env_option(
+        adding,
+        "--follow-links",
+        _env("--follow-links"),
+        action="store_true",
+        help="read the files that links in a folder point to outside it, recorded with the source (by default "
+        "such links are skipped with one line each, so a cloned or unpacked folder cannot bring in files from elsewhere)",
     )
     env_option(
         adding,
@@ -216,6 +227,7 @@ def _options(args: argparse.Namespace):  # noqa: ANN202 - BuildOptions, imported
         flush_sentences=args.write_batch,
         commit_sentences=args.commit_every,
         exclude=tuple(getattr(args, "exclude", ())),
+        follow_links=getattr(args, "follow_links", False),
         strict=args.strict,
         rebuild=rebuild,
         progress=not args.quiet,
@@ -255,13 +267,17 @@ def run_list(args: argparse.Namespace) -> None:
 
     documents = list_documents(args.index)
     if args.json:
-        print(json.dumps(documents, indent=2, ensure_ascii=False))
+        print(terminal_text(json.dumps(documents, indent=2, ensure_ascii=False)))
         return
     for document in documents:
-        print(
-            f"{document[D.SOURCE]}\t{document[D.TITLE]}\t{document[D.CHUNKS]} chunks\t"
-            f"{document[D.INDEXED_AT]}\t{document[D.ID]}"
+        fields = (
+            document[D.SOURCE],
+            document[D.TITLE],
+            f"{document[D.CHUNKS]} chunks",
+            document[D.INDEXED_AT],
+            document[D.ID],
         )
+        print("\t".join(terminal_text(str(value), keep="") for value in fields))
     print(f"{len(documents)} documents", file=sys.stderr)
 
 

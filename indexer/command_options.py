@@ -1,4 +1,5 @@
-"""Command-line options that can also be set from environment variables, as MCP hosts' configs prefer.
+"""Command-line options that can also be set from environment variables, as MCP hosts' configs prefer,
+and the one rule for printing document text to a terminal.
 
 The options arag-index, arag-mcp and arag-agent share are declared here once. A command reads them from
 variables under its own prefix (ARAG_INDEX_, ARAG_MCP_), as the README documents; the index and the
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
@@ -21,6 +23,18 @@ AUTH_TOKEN_ENV = "ARAG_MCP_AUTH_TOKEN"
 LOCAL_RAY = "local"
 """The value of `arag-index --ray` given without an address, as Ray reads it: start a Ray on this
 machine for the build, even where one runs already (`auto` joins that one)."""
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+"""C0 and C1 control characters and the bidirectional overrides and isolates, which reorder what follows."""
+
+
+def terminal_text(text: str, keep: str = "\n\t") -> str:
+    """Text from documents (titles, sources, file names, answers) as a terminal may show it: control
+    characters other than `keep` escaped as JSON escapes them (ESC as \\u001b, so JSON stays JSON),
+    so a document cannot set the window title (OSC), clear the screen (CSI) or hide and reorder what
+    follows."""
+    return _CONTROL.sub(lambda found: found[0] if found[0] in keep else f"\\u{ord(found[0]):04x}", text)
 
 
 def env_name(prefix: str, flag: str) -> str:

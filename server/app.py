@@ -11,7 +11,7 @@ from arag_mcp.indexer.index.words import KeywordMatch
 from arag_mcp.server.search.conversations import Conversations
 from arag_mcp.server.search.live_index import LiveIndex
 from arag_mcp.server.tools.arguments import coerce_arguments, describe_invalid
-from arag_mcp.server.tools.errors import tool_error
+from arag_mcp.server.tools.errors import tool_error, unexpected_error
 from arag_mcp.server.tools.profiles import DEFAULT_PROFILE, PROFILES, Profile
 from arag_mcp.server.tools.toolkit import Toolkit
 from mcp.server.mcpserver import Context, MCPServer
@@ -35,6 +35,8 @@ class AragServer(MCPServer):
             if isinstance(exc.__cause__, ValidationError):
                 raise ToolError(describe_invalid(exc.__cause__)) from None
             raise tool_error(name, exc) from None
+        except Exception as exc:  # an argument no check foresaw: the model gets our line, not the exception's text
+            raise unexpected_error(name, exc) from None
 
 
 def create_server(

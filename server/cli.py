@@ -17,6 +17,7 @@ from arag_mcp.indexer.command_options import (
     add_version,
     env_name,
     env_option,
+    terminal_text,
 )
 from arag_mcp.indexer.embedding.settings import limit_cpu_threads
 from arag_mcp.indexer.index.manifest import IndexStoreError
@@ -186,7 +187,7 @@ def call_tool(server, tool: str, arguments: dict) -> int:  # noqa: ANN001 - Arag
         async with Client(server) as client:
             result = await client.call_tool(tool, arguments)
         text = "\n".join(block.text for block in result.content if getattr(block, "text", None))
-        print(text, file=sys.stderr if result.is_error else sys.stdout)
+        print(terminal_text(text), file=sys.stderr if result.is_error else sys.stdout)
         return 1 if result.is_error else 0
 
     return anyio.run(run)

@@ -6,10 +6,12 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
+from typing import IO
 
 import httpx2
 from arag_mcp.server.app import create_server
@@ -32,21 +34,37 @@ def free_port() -> int:
 
 @contextmanager
 def http_server(
-    index: Path, transport: str, *extra: str, env: dict | None = None, host: str = "127.0.0.1"
+    index: Path,
+    transport: str,
+    *extra: str,
+    env: dict | None = None,
+    host: str = "127.0.0.1",
+    log: list[str] | None = None,
+    descriptors: int | None = None,
 ) -> Iterator[str]:
-    """Run `arag-mcp --transport TRANSPORT` on `host` and a free port; yield its base URL once healthy."""
+    """Run `arag-mcp --transport TRANSPORT` on `host` and a free port; yield its base URL once healthy.
+    Its stderr lines are added to `log` once it has stopped; `descriptors` starts it with that soft
+    limit on open files, as a shell's `ulimit -Sn` would."""
     port = free_port()
+
+    def limit_descriptors() -> None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_NOFILE, (descriptors, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+
+    stderr_file = tempfile.TemporaryFile()  # not a pipe: a server that logs a lot must never block on it
     process = subprocess.Popen(
         [*SERVER, "--index", str(index), "--transport", transport, "--host", host, "--port", str(port), *extra],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=stderr_file,
         env={**os.environ, **(env or {})},
+        preexec_fn=limit_descriptors if descriptors else None,
     )
     base = f"http://{host}:{port}"
     try:
         deadline = time.monotonic() + 60
         while True:
-            assert process.poll() is None, process.stderr.read().decode()
+            assert process.poll() is None, _read(stderr_file)
             try:
                 if httpx2.get(f"{base}/health", timeout=1).status_code == 200:
                     break
@@ -55,15 +73,30 @@ def http_server(
             assert time.monotonic() < deadline, "server did not come up"
             time.sleep(0.1)
         yield base
+        if descriptors:
+            limits = Path(f"/proc/{process.pid}/limits")
+            if limits.exists():
+                [line] = [line for line in limits.read_text().splitlines() if line.startswith("Max open files")]
+                log_line = f"open files: {line.split()[3]} of {line.split()[4]}"
+                if log is not None:
+                    log.append(log_line)
     finally:
         process.terminate()
         try:
-            _, stderr = process.communicate(timeout=20)
+            process.wait(timeout=20)
         except subprocess.TimeoutExpired:
             process.kill()  # a server stuck holding the GIL never runs its SIGTERM handler
-            process.communicate()
+            process.wait()
             raise
-        assert process.returncode in (0, -15), stderr.decode()
+        stderr = _read(stderr_file)
+        if log is not None:
+            log.extend(stderr.splitlines())
+        assert process.returncode in (0, -15), stderr
+
+
+def _read(file: IO[bytes]) -> str:
+    file.seek(0)
+    return file.read().decode()
 
 
 def http_client(base: str, transport: str, mode: str, token: str | None = None) -> Client:
@@ -82,7 +115,9 @@ def app_for(live: LiveIndex, transport: str, host: str, token: str | None = None
 @asynccontextmanager
 async def asgi_client(app: ASGIApp, base_url: str = "http://test") -> AsyncIterator[httpx2.AsyncClient]:
     """An HTTP client calling the ASGI app in process, with the app's lifespan running."""
-    starlette_app = getattr(app, "app", app)  # inside the bearer-token middleware, if any
+    starlette_app = app
+    while not hasattr(starlette_app, "router"):  # inside the bearer-token and session middleware
+        starlette_app = starlette_app.app
     async with starlette_app.router.lifespan_context(starlette_app):
         async with httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app), base_url=base_url) as client:
             yield client

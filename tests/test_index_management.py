@@ -144,3 +144,84 @@ def test_a_folder_with_stray_files_builds_and_the_summary_names_each(tmp_path: P
     assert "skipped 6 file(s) or record(s), listed above" in lines
     assert "Traceback" not in result.stderr
     assert _titles(index) == ["", "DNS"]
+
+
+def test_links_out_of_the_folder_are_skipped_unless_followed(tmp_path: Path):
+    """A cloned folder's `docs/notes.md` pointing at a credentials file (no extension) must not put
+    the secret in the index; links inside the folder are read; --follow-links opts in, for sync too."""
+    secret = _write(tmp_path / "home" / ".aws" / "credentials", "aws_secret_access_key = wJalrXUtnFEMI")
+    repo = tmp_path / "repo"
+    _write(repo / "docs" / "guide.md", "# Guide\n\nThe guide explains setup.")
+    (repo / "docs" / "notes.md").symlink_to(secret)
+    _write(repo / ".shared" / "setup.md", "# Setup\n\nSetup takes a minute.")
+    (repo / "docs" / "setup.md").symlink_to(repo / ".shared" / "setup.md")
+    index = tmp_path / "idx"
+
+    result = run_cli("arag_mcp.indexer", "build", str(repo), "--index", str(index), "--quiet")
+    assert result.returncode == 0, result.stderr
+    assert "skipped repo/docs/notes.md: a link to a file outside the folder; pass --follow-links to read it" in (
+        result.stderr
+    )
+    assert "credentials" not in result.stderr and str(secret) not in result.stderr
+    chunks = open_index(str(index)).chunks.table.to_pandas()["text"].tolist()
+    assert not any("wJalrXUtnFEMI" in text for text in chunks)
+    assert _titles(index) == ["Guide", "Setup"]
+
+    followed = run_cli(
+        "arag_mcp.indexer", "build", str(repo), "--index", str(index), "--quiet", "--follow-links", "--rebuild"
+    )
+    assert followed.returncode == 0, followed.stderr
+    assert any("wJalrXUtnFEMI" in text for text in open_index(str(index)).chunks.table.to_pandas()["text"])
+    assert read_manifest(str(index))["sources"] == [
+        {"path": repo.resolve().as_posix(), "exclude": [], "follow_links": True}
+    ]
+    assert sync_index(str(index), QUIET).skipped == []
+
+
+def test_terminal_control_characters_from_documents_are_printed_escaped(tmp_path: Path):
+    """A file name that sets the terminal's title (OSC) and a title that clears the screen (CSI)
+    reach `list`, the build's skip lines and `arag-mcp --call` escaped."""
+    corpus = tmp_path / "corpus"
+    _write(corpus / "\x1b]0;owned\x07.md", "# \x1b[2J\x9b2JCleared\n\nThe screen stays as it was.")
+    _write(corpus / "bad\x1b[31m.xyz", "not read")
+    index = tmp_path / "idx"
+    built = run_cli("arag_mcp.indexer", "build", str(corpus), "--index", str(index), "--quiet")
+    assert built.returncode == 0, built.stderr
+    assert "skipped corpus/bad\\u001b[31m.xyz: unsupported type .xyz" in built.stderr
+    listed = run_cli("arag_mcp.indexer", "list", "--index", str(index))
+    as_json = run_cli("arag_mcp.indexer", "list", "--index", str(index), "--json")
+    called = run_cli("arag_mcp.server", "--index", str(index), "--call", "keyword_search", "keywords=screen")
+    for result in (built, listed, as_json, called):
+        assert result.returncode == 0, result.stderr
+        assert not any(char in result.stdout + result.stderr for char in "\x1b\x07\x9b"), result
+    assert listed.stdout.split("\t")[:2] == ["corpus/\\u001b]0;owned\\u0007.md", "\\u001b[2J\\u009b2JCleared"]
+    assert json.loads(as_json.stdout)[0]["title"] == "\x1b[2J\x9b2JCleared"
+    assert "\\u001b[2J\\u009b2JCleared" in called.stdout
+
+
+def test_an_index_given_as_its_own_source_is_a_usage_error(tmp_path: Path):
+    """`--index` equal to the source folder read nothing and said nothing (rc 0)."""
+    docs = _write(tmp_path / "docs" / "a.md", "# Alpha\n\nAlpha text.").parent
+    same = run_cli("arag_mcp.indexer", "build", str(docs), "--index", str(docs), "--quiet")
+    assert same.returncode == 2
+    assert (
+        same.stderr.strip()
+        == f"arag-index: error: {docs} is the index folder {docs}; give --index a folder outside the documents"
+    )
+    assert not (docs / "manifest.json").exists()
+    index = tmp_path / "idx"
+    assert run_cli("arag_mcp.indexer", "build", str(docs), "--index", str(index), "--quiet").returncode == 0
+    _write(index / "notes" / "b.md", "# Beta\n\nBeta text.")
+    inside = run_cli("arag_mcp.indexer", "add", str(index / "notes"), "--index", str(index), "--quiet")
+    assert inside.returncode == 2 and "is inside the index folder" in inside.stderr and "Traceback" not in inside.stderr
+    beside = run_cli("arag_mcp.indexer", "build", str(tmp_path), "--index", str(index), "--quiet")
+    assert beside.returncode == 0, beside.stderr  # an index inside the folder read is left out of it
+    assert _titles(index) == ["Alpha"]
+
+
+def test_every_command_takes_quiet(tmp_path: Path):
+    index = tmp_path / "idx"
+    a = _write(tmp_path / "docs" / "a.md", "# Alpha\n\nAlpha text.")
+    for command in (["build", str(a)], ["add", str(a)], ["sync"], ["list"], ["info"], ["describe"], ["remove", str(a)]):
+        result = run_cli("arag_mcp.indexer", *command, "--index", str(index), "--quiet")
+        assert result.returncode == 0, (command, result.stderr)

@@ -22,6 +22,10 @@ DOCUMENTS = {
     "bangkok.md": "กรุงเทพมหานครเป็นเมืองหลวงของประเทศไทย ที่นี่มีวัดมากมาย",
     "kana.md": "ｶﾞｽの料金。ガスの検針。かすてら。",
     "tokyo.md": "Tokyo is the capital of Japan. The Tokyo Tower stands in Minato.",
+    "macos.md": "\u304b\u3099\u3059\u306e\u8a71\u3002",  # がすの話。 as macOS writes it: か + a combining voicing mark
+    "hindi.md": "हिन्दी भारत की भाषा है। नदी बहती है।",
+    "nepali.md": "हिन्दी और नेपाली।",
+    "rivers.md": "गंगा और यमुना बड़ी नदियाँ हैं।",
 }
 DEBIAN_REFERENCE = Path("/usr/share/debian-reference")
 
@@ -57,6 +61,21 @@ def test_korean_and_thai_keywords_match_inside_words(scripts_index: Path):
 def test_kana_are_compared_by_width_but_voicing_marks_count(scripts_index: Path):
     assert search(scripts_index, "ガス") == {"kana": 2}  # half-width ｶﾞｽ is ガス
     assert search(scripts_index, "カス") == {}  # か is not が: voicing marks are not accents
+
+
+def test_decomposed_kana_are_found_by_the_composed_keyword(scripts_index: Path):
+    assert search(scripts_index, "がす") == {"macos": 1}
+    assert "がすの話。" in open_index(str(scripts_index)).chunks.table.to_pandas()["text"].tolist()  # stored composed
+
+
+def test_indic_signs_are_letters_not_accents(scripts_index: Path):
+    """The virama and vowel signs are parts of a Devanagari word: "नदी" (river) is not found in
+    "नदियाँ" (rivers), cut at its vowel signs into "नद" and "य" if signs broke words, and "हिन्दी"
+    keeps its virama when folded."""
+    assert search(scripts_index, "नदी") == {"hindi": 1}
+    assert search(scripts_index, "नदियाँ") == {"rivers": 1}
+    assert search(scripts_index, "हिन्दी") == {"hindi": 1, "nepali": 1}
+    assert search(scripts_index, "हिनदी") == {}
 
 
 def test_latin_keywords_still_match_whole_words_only(scripts_index: Path):
@@ -95,7 +114,10 @@ def _agrees_with_brute_force(index: Path, keyword_sets: list[list[str]]) -> int:
 
 
 def test_every_script_agrees_with_the_brute_force_definition(scripts_index: Path):
-    keyword_sets = [["東京"], ["東京", "Tokyo"], ["東京 駅"], ["は 日本"], ["서울", "수도"], ["ガス", "の"], ["京"]]
+    keyword_sets = [
+        ["東京"], ["東京", "Tokyo"], ["東京 駅"], ["は 日本"], ["서울", "수도"], ["ガス", "の"], ["京"], ["がす"],
+        ["नदी"], ["हिन्दी", "भाषा"], ["ที่นี่"],
+    ]  # fmt: skip
     assert _agrees_with_brute_force(scripts_index, keyword_sets) > 10
 
 

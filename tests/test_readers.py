@@ -359,3 +359,28 @@ def test_shared_corpora_read_as_they_are():
     scifact, skipped = read(BENCH_DATA / "scifact" / "corpus.jsonl")
     assert len(scifact) == 5183 and skipped == [] and len({d.doc_id for d in scifact}) == 5183
     assert scifact[0].doc_id == "4983" and scifact[0].title.startswith("Microstructural") and scifact[0].metadata == {}
+
+
+@pytest.mark.parametrize("depth", [300, 400])
+def test_html_nested_hundreds_deep_is_read(tmp_path: Path, depth: int):
+    """libxml2 cuts a page at 256 levels unless told otherwise: the text below was lost as "empty"."""
+    (tmp_path / "deep.html").write_text(
+        "<html><body>" + "<div>" * depth + "<p>Deep text about radium.</p>" + "</div>" * depth + "</body></html>"
+    )
+    assert read_one(tmp_path / "deep.html").text == "Deep text about radium."
+
+
+def test_html_too_deep_or_with_a_huge_heading_is_skipped_with_the_true_reason(tmp_path: Path):
+    from arag_mcp.indexer.sources.html import MAX_DEPTH, MAX_TEXT_NODE_CHARS
+
+    depth = MAX_DEPTH + 1
+    (tmp_path / "deeper.html").write_text("<div>" * depth + "<p>Too deep.</p>" + "</div>" * depth)
+    (tmp_path / "heading.html").write_text(f"<h1>{'x' * (MAX_TEXT_NODE_CHARS + 1)}</h1><p>Body text.</p>")
+    (tmp_path / "long.html").write_text(f"<h1>{'x' * 1_000_000}</h1><p>Body text after a long heading.</p>")
+    documents, skipped = read(tmp_path)
+    assert [d.text[-31:] for d in documents] == ["Body text after a long heading."]
+    assert {Path(s.path).name: s.reason for s in skipped} == {
+        "deeper.html": f"unreadable: elements nested more than {MAX_DEPTH} deep; flatten the page or exclude it",
+        "heading.html": f"unreadable: one element holds {MAX_TEXT_NODE_CHARS + 1:,} characters of text, more than "
+        f"the {MAX_TEXT_NODE_CHARS:,} an HTML page may; split the page or exclude it",
+    }

@@ -161,3 +161,43 @@ async def test_errors_quote_at_most_100_characters_of_their_input(sample_index: 
                 message = result.content[0].text
                 assert result.is_error and "\n" not in message, (tool, message[:200])
                 assert "x" * 90 in message and "x" * 101 not in message and len(message) < 400, (tool, message[:200])
+
+
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "named"),
+    [
+        ("keyword_search", {"keywords": ["radium"], "scope": {"year": 10**5000 - 1}}, "number of about 5000 digits"),
+        ("keyword_search", {"keywords": ["radium"], "scope": {"file_type": 10**5000 - 1}}, "5000 digits"),
+        (
+            "keyword_search",
+            {"keywords": ["radium"], "scope": '{"year": ' + "9" * 5000 + "}"},
+            "scope must be an object",
+        ),
+        ("keyword_search", {"keywords": ["radium"], "scope": '{"a": ' + DEEP + "}"}, "scope must be an object"),
+        ("keyword_search", {"keywords": ["radium"], "scope": {"year": [[[[1]]]] * 3}}, "must be a string, number"),
+        ("keyword_search", {"keywords": ["radium"], "top_k": 10**5000 - 1}, "top_k must be a whole number"),
+        ("open", {"ref": "x", "start_line": True}, "start_line must be a line number from 0; got true"),
+        ("open", {"ref": "x", "start_line": False}, "start_line must be a line number from 0; got false"),
+        (
+            "keyword_search",
+            {"keywords": ["radium"], "top_k": True},
+            "top_k must be a whole number from 1 to 20; got true",
+        ),
+    ],
+)
+async def test_the_model_gets_our_one_line_never_an_exceptions_text(
+    sample_index: Path, tool: str, arguments: dict, named: str
+):
+    """A 5,000-digit number or JSON nested 100,000 deep in a scope, or true as a line number,
+    is named in one line: not "Exceeds the limit (4300 digits)", not "maximum recursion depth"."""
+    with live_index(sample_index, load_model=False) as live:
+        async with Client(create_server(live, PROFILES["arag-plus"])) as client:
+            result = await client.call_tool(tool, arguments)
+    message = result.content[0].text
+    assert result.is_error and "\n" not in message and len(message) < 600, message[:300]
+    assert named in message, message[:300]
+    for leaked in ("4300", "set_int_max_str_digits", "recursion", "Traceback"):
+        assert leaked not in message, message[:300]

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pyarrow.fs as pafs
 
+from .collection import metadata_line
 from .schema import TABLES
 
 FORMAT = "arag-index"
@@ -103,8 +104,8 @@ class Manifest:
     @property
     def description(self) -> str:
         """What the collection is: the description given to arag-index, else the summary the last
-        build derived (collection.py)."""
-        return str(self.raw.get("description") or self.summary)
+        build derived, by the rule for what hosts read (collection.py), whoever wrote the manifest."""
+        return metadata_line(str(self.raw.get("description") or self.summary))
 
     @classmethod
     def from_dict(cls, uri: str, data: dict[str, Any]) -> Manifest:

@@ -1,7 +1,7 @@
 """The keyword index: the words of every chunk, inverted into one posting list per word.
 
-A chunk's words are the maximal runs of letters, digits and '_' in its lower-cased text. A keyword
-made only of such characters can only occur inside a word, so its count in a chunk is
+A chunk's words are the maximal runs of letters, combining marks, digits and '_' in its lower-cased
+text. A keyword made only of such characters can only occur inside a word, so its count in a chunk is
 Σ_w count(keyword, w) · tf(w, chunk) over the vocabulary words w that contain it: exact keyword
 scores from the postings, without reading any chunk text. A keyword with other characters
 ("marie curie", "covid-19") occurs in a chunk at most as often as its rarest word piece, so the

@@ -18,9 +18,11 @@ KeywordMatch = Literal["word", "substring"]
 case-insensitive substrings of a chunk's text."""
 KEYWORD_MATCHES: tuple[KeywordMatch, ...] = ("word", "substring")
 
-WORD_BREAK = r"[^\pL\pN_]+"
-"""RE2 pattern between words (Arrow's regex engine, used for texts and keywords alike)."""
-SHORT_WORD_BREAK = regex.compile(r"[^\p{L}\p{N}_]+")
+WORD_BREAK = r"[^\pL\pM\pN_]+"
+"""RE2 pattern between words (Arrow's regex engine, used for texts and keywords alike). Combining
+marks belong to the word they are on: a Devanagari virama or vowel sign, a Thai tone mark or an
+accent not composed with its letter does not cut a word in two."""
+SHORT_WORD_BREAK = regex.compile(r"[^\p{L}\p{M}\p{N}_]+")
 """The same rule compiled once in Python, for short strings (keywords, sentences): Arrow compiles
 its pattern on every call, which costs more than splitting a few sentences."""
 
@@ -29,10 +31,16 @@ UNSPACED_SCRIPTS = r"\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\p{Thai}\p{Lao}\p{
 Korean, whose particles attach to the word before them: a run of their letters is one "word" of a
 text, so whole-word matching looks for a keyword's characters inside it. The same class parses in
 `regex` and in RE2 (Arrow)."""
+INDIC_SCRIPTS = (
+    r"\p{Devanagari}\p{Bengali}\p{Gurmukhi}\p{Gujarati}\p{Oriya}\p{Tamil}\p{Telugu}\p{Kannada}"
+    r"\p{Malayalam}\p{Sinhala}\p{Tibetan}"
+)
+"""Scripts whose combining signs (virama, vowel signs, nasalisation) are parts of letters, not accents."""
 _UNSPACED = regex.compile(f"[{UNSPACED_SCRIPTS}]")
-_ACCENT = regex.compile(f"(?<![{UNSPACED_SCRIPTS}]\\p{{Mn}}*)\\p{{Mn}}")
+_ACCENT = regex.compile(f"(?<![{UNSPACED_SCRIPTS}{INDIC_SCRIPTS}]\\p{{Mn}}*)\\p{{Mn}}")
 """A nonspacing mark that is an accent: one not on a letter of those scripts, where marks are
-letters' parts (Thai vowels and tones, the kana voicing marks of が and ぱ)."""
+letters' parts (Thai vowels and tones, the kana voicing marks of が and ぱ, the Devanagari virama
+of हिन्दी)."""
 
 
 AMPERSAND = "&"

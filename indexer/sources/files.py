@@ -27,7 +27,7 @@ import pathspec
 from .docx import docx_text
 from .headings import markdown_headings, rst_headings, split_front_matter
 from .html import html_to_text
-from .outline import BlockText, HeadingMarks, NotReadable, PageMarks
+from .outline import BlockText, HeadingMarks, NotReadable, PageMarks, composed
 from .pdf import pdf_text
 
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown"})
@@ -41,6 +41,7 @@ ID_FIELDS = ("id", "_id")
 BINARY_SNIFF_CHARS = 8192
 CONTROL_SHARE = 0.05
 """Above this share of control characters (other than whitespace) in a file's start, it is not text."""
+LINK_OUTSIDE = "a link to a file outside the folder; pass --follow-links to read it"
 DEFAULT_EXCLUDE = ("node_modules/", "__pycache__/", "site-packages/")
 """Folders of installed code left out of every folder read, besides hidden files and folders."""
 Metadata = dict[str, str | int | float | bool | None]
@@ -98,11 +99,15 @@ class Source:
     path: Path
     exclude: tuple[str, ...] = ()
     """gitignore-style patterns, matched against paths relative to `root`."""
+    follow_links: bool = False
+    """Read the files that links in a folder point to outside it; otherwise they are skipped, so a
+    link in a cloned or unpacked folder cannot bring a file from elsewhere (a key, a password
+    store) into an index served to a model."""
 
     @classmethod
-    def at(cls, path: str | Path, exclude: Sequence[str] = ()) -> Source:
+    def at(cls, path: str | Path, exclude: Sequence[str] = (), follow_links: bool = False) -> Source:
         resolved = _resolve(Path(path).expanduser())
-        return cls(resolved, resolved, tuple(exclude))
+        return cls(resolved, resolved, tuple(exclude), follow_links)
 
 
 class _Skip(Exception):
@@ -114,10 +119,11 @@ def iter_documents(
 ) -> Iterator[Document]:
     """Documents from files and folders, appending what could not be read to `skipped`.
 
-    Folders are read recursively in sorted order. Hidden files and folders, DEFAULT_EXCLUDE,
-    each source's exclude patterns and anything under an `exclude` path are passed over silently;
-    files of other types, unreadable, binary or malformed files and malformed records are skipped
-    and listed. A missing source raises CorpusError.
+    Folders are read recursively in sorted order; links to folders are not descended into. Hidden
+    files and folders, DEFAULT_EXCLUDE, each source's exclude patterns and anything under an
+    `exclude` path are passed over silently; links to files outside the folder (unless the source
+    follows links), files of other types, unreadable, binary or malformed files and malformed
+    records are skipped and listed. A missing source raises CorpusError.
     """
     excluded = [_resolve(Path(path)) for path in exclude]
     for given in sources:
@@ -153,11 +159,17 @@ def _walk(source: Source, excluded: list[Path], skipped: list[SkippedFile]) -> l
         path = Path(error.filename)
         skipped.append(SkippedFile(_display(path, source.root), f"unreadable: {error.strerror}", path.as_posix()))
 
+    def inside(path: Path) -> bool:
+        if source.follow_links or not path.is_symlink() or _resolve(path).is_relative_to(source.root):
+            return True
+        skipped.append(SkippedFile(_display(path, source.root), LINK_OUTSIDE, path.as_posix()))
+        return False
+
     found: list[Path] = []
     for folder, folders, files in os.walk(source.path, onerror=unreadable):
         here = Path(folder)
         folders[:] = [name for name in folders if wanted(here / name, folder=True)]
-        found.extend(here / name for name in files if wanted(here / name, folder=False))
+        found.extend(here / name for name in files if wanted(here / name, folder=False) and inside(here / name))
     return sorted(found)
 
 
@@ -238,11 +250,12 @@ def _file_documents(path: Path, source: str, file: str, skipped: list[SkippedFil
 
 def _read_structured(path: Path, suffix: str) -> tuple[str, BlockText]:
     """(title, text with its marks) of an HTML, PDF or DOCX file."""
-    if suffix in HTML_SUFFIXES:
-        return html_to_text(_decode(_read_text_bytes(path)))
-    reader = pdf_text if suffix == ".pdf" else docx_text
     try:
-        return reader(path)
+        if suffix in HTML_SUFFIXES:
+            return html_to_text(_decode(_read_text_bytes(path)))
+        return (pdf_text if suffix == ".pdf" else docx_text)(path)
+    except _Skip:
+        raise
     except NotReadable as error:
         raise _Skip(f"unreadable: {error}") from None
     except Exception as error:  # the libraries raise many exception types on damaged files; one must not stop a build
@@ -258,13 +271,14 @@ def _read_text_bytes(path: Path) -> bytes:
 
 
 def _decode(raw: bytes) -> str:
-    """UTF-8 (with or without a byte-order mark), else latin-1; content that is not text is skipped."""
+    """UTF-8 (with or without a byte-order mark), else latin-1, composed (NFC); content that is not
+    text is skipped."""
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         text = raw.decode("latin-1")
     _check_text(text[:BINARY_SNIFF_CHARS])
-    return text
+    return composed(text)
 
 
 def _check_text(start: str) -> None:
@@ -364,9 +378,9 @@ def _record(record: object, source: str, default_id: str, where: str, file: str)
     title = record.get("title")
     return Document(
         doc_id=str(record[id_field]) if id_field else default_id,
-        title=str(title) if title is not None else "",
+        title=composed(str(title)) if title is not None else "",
         source=source,
-        text=text,
+        text=composed(text),
         metadata=_metadata(record, {text_field, "title", *ID_FIELDS}),
         path=file,
     )

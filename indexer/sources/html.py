@@ -17,7 +17,7 @@ import regex
 import trafilatura
 from lxml import etree
 
-from .outline import BlockText
+from .outline import BlockText, NotReadable
 
 NEVER_CONTENT = (
     "//nav | //aside | //footer | //button | //script | //style | //noscript | //template"
@@ -38,14 +38,25 @@ _XML_DECLARATION = regex.compile(r"\A\s*<\?xml[^>]*\?>")
 """XHTML's declaration: lxml refuses it in text already decoded."""
 BREAK = "\x00"
 """Stands for a line break element while whitespace is collapsed."""
+MAX_DEPTH = 500
+"""Elements nested deeper are not read: the page is skipped, saying so. libxml2 is told to parse
+large trees (`huge_tree`), else it cuts a page at 256 levels or at a 10 MB text node and the rest
+is lost without a word."""
+MAX_TEXT_NODE_CHARS = 5_000_000
+"""The longest text of one element read: trafilatura's own parser stops at libxml2's 10,000,000
+characters per text (which its output may join), so a page with a longer one (a 10 MB <h1>) is
+skipped, saying so."""
+_HTML_PARSER = lxml.html.HTMLParser(huge_tree=True)
+_XML_PARSER = etree.XMLParser(huge_tree=True)
 
 
 def html_to_text(html: str) -> tuple[str, BlockText]:
     """(title, main content) of an HTML page: title from <title>, else the first <h1>."""
     try:
-        page = lxml.html.document_fromstring(_XML_DECLARATION.sub("", html, count=1))
+        page = lxml.html.document_fromstring(_XML_DECLARATION.sub("", html, count=1), parser=_HTML_PARSER)
     except etree.ParserError:  # nothing but whitespace or comments
         return "", BlockText()
+    _check_shape(page)
     title = page.findtext(".//title") or ""
     if not title.strip():
         first = page.find(".//h1")
@@ -59,11 +70,27 @@ def html_to_text(html: str) -> tuple[str, BlockText]:
         page, output_format="xml", include_formatting=True, include_tables=True, include_comments=False,
         favor_recall=True,
     )  # fmt: skip
-    content = etree.fromstring(extracted.encode()).find("main") if extracted else page.find("body")
+    content = etree.fromstring(extracted.encode(), _XML_PARSER).find("main") if extracted else page.find("body")
     text = BlockText()
     if content is not None:
         _blocks(content, text)
     return " ".join(title.split()), text
+
+
+def _check_shape(page: etree._Element) -> None:
+    """NotReadable where elements nest deeper than MAX_DEPTH or one text is longer than
+    MAX_TEXT_NODE_CHARS (both found without recursion)."""
+    depth = 0
+    for event, element in etree.iterwalk(page, events=("start", "end")):
+        depth += 1 if event == "start" else -1
+        if depth > MAX_DEPTH:
+            raise NotReadable(f"elements nested more than {MAX_DEPTH} deep; flatten the page or exclude it")
+        text = element.text if event == "start" else element.tail
+        if text and len(text) > MAX_TEXT_NODE_CHARS:
+            raise NotReadable(
+                f"one element holds {len(text):,} characters of text, more than the {MAX_TEXT_NODE_CHARS:,} "
+                "an HTML page may; split the page or exclude it"
+            )
 
 
 def _drop(element: etree._Element) -> None:

@@ -9,12 +9,19 @@ takes the heading path in force at its first character and the pages of its firs
 from __future__ import annotations
 
 import bisect
+import unicodedata
 from collections.abc import Sequence
 
 HeadingMarks = tuple[tuple[int, tuple[str, ...]], ...]
 """(offset, heading path) where each section begins, in offset order."""
 PageMarks = tuple[tuple[int, int], ...]
 """(offset, page from 1) where each page begins, in offset order."""
+
+
+def composed(text: str) -> str:
+    """`text` in Unicode's composed form (NFC): macOS and some converters write "が" as "か" and a
+    combining voicing mark, which words, keywords and search compare as one letter only once composed."""
+    return text if text.isascii() else unicodedata.normalize("NFC", text)
 
 
 class NotReadable(Exception):
@@ -67,7 +74,7 @@ class BlockText:
         """A block of text, kept as given (surrounding blank lines removed); empty blocks are
         dropped. Blocks of one `group` (the items of a list, the rows of a table) are lines of one
         paragraph."""
-        block = block.strip("\n").rstrip()
+        block = composed(block.strip("\n").rstrip())
         if not block.strip():
             return
         if self._parts:
@@ -80,7 +87,7 @@ class BlockText:
 
     def heading(self, level: int, title: str) -> None:
         """A heading: its own block, and the start of its section."""
-        title = " ".join(title.split())
+        title = composed(" ".join(title.split()))
         if not title:
             return
         path = self._stack.enter(level, title)

@@ -275,7 +275,9 @@ def _spelling_pattern(snapshot: IndexSnapshot, pieces: tuple[str, ...]) -> regex
         if not found:
             return None
         spellings.append("(?:" + "|".join(found) + ")")
-    return regex.compile(r"(?<![\p{L}\p{N}_])" + SHORT_WORD_BREAK.pattern.join(spellings) + r"(?![\p{L}\p{N}_])")
+    return regex.compile(
+        r"(?<![\p{L}\p{M}\p{N}_])" + SHORT_WORD_BREAK.pattern.join(spellings) + r"(?![\p{L}\p{M}\p{N}_])"
+    )
 
 
 class SubstringMatch:

@@ -42,5 +42,8 @@ def quoted(value: Any) -> str:
     """`value` as JSON, cut to QUOTED_CHARS characters: enough to recognise, whatever its size."""
     if isinstance(value, str):
         value = value[: QUOTED_CHARS + 1]
-    text = json.dumps(value, ensure_ascii=False, default=str)
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=str)
+    except (ValueError, RecursionError):  # a number of thousands of digits, nesting thousands deep
+        return f"a {type(value).__name__} too large to quote"
     return text if len(text) <= QUOTED_CHARS else text[: QUOTED_CHARS - 1] + "…"

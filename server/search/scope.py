@@ -51,6 +51,12 @@ SHOWN_CHOICES = 6
 ScopeValue = str | int | float | bool
 
 
+DIGITS_PER_BIT = 0.30103
+MAX_SCOPE_NUMBER_BITS = int(MAX_SCOPE_CHARS / DIGITS_PER_BIT)
+"""A whole number of more than MAX_SCOPE_CHARS digits is refused before Python is asked to write it
+out (which it refuses above 4,300 digits)."""
+
+
 class ScopeError(ValueError):
     """A scope that selects nothing, or cannot be read; the message names the fix."""
 
@@ -101,6 +107,11 @@ def _check_size(scope: dict[str, ScopeValue]) -> None:
             raise ScopeError(
                 f"scope {quoted(key)} has {len(value)} characters ({quoted(value)}); "
                 f'give at most {MAX_SCOPE_CHARS}: a folder, a file, a pattern like "docs/*.md" or a value'
+            )
+        if isinstance(value, int) and value.bit_length() > MAX_SCOPE_NUMBER_BITS:
+            raise ScopeError(
+                f"scope {quoted(key)} is a number of about {round(value.bit_length() * DIGITS_PER_BIT)} digits; "
+                f"give a value of at most {MAX_SCOPE_CHARS} characters"
             )
 
 

@@ -20,7 +20,7 @@ LONG_SENTENCE_CHARS = 300
 CONTEXT_CHARS = 60
 """Characters kept on each side of a keyword occurrence in a long sentence."""
 CUT = "…"
-_WORD = regex.compile(r"[\p{L}\p{N}_]+|&")
+_WORD = regex.compile(r"[\p{L}\p{M}\p{N}_]+|&")
 """A word, or "&", which word matching reads as "and"."""
 
 SNIPPET_SEPARATOR = " ... "

@@ -54,12 +54,14 @@ def coerce_arguments(arguments: dict[str, Any], accepted: set[str]) -> dict[str,
 
 
 def _scope_from_text(text: str) -> Any:
-    """A scope given as text: JSON for an object, otherwise the source pattern itself ("" is no scope)."""
+    """A scope given as text: JSON for an object, otherwise the source pattern itself ("" is no scope).
+    Text that is not JSON, or that JSON cannot read (nesting thousands deep, a number of thousands
+    of digits), stays text, which the scope's check then names."""
     if not text.strip():
         return None
     try:
         return json.loads(text) if text.lstrip().startswith("{") else {"source": text}
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):
         return text
 
 

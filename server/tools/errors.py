@@ -27,6 +27,12 @@ def tool_error(tool: str, failure: ToolError) -> ToolError:
         return ToolError(str(cause))
     if cause is None:
         return failure
+    return unexpected_error(tool, cause)
+
+
+def unexpected_error(tool: str, cause: BaseException) -> ToolError:
+    """The one line for a failure nobody foresaw: the exception's type, never its text, which is
+    logged with its traceback on the server."""
     log.error("%s failed", tool, exc_info=cause)
     return ToolError(
         f"{tool} failed on the server ({type(cause).__name__}; its log has the details); retry, or use another tool"

@@ -60,7 +60,7 @@ from arag_mcp.server.search.live_index import LiveIndex, ModelNotReady
 from arag_mcp.server.search.snippets import Snippet, keyword_pieces, semantic_pieces, snippet
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, BeforeValidator, Field
 
 if TYPE_CHECKING:
     import numpy as np
@@ -70,7 +70,17 @@ if TYPE_CHECKING:
     from arag_mcp.server.search.keywords import KeywordFindings
     from arag_mcp.server.search.retrieval import Hit, MergedHit
 
-TopK = Annotated[int, Field(ge=1, le=MAX_TOP_K, description=f"number of chunks to return (1-{MAX_TOP_K})")]
+
+def _not_a_boolean(value: Any) -> Any:
+    """pydantic reads true as 1 where a number is asked; a count or a line number is never true or false."""
+    if isinstance(value, bool):
+        raise ValueError("a whole number, not true or false")
+    return value
+
+
+WholeNumber = BeforeValidator(_not_a_boolean)
+"""Placed after the Field: before it, pydantic leaves the bounds out of the JSON schema."""
+TopK = Annotated[int, Field(ge=1, le=MAX_TOP_K, description=f"number of chunks to return (1-{MAX_TOP_K})"), WholeNumber]
 Offset = Annotated[
     int,
     Field(
@@ -79,6 +89,7 @@ Offset = Annotated[
         description=f"skip the first results of this same search, to see the ones after them: pass the "
         f"next offset a result names (0-{MAX_OFFSET})",
     ),
+    WholeNumber,
 ]
 Again = Annotated[
     bool,
@@ -96,7 +107,9 @@ Queries = Annotated[
     Field(description=f"1-{MAX_QUERIES} queries: reformulations of one need, or its parts; results are merged"),
 ]
 PerQuery = Annotated[
-    int, Field(ge=1, le=MAX_RESULTS_PER_QUERY, description=f"results per query (1-{MAX_RESULTS_PER_QUERY})")
+    int,
+    Field(ge=1, le=MAX_RESULTS_PER_QUERY, description=f"results per query (1-{MAX_RESULTS_PER_QUERY})"),
+    WholeNumber,
 ]
 ScopeConditions = Annotated[
     dict[str, Any] | None,
@@ -283,7 +296,7 @@ class Toolkit:
     def open(
         self,
         ref: Ref,
-        start_line: Annotated[int, Field(ge=0, description="the first line to show (from 0)")] = 0,
+        start_line: Annotated[int, Field(ge=0, description="the first line to show (from 0)"), WholeNumber] = 0,
         conversation: ConversationHandle = None,
     ) -> Annotated[CallToolResult, OpenOutput]:
         from arag_mcp.server.search.within_document import window

@@ -1,4 +1,7 @@
-"""HTTP transports (SSE, streamable HTTP): DNS-rebinding protection, optional bearer token."""
+"""HTTP transports (SSE, streamable HTTP): DNS-rebinding protection, optional bearer token, and
+bounds on what clients may hold: sessions and requests per address (sessions.py), a deadline for
+request headers (header_deadline.py), a connection limit within the descriptors the process may
+open, and refusals logged once a minute per kind (refusals.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +15,18 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from .refusals import RefusalLog, ServerRefusals
+from .sessions import Limits, SessionLimits
+
 HEALTH_PATH = "/health"
+MAX_CONNECTIONS = 4096
+"""uvicorn's concurrency limit: connections (or requests) above it are answered 503 and closed.
+Idle connections close within seconds (keep-alive, the header deadline), so only a burst reaches it."""
+SESSION_LOGGERS = ("mcp.server.streamable_http_manager", "mcp.server.streamable_http", "mcp.server.sse")
+"""The SDK's loggers that write a line for every session opened and closed: a flood would be a
+flood of lines, so they say only warnings unless the log level is DEBUG."""
+RESERVED_DESCRIPTORS = 64
+"""Descriptors kept for the index's files, logs and the listening socket when the limit is low."""
 
 
 class BearerTokenMiddleware:
@@ -68,7 +82,15 @@ def _host_names(host: str) -> list[str]:
     return [f"[{name}]" if ":" in name else name for name in spellings]
 
 
-def build_app(server: MCPServer, transport: str, host: str, token: str | None, allowed_hosts: list[str]) -> ASGIApp:
+def build_app(
+    server: MCPServer,
+    transport: str,
+    host: str,
+    token: str | None,
+    allowed_hosts: list[str],
+    refusals: RefusalLog | None = None,
+    limits: Limits = Limits(),
+) -> ASGIApp:
     @server.custom_route(HEALTH_PATH, methods=["GET"])
     async def health(_: Request) -> JSONResponse:
         return JSONResponse({"status": "ok"})
@@ -77,8 +99,11 @@ def build_app(server: MCPServer, transport: str, host: str, token: str | None, a
     if transport == "sse":
         app = server.sse_app(host=host, transport_security=security)
     else:
-        app = server.streamable_http_app(host=host, transport_security=security)
-    return BearerTokenMiddleware(app, token) if token else app
+        app = server.streamable_http_app(
+            host=host, transport_security=security, session_idle_timeout=limits.idle_seconds, max_sessions=None
+        )
+    bounded = SessionLimits(app, transport, refusals or RefusalLog(), limits, open_paths=(HEALTH_PATH,))
+    return BearerTokenMiddleware(bounded, token) if token else bounded
 
 
 def serve_http(
@@ -93,15 +118,66 @@ def serve_http(
     """Run the server with uvicorn; its logs go to stderr and the access log is off."""
     import uvicorn
 
-    app = build_app(server, transport, host, token, allowed_hosts)
+    from .header_deadline import HeaderDeadlineProtocol
+
+    refusals = RefusalLog()
+    ServerRefusals(refusals).install()
+    if log_level != "DEBUG":
+        for name in SESSION_LOGGERS:
+            logging.getLogger(name).setLevel(logging.WARNING)
+    connections = connection_limit(raise_descriptor_limit())
+    app = build_app(server, transport, host, token, allowed_hosts, refusals)
+    protocol = type("Protocol", (HeaderDeadlineProtocol,), {"refusals": refusals})
     log_config = {
         "version": 1,
         "disable_existing_loggers": False,
         "handlers": {"stderr": {"class": "logging.StreamHandler", "stream": "ext://sys.stderr"}},
         "loggers": {"uvicorn": {"handlers": ["stderr"], "level": log_level, "propagate": False}},
     }
-    logging.getLogger(__name__).info("listening on http://%s:%d (%s)", host, port, transport)
-    uvicorn.run(app, host=host, port=port, log_config=log_config, access_log=False, lifespan="on")
+    logging.getLogger(__name__).info(
+        "listening on http://%s:%d (%s; at most %d connections)", host, port, transport, connections
+    )
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        log_config=log_config,
+        access_log=False,
+        lifespan="on",
+        http=protocol,
+        limit_concurrency=connections,
+    )
+
+
+UNLIMITED_TARGET = 65536
+"""The soft limit asked for where the hard one is unlimited (macOS), which a soft one cannot be."""
+
+
+def raise_descriptor_limit() -> int | None:
+    """Raise the soft limit on open descriptors to the hard one (1,024 is a common soft default, far
+    below the hard one); the limit now in force, or None where there is none."""
+    try:
+        import resource
+    except ImportError:  # Windows
+        return None
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return None
+    target = UNLIMITED_TARGET if hard == resource.RLIM_INFINITY else hard
+    if soft >= target:
+        return soft
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+    except (ValueError, OSError):
+        return soft
+    return target
+
+
+def connection_limit(descriptors: int | None) -> int:
+    """MAX_CONNECTIONS, or fewer where the descriptors would not hold them and what the index needs."""
+    if descriptors is None:
+        return MAX_CONNECTIONS
+    return max(1, min(MAX_CONNECTIONS, descriptors - RESERVED_DESCRIPTORS))
 
 
 def is_loopback(host: str) -> bool:

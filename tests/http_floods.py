@@ -1,0 +1,102 @@
+"""Floods a real arag-mcp HTTP server as an attacker would, scaled by the caller: `initialize`
+requests that never call, SSE streams held open, sockets that never finish their headers."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import anyio
+import httpx2
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "flood", "version": "0"}},
+}
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+LIST_TOOLS = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+async def open_sessions(
+    http: httpx2.AsyncClient, count: int, call: bool = False, parallel: int = 1
+) -> list[httpx2.Response]:
+    """`count` streamable-HTTP sessions opened `parallel` at a time, each making a call when `call`;
+    the answers to their `initialize`, in the order they were sent."""
+    answers: list[httpx2.Response] = []
+    gate = anyio.Semaphore(parallel)
+
+    async def open_one() -> None:
+        async with gate:
+            opened = await http.post("/mcp", json=INITIALIZE, headers=HEADERS)
+            answers.append(opened)
+            if call and opened.status_code == 200:
+                session = {
+                    **HEADERS,
+                    "mcp-session-id": opened.headers["mcp-session-id"],
+                    "mcp-protocol-version": "2025-06-18",
+                }
+                await http.post("/mcp", json=INITIALIZED, headers=session)
+                assert (await http.post("/mcp", json=LIST_TOOLS, headers=session)).status_code == 200
+
+    if parallel == 1:
+        for _ in range(count):
+            await open_one()
+        return answers
+    async with anyio.create_task_group() as group:
+        for _ in range(count):
+            group.start_soon(open_one)
+    return answers
+
+
+async def session_alive(http: httpx2.AsyncClient, session_id: str) -> bool:
+    headers = {**HEADERS, "mcp-session-id": session_id, "mcp-protocol-version": "2025-06-18"}
+    return (await http.post("/mcp", json=LIST_TOOLS, headers=headers)).status_code == 200
+
+
+@contextmanager
+def held_sockets(base: str, count: int, request: bytes) -> Iterator[list[socket.socket]]:
+    """`count` sockets to the server that sent `request` (perhaps unfinished) and are held open."""
+    host, port = base.removeprefix("http://").rsplit(":", 1)
+    sockets = []
+    try:
+        for _ in range(count):
+            sock = socket.create_connection((host, int(port)))
+            sock.sendall(request)
+            sockets.append(sock)
+        yield sockets
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+def ended_by_server(sock: socket.socket, within: float) -> bool:
+    """Whether the server ended what `sock` asked for within `within` seconds: closed the socket, or
+    ended a chunked answer (an SSE stream) and keeps the connection only as long as keep-alive lasts."""
+    sock.settimeout(within)
+    received = b""
+    try:
+        while chunk := sock.recv(65536):
+            received += chunk
+            if received.endswith(b"\r\n0\r\n\r\n"):
+                return True
+    except TimeoutError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+def sse_request(base: str) -> bytes:
+    return f"GET /sse HTTP/1.1\r\nHost: {base.removeprefix('http://')}\r\nAccept: text/event-stream\r\n\r\n".encode()
+
+
+async def wait_until(check, seconds: float) -> bool:  # noqa: ANN001 - an async predicate
+    with anyio.move_on_after(seconds):
+        while not await check():
+            await anyio.sleep(0.1)
+        return True
+    return False
