@@ -78,7 +78,9 @@ def installed_size(wheel: Path, extras: str, work: Path, uv_cache: Path) -> dict
     uv("pip", "install", "--quiet", "--python", str(venv / "bin" / "python"), f"{wheel}{extras}", env=env)
     seconds = time.perf_counter() - started
     site = next((venv / "lib").glob("python*/site-packages"))
-    packages = sorted(((folder_size(p) if p.is_dir() else p.stat().st_size, p.name) for p in site.iterdir()), reverse=True)
+    packages = sorted(
+        ((folder_size(p) if p.is_dir() else p.stat().st_size, p.name) for p in site.iterdir()), reverse=True
+    )
     return {
         "extras": extras or "(none)",
         "mb": round(folder_size(venv) / 2**20, 1),
@@ -114,15 +116,29 @@ def main() -> None:
         wheel = args.wheel
         if wheel is None:
             log("building the wheel")
-            subprocess.run([sys.executable, "-m", "build", "--wheel", "--outdir", str(work / "dist"), str(REPO)],
-                           check=True, capture_output=True)
+            subprocess.run(
+                [sys.executable, "-m", "build", "--wheel", "--outdir", str(work / "dist"), str(REPO)],
+                check=True,
+                capture_output=True,
+            )
             (wheel,) = (work / "dist").glob("*.whl")
         index = args.index
         if index is None:
             log("building the sample index with this install")
             index = work / "idx"
-            subprocess.run([sys.executable, "-m", "arag_mcp.indexer", "build", str(REPO / "examples" / "sample"),
-                            "--index", str(index)], check=True, capture_output=True)
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "arag_mcp.indexer",
+                    "build",
+                    str(REPO / "examples" / "sample"),
+                    "--index",
+                    str(index),
+                ],
+                check=True,
+                capture_output=True,
+            )
         results: dict = {"wheel": wheel.name, "sizes": {}, "uvx": {}}
         uv_cache = work / "uv-cache"
         for name, extras in EXTRAS.items():

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import re
 import sys
-from pathlib import Path
 
 import pytest
 from arag_mcp.indexer.command_options import LOG_LEVELS
@@ -25,7 +24,9 @@ else:  # pytest brings tomli where tomllib is missing
 
 REGISTRY_SCHEMA = FIXTURES / "mcp-registry-server.schema.json"
 """The MCP Registry's server.json schema 2025-12-11, as the registry validates with it."""
-SERVER_NAME = re.compile(r"^io\.github\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?/[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
+SERVER_NAME = re.compile(
+    r"^io\.github\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?/[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$"
+)
 """The registry's name rule for a GitHub namespace: io.github.<owner>/<name>, each starting and ending alphanumeric."""
 VERSION_RANGE = re.compile(r"^\s*(?:[\^~<>=!]|.*\|\||.*\s-\s)|(?:^|\.)[xX*](?:\.|$)")
 """What the registry refuses as a range rather than one version: ^1.2, ~1.2, >=1.2, 1.x, 1.*, 1 - 2, 1 || 2."""
@@ -127,7 +128,12 @@ def test_server_json_follows_the_registry_rules_beyond_the_schema():
 
 def test_the_index_is_a_required_filepath_argument_of_the_pypi_package():
     (index,) = server_json()["packages"][0]["packageArguments"]
-    assert (index["type"], index["name"], index["format"], index["isRequired"]) == ("named", "--index", "filepath", True)
+    assert (index["type"], index["name"], index["format"], index["isRequired"]) == (
+        "named",
+        "--index",
+        "filepath",
+        True,
+    )
     (mount,) = server_json()["packages"][1]["runtimeArguments"]
     assert "dst=/index" in mount["value"] and mount["variables"]["index_folder"]["format"] == "filepath"
 

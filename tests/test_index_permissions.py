@@ -37,8 +37,20 @@ def test_the_manifest_is_readable_by_other_users(shared_index: Path):
 def serve_as_nobody(index: Path) -> subprocess.CompletedProcess[str]:
     environment = {**os.environ, "HOME": str(index.parent / "cache"), "XDG_CACHE_HOME": str(index.parent / "cache")}
     return subprocess.run(
-        ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
-         sys.executable, "-m", "arag_mcp.server", "--index", str(index), "--call", "semantic_search", "query=radium"],
+        [
+            "setpriv",
+            f"--reuid={NOBODY}",
+            f"--regid={NOBODY}",
+            "--clear-groups",
+            sys.executable,
+            "-m",
+            "arag_mcp.server",
+            "--index",
+            str(index),
+            "--call",
+            "semantic_search",
+            "query=radium",
+        ],
         capture_output=True,
         text=True,
         env=environment,

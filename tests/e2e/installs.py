@@ -79,9 +79,7 @@ def serve_and_ask(command: str, args: list[str], environment: dict[str, str], cw
             async with Client(server) as client:
                 tools = [tool.name for tool in (await client.list_tools()).tools]
                 keyword = await client.call_tool("keyword_search", {"keywords": ["radium"]})
-                semantic = await client.call_tool(
-                    "semantic_search", {"query": "Which element is named after Poland?"}
-                )
+                semantic = await client.call_tool("semantic_search", {"query": "Which element is named after Poland?"})
         return {"tools": tools, "keyword": keyword, "semantic": semantic}
 
     return anyio.run(ask)

@@ -52,7 +52,11 @@ def desktop_launch(manifest: dict, folder: Path, settings: dict[str, str]) -> tu
         return re.sub(r"\$\{user_config\.([a-z_]+)\}", lambda match: str(values[match.group(1)]), text)
 
     config = manifest["server"]["mcp_config"]
-    return fill(config["command"]), [fill(arg) for arg in config["args"]], {k: fill(v) for k, v in config["env"].items()}
+    return (
+        fill(config["command"]),
+        [fill(arg) for arg in config["args"]],
+        {k: fill(v) for k, v in config["env"].items()},
+    )
 
 
 def test_the_packed_bundle_answers_as_desktop_starts_it(

@@ -88,8 +88,20 @@ def test_the_image_serves_streamable_http_with_a_token(image: tuple[str, str], s
     port = free_port()
     name = f"arag-mcp-test-{uuid.uuid4().hex[:8]}"
     subprocess.run(
-        [engine, "run", "-d", "--name", name, "-p", f"127.0.0.1:{port}:8000", "-v", f"{sample_index}:/index:ro",
-         "-e", f"ARAG_MCP_AUTH_TOKEN={TOKEN}", tag],
+        [
+            engine,
+            "run",
+            "-d",
+            "--name",
+            name,
+            "-p",
+            f"127.0.0.1:{port}:8000",
+            "-v",
+            f"{sample_index}:/index:ro",
+            "-e",
+            f"ARAG_MCP_AUTH_TOKEN={TOKEN}",
+            tag,
+        ],
         check=True,
         capture_output=True,
     )
@@ -124,8 +136,16 @@ def test_the_image_serves_stdio_as_the_registry_entry_starts_it(image: tuple[str
     engine, tag = image
     server = StdioServerParameters(
         command=engine,
-        args=["run", "-i", "--rm", "--mount", f"type=bind,src={sample_index},dst=/index,readonly", tag,
-              "--transport", "stdio"],
+        args=[
+            "run",
+            "-i",
+            "--rm",
+            "--mount",
+            f"type=bind,src={sample_index},dst=/index,readonly",
+            tag,
+            "--transport",
+            "stdio",
+        ],
     )
 
     async def ask() -> list[str]:
