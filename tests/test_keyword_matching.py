@@ -135,7 +135,10 @@ async def test_a_whole_chunk_result_counts_as_read(live: LiveIndex):
         assert results[cid("short")]["snippet"] == "Piacenza is a city in Italy."
         lothair = results[cid("lothair")]  # three sentences: short enough to be sent whole
         assert lothair["whole_chunk"] is True and "extent" not in lothair
-        assert lothair["snippet"] == "He was king of Lotharingia from 855. His reign was troubled. Lothair II died in 869 at Piacenza."
+        assert (
+            lothair["snippet"]
+            == "He was king of Lotharingia from 855. His reign was troubled. Lothair II died in 869 at Piacenza."
+        )
         assert "(whole chunk)" in found.content[0].text and "no need to read it" in found.content[0].text
         conversation = found.structured_content["conversation"]
 

@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 from arag_mcp.indexer.index.ids import doc_key
 from arag_mcp.server.app import create_server
-from arag_mcp.server.search.live_index import LiveIndex
 from arag_mcp.server.search.limits import (
     MAX_CHUNK_IDS,
     MAX_FIND_PATTERN_CHARS,
@@ -28,6 +27,7 @@ from arag_mcp.server.search.limits import (
     MAX_SCOPE_CONDITIONS,
     MAX_TOP_K,
 )
+from arag_mcp.server.search.live_index import LiveIndex
 from arag_mcp.server.tools.profiles import PROFILES
 from mcp import Client
 

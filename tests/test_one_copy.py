@@ -128,7 +128,9 @@ async def test_a_snippet_sends_only_the_sentences_its_conversation_was_not_sent(
         found = await client.call_tool("keyword_search", {"keywords": ["polonium"]})
         conversation = found.structured_content["conversation"]
         [curie] = found.structured_content["results"]
-        assert curie["chunk_id"] == CURIE and curie["snippet"] == CURIE_LIFE[4] and curie["extent"] == "1 of 10 sentences"
+        assert (
+            curie["chunk_id"] == CURIE and curie["snippet"] == CURIE_LIFE[4] and curie["extent"] == "1 of 10 sentences"
+        )
         remembered = conversations.remembered_bytes
 
         semantic = await client.call_tool(

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from arag_mcp.indexer.build import BuildOptions, build_index
@@ -122,7 +121,9 @@ async def test_a_sentence_opening_with_a_pronoun_comes_with_the_one_before(live:
         assert result["extent"] == "2 of 10 sentences"
 
     async with client_for(live, "agentic") as client:
-        found = await client.call_tool("search", {"queries": ["aircraft designers"], "keywords": ["Beaver"], "top_k": 1})
+        found = await client.call_tool(
+            "search", {"queries": ["aircraft designers"], "keywords": ["Beaver"], "top_k": 1}
+        )
         marlow = next(r for r in found.structured_content["results"] if r["ref"] == ref("marlow"))
         assert MARLOW[5] in marlow["snippet"] and MARLOW[6] in marlow["snippet"]
 
