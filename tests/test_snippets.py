@@ -91,7 +91,7 @@ async def test_a_three_sentence_chunk_is_sent_whole_by_every_search(live: LiveIn
         semantic = await client.call_tool("semantic_search", {"query": "Where was Tim Burstall born?", "top_k": 1})
         [result] = semantic.structured_content["results"]
         assert result["chunk_id"] == ref("burstall") and " ".join(result["sentences"]) == BURSTALL
-        assert result["whole_chunk"] is True
+        assert result["whole_chunk"] is True and f"matched: {BURSTALL}" in semantic.content[0].text
 
         read = await client.call_tool(
             "chunk_read", {"chunk_ids": [ref("burstall")], "conversation": semantic.structured_content["conversation"]}

@@ -319,7 +319,7 @@ def semantic_text(output: SemanticSearchOutput) -> str:
         (
             r,
             f"{r.score:.4f}" + (f" | queries: {r.queries}" if r.queries is not None else ""),
-            f"matched: {SNIPPET_SEPARATOR.join(r.sentences or [])}",
+            f"matched: {(' ' if r.whole_chunk else SNIPPET_SEPARATOR).join(r.sentences or [])}",
         )
         for r in output.results
     ]

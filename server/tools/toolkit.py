@@ -208,8 +208,7 @@ class Toolkit:
             found = with_keyword_hits(found, findings.hits)
         hits = [replace(merged.hit, matched=self._search_matched(merged)) for merged in found]
         snippets = self._snippets(call, "search", hits, [self._search_cut(merged) for merged in found], False)
-        documents = [call.snapshot.documents.get(hit.chunk.chunk_id) for hit in hits]
-        lines = [len(document.lines) if document else 0 for document in documents]
+        lines = [call.snapshot.documents.line_count(hit.chunk.chunk_id) or 0 for hit in hits]
         output = search_output(found, snippets, lines, checked, findings, call.current.handle, call.current.notice)
         return call.result(output, search_text)
 
