@@ -49,6 +49,9 @@ def filler(length: int) -> str:
 INFOBOX = (
     "Label information " + filler(300)[1:] + FOUNDED + filler(51) + LABEL + filler(55) + SIGNED + filler(300)[:-1] + "."
 )
+# One long sentence whose first LONG_SENTENCE_CHARS characters end inside "2.5 million" (after "2.5").
+AMOUNT = "2.5 million"
+BUDGET = "The harbour budget" + filler(LONG_SENTENCE_CHARS - 4 - 18) + AMOUNT + filler(400)[:-1] + "."
 
 
 @pytest.fixture(scope="module")
@@ -58,6 +61,7 @@ def live(tmp_path_factory) -> Iterator[LiveIndex]:
         {"id": "burstall", "title": "Tim Burstall", "text": BURSTALL},
         {"id": "marlow", "title": "Edith Marlow", "text": " ".join(MARLOW)},
         {"id": "zanzibar", "title": "Zanzibar Records", "text": INFOBOX},
+        {"id": "budget", "title": "Harbour budget", "text": BUDGET},
     ]
     (corpus / "pages.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     index = tmp_path_factory.mktemp("snippets-index") / "idx"
@@ -78,6 +82,7 @@ def test_the_texts_are_what_the_tests_need():
     assert len(" ".join(MARLOW)) > WHOLE_CHUNK_CHARS and len(INFOBOX) > max(WHOLE_CHUNK_CHARS, LONG_SENTENCE_CHARS)
     window = INFOBOX.index(LABEL)
     assert INFOBOX.index(FOUNDED) == window - 62 and INFOBOX.index(SIGNED) == window + len(LABEL) + 55
+    assert BUDGET.index(AMOUNT) == LONG_SENTENCE_CHARS - 4 and len(BUDGET) > WHOLE_CHUNK_CHARS
 
 
 async def test_a_three_sentence_chunk_is_sent_whole_by_every_search(live: LiveIndex):
@@ -128,13 +133,17 @@ async def test_a_sentence_opening_with_a_pronoun_comes_with_the_one_before(live:
         assert MARLOW[5] in marlow["snippet"] and MARLOW[6] in marlow["snippet"]
 
 
-async def test_a_long_sentence_is_never_cut_inside_a_date(live: LiveIndex):
+async def test_a_long_sentence_is_never_cut_inside_a_date_or_number(live: LiveIndex):
     async with client_for(live, "arag") as client:
         found = await client.call_tool("keyword_search", {"keywords": [LABEL]})
         [result] = found.structured_content["results"]
         snippet = result["snippet"]
         assert snippet.startswith(f"… {FOUNDED} ") and snippet.endswith(f" {SIGNED} …")
         assert snippet[2:-2] in INFOBOX and result["extent"] == "1 of 1 sentence"
+
+        semantic = await client.call_tool("semantic_search", {"query": "the harbour budget", "top_k": 5})
+        budget = next(r for r in semantic.structured_content["results"] if r["chunk_id"] == ref("budget"))
+        assert budget["sentences"] == [BUDGET[: BUDGET.index(AMOUNT) + len(AMOUNT)] + " …"]  # not "2.5 …"
 
 
 async def test_agentic_search_tells_each_documents_length_and_marks_a_whole_document(live: LiveIndex):
