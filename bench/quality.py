@@ -60,7 +60,7 @@ from arag_mcp.indexer.index.snapshot import IndexSnapshot, open_index  # noqa: E
 from arag_mcp.server.output import chunk_results as rendered  # noqa: E402
 from arag_mcp.server.search import retrieval  # noqa: E402
 from arag_mcp.server.search.keywords import keyword_search  # noqa: E402
-from arag_mcp.server.search.snippets import keyword_pieces, semantic_pieces, snippet  # noqa: E402
+from arag_mcp.server.search.snippets import Excerpt, excerpt, keyword_cut, leading, snippet  # noqa: E402
 from brute_force import SentenceMatrix, WordCorpus, keyword_ranking, vector_ranking  # noqa: E402
 from common import BENCH_DATA, RESULTS, log, read_jsonl  # noqa: E402
 
@@ -335,22 +335,29 @@ class Methods:
         """The text the tool itself answers a new conversation with at top_k=5 (header, ids, titles, snippets)."""
         if method == "semantic":
             hits = retrieval.semantic_search(self.snapshot, self.query_vectors[question["question"]], 5)
-            shown = [snippet(semantic_pieces(hit.matched), set(), False) for hit in hits]
+            shown = [snippet(found, set()) for found in self.excerpts(hits, [leading] * len(hits))]
             return rendered.semantic_text(
                 rendered.semantic_output(hits, HANDLE, "", None, shown, "their best sentence")
             )
         found = keyword_search(self.snapshot, extract_keywords(question["question"]), 5)
-        shown = [snippet(keyword_pieces(hit.matched, hit.keywords, "word"), set(), False) for hit in found.hits]
+        cuts = [keyword_cut(hit.keywords, "word") for hit in found.hits]
+        shown = [snippet(excerpt, set()) for excerpt in self.excerpts(found.hits, cuts)]
         return rendered.keyword_text(rendered.keyword_output(found, HANDLE, "", None, shown))
 
+    def excerpts(self, hits: list[retrieval.Hit], cuts: list[Callable[[str], str]]) -> list[Excerpt]:
+        """What each hit shows of its chunk, as the tools choose it (snippets.excerpt)."""
+        chunks = self.snapshot.chunks.by_id([hit.chunk.chunk_id for hit in hits])
+        return [excerpt(chunks[hit.chunk.chunk_id].sentences, hit.matched, cut) for hit, cut in zip(hits, cuts)]
+
     def returned_text(self, method: str, question: dict) -> str:
-        """What one call at top_k=5 shows the host."""
+        """What one call at top_k=5 shows the host: for our searches, the snippets as the tools choose them."""
         if method == "semantic":
             hits = retrieval.semantic_search(self.snapshot, self.query_vectors[question["question"]], 5)
-            return " ".join(s for hit in hits for s in hit.matched)
+            return " ".join(s for found in self.excerpts(hits, [leading] * len(hits)) for s in found.pieces)
         if method == "keyword":
             found = keyword_search(self.snapshot, extract_keywords(question["question"]), 5)
-            return " ".join(s for hit in found.hits for s in hit.matched)
+            cuts = [keyword_cut(hit.keywords, "word") for hit in found.hits]
+            return " ".join(s for excerpt in self.excerpts(found.hits, cuts) for s in excerpt.pieces)
         if method in ("naive", "naive_text"):
             index = {cid: i for i, cid in enumerate(self.corpus.chunk_ids)}
             return " ".join(self.corpus.texts[index[cid]] for cid in getattr(self, method)(question, 5))

@@ -28,12 +28,12 @@ class AragServer(MCPServer):
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Context | None = None) -> Any:
         tool = self._tool_manager.get_tool(name)
-        accepted = set(tool.parameters.get("properties", {})) if tool else set()
+        properties = tool.parameters.get("properties", {}) if tool else {}
         try:
-            return await super().call_tool(name, coerce_arguments(arguments, accepted), context)
+            return await super().call_tool(name, coerce_arguments(arguments, set(properties)), context)
         except ToolError as exc:
             if isinstance(exc.__cause__, ValidationError):
-                raise ToolError(describe_invalid(exc.__cause__)) from None
+                raise ToolError(describe_invalid(exc.__cause__, properties)) from None
             raise tool_error(name, exc) from None
         except Exception as exc:  # an argument no check foresaw: the model gets our line, not the exception's text
             raise unexpected_error(name, exc) from None

@@ -13,7 +13,7 @@ from arag_mcp.indexer.index.ids import doc_key
 from arag_mcp.indexer.index.snapshot import open_index
 from arag_mcp.server.app import create_server
 from arag_mcp.server.search import within_document
-from arag_mcp.server.search.conversations import Conversations
+from arag_mcp.server.search.conversations import Conversations, Origin
 from arag_mcp.server.tools.profiles import PROFILES
 from mcp import Client
 
@@ -44,13 +44,13 @@ def test_an_open_window_is_remembered_in_a_few_hundred_bytes(ledger: Path):
     tracemalloc.start()
     try:
         before = tracemalloc.get_traced_memory()[0]
-        conversations.mark_lines_shown(conversation, document, window)
+        conversations.mark_lines_shown(conversation, document, window, Origin(conversation.calls, "open"))
         kept = tracemalloc.get_traced_memory()[0] - before
     finally:
         tracemalloc.stop()
     assert len(window) == within_document.WINDOW_LINES
     assert kept < 4096, f"one open window of {len(window)} lines is remembered in {kept} bytes"
-    assert conversations.lines_seen(conversation, document) == set(window)
+    assert conversations.lines_seen(conversation, document) == dict.fromkeys(window, Origin(1, "open"))
 
 
 async def test_past_the_byte_budget_the_least_recently_used_conversation_is_forgotten(ledger: Path):

@@ -25,6 +25,19 @@ POLONIUM = f"{doc_key('polonium')}-0"
 RADIUM = f"{doc_key('radium')}-0"
 LAMPARD = f"{doc_key('m00158')}-0"
 HARBOUR = doc_key("harbour")
+CURIE = f"{doc_key('curie')}-0"
+CURIE_LIFE = [  # a chunk long enough to be sent in snippets
+    "Maria Salomea Sklodowska was born in Warsaw on 7 November 1867.",
+    "She studied at the clandestine Flying University before moving to Paris in 1891.",
+    "At the University of Paris she earned degrees in physics and mathematics.",
+    "In 1895 Maria married the physicist Pierre Curie.",
+    "Working together, the couple discovered polonium in July 1898 and named it after Poland.",
+    "A second discovery, radium, followed in December 1898.",
+    "The couple shared the 1903 Nobel Prize in Physics with Henri Becquerel.",
+    "After an accident in April 1906 Pierre Curie died in the streets of Paris.",
+    "Marie Curie won a second Nobel Prize, in Chemistry, in 1911.",
+    "Marie died of aplastic anaemia on 4 July 1934 at a sanatorium in Passy.",
+]
 LAMPARD_INFOBOX = (  # a Wikipedia infobox as MuSiQue's corpus holds it: one line of 748 characters
     "Frank Lampard OBE Lampard with Chelsea in 2008 Full name Frank James Lampard Date of birth (1978 - 06 - 20) "
     "20 June 1978 (age 40) Place of birth Romford, England Height 6 ft 0 in (1.84 m) Playing position Midfielder "
@@ -62,6 +75,7 @@ def records(tmp_path_factory) -> Iterator[LiveIndex]:
         {"id": "m00158", "title": "Frank Lampard", "text": LAMPARD_INFOBOX},
         {"id": "harbour", "title": "Harbour log", "text": "\n".join(HARBOUR_LOG)},
         {"id": "weather", "title": "Weather", "text": "Rain fell for most of the week. The wind came from the west."},
+        {"id": "curie", "title": "Marie Curie", "text": " ".join(CURIE_LIFE)},
     ]
     (corpus / "records.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     index = tmp_path_factory.mktemp("records-index") / "idx"
@@ -134,34 +148,36 @@ async def test_the_same_search_again_answers_with_references_in_that_conversatio
         assert other.structured_content["results"] == results
 
 
-async def test_a_snippet_sends_only_the_sentences_its_conversation_was_not_sent(sample: LiveIndex):
+async def test_a_snippet_sends_only_the_sentences_its_conversation_was_not_sent(records: LiveIndex):
     conversations = Conversations()
-    async with client_for(sample, "arag", conversations) as client:
-        found = await client.call_tool("keyword_search", {"keywords": ["1898"]})
+    async with client_for(records, "arag", conversations) as client:
+        found = await client.call_tool("keyword_search", {"keywords": ["polonium"]})
         conversation = found.structured_content["conversation"]
-        sent = next(r["snippet"] for r in found.structured_content["results"] if r["chunk_id"] == POLONIUM)
-        assert sent == "It was discovered in July 1898 by Marie and Pierre Curie, who named it after Poland."
+        [curie] = found.structured_content["results"]
+        assert (
+            curie["chunk_id"] == CURIE and curie["snippet"] == CURIE_LIFE[4] and curie["extent"] == "1 of 10 sentences"
+        )
         remembered = conversations.remembered_bytes
 
         semantic = await client.call_tool(
-            "semantic_search", {"query": "who discovered polonium", "conversation": conversation}
+            "semantic_search", {"query": "who discovered polonium", "conversation": conversation, "top_k": 1}
         )
-        polonium = next(r for r in semantic.structured_content["results"] if r["chunk_id"] == POLONIUM)
-        assert polonium["sentences_already_sent"] == 1 and len(polonium["sentences"]) == 2
-        assert sent not in polonium["sentences"] and sent not in semantic.content[0].text
+        [again] = semantic.structured_content["results"]
+        assert again["chunk_id"] == CURIE and again["sentences_already_sent"] == 1
+        assert CURIE_LIFE[4] not in again["sentences"] and CURIE_LIFE[4] not in semantic.content[0].text
         assert "(+1 matched sentence already sent)" in semantic.content[0].text
-        assert polonium["whole_chunk"] is True  # the rest of the chunk: the conversation now has all of it
+        assert again["extent"] == f"{len(again['sentences'])} of 10 sentences"
         assert conversations.remembered_bytes > remembered
 
-        fresh = await client.call_tool("semantic_search", {"query": "who discovered polonium"})
-        unsent = next(r for r in fresh.structured_content["results"] if r["chunk_id"] == POLONIUM)
-        assert sent in unsent["sentences"] and len(unsent["sentences"]) == 3 and "sentences_already_sent" not in unsent
+        fresh = await client.call_tool("semantic_search", {"query": "who discovered polonium", "top_k": 1})
+        [unsent] = fresh.structured_content["results"]
+        assert CURIE_LIFE[4] in unsent["sentences"] and "sentences_already_sent" not in unsent
 
-        read = await client.call_tool("chunk_read", {"chunk_ids": [POLONIUM], "conversation": conversation})
-        assert read.structured_content["chunks"] == [{"chunk_id": POLONIUM, "status": "read_before"}]
+        read = await client.call_tool("chunk_read", {"chunk_ids": [CURIE], "conversation": conversation})
+        assert read.structured_content["chunks"][0]["status"] == "ok"
         after = await client.call_tool("keyword_search", {"keywords": ["Poland"], "conversation": conversation})
-        assert POLONIUM not in [r["chunk_id"] for r in after.structured_content["results"]]
-        assert POLONIUM in [p["chunk_id"] for p in after.structured_content["passed_over"]]
+        assert CURIE not in [r["chunk_id"] for r in after.structured_content["results"]]
+        assert CURIE in [p["chunk_id"] for p in after.structured_content["passed_over"]]
 
 
 async def test_lines_a_conversation_opened_make_its_search_results_references(sample: LiveIndex):

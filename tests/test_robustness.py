@@ -30,7 +30,7 @@ TOOL_CALLS = {
 }
 TABLES_READ = {
     "keyword_search": ("terms", "chunks"),
-    "semantic_search": (),  # its vectors, sentences and chunk headers are held in memory: nothing is read
+    "semantic_search": ("chunks",),  # vectors, sentences and headers are in memory; its results' texts are read
     "chunk_read": ("chunks",),
 }
 

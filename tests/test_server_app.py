@@ -55,6 +55,7 @@ async def test_the_paper_tools(live: LiveIndex, mode: str):
         assert tools["chunk_read"].annotations.idempotent_hint is False
         found = await client.call_tool("keyword_search", {"keywords": ["pitchblende"], "top_k": 3})
         assert found.structured_content["results"][0]["chunk_id"] == RADIUM
+        assert found.structured_content["results"][0]["whole_chunk"] is True  # a short chunk: sent whole
         conversation = found.structured_content["conversation"]
         first = await client.call_tool("chunk_read", {"chunk_ids": [RADIUM], "conversation": conversation})
         again = await client.call_tool("chunk_read", {"chunk_ids": [RADIUM], "conversation": conversation})
@@ -62,7 +63,7 @@ async def test_the_paper_tools(live: LiveIndex, mode: str):
         other_conversation = other.structured_content["conversation"]
         other_again = await client.call_tool("chunk_read", {"chunk_ids": [RADIUM], "conversation": other_conversation})
         statuses = [r.structured_content["chunks"][0]["status"] for r in (first, again, other, other_again)]
-        assert statuses == ["ok", "read_before", "ok", "read_before"] and other_conversation != conversation
+        assert statuses == ["read_before", "read_before", "ok", "read_before"] and other_conversation != conversation
 
 
 def test_missing_or_foreign_index_is_refused_before_serving(tmp_path: Path):

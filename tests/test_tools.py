@@ -41,7 +41,7 @@ async def test_search_read_and_read_before_in_one_conversation(live: LiveIndex):
         assert not found.is_error
         [hit] = found.structured_content["results"]
         assert hit["chunk_id"] == RADIUM and hit["title"] == "Radium" and hit["score"] == round(hit["score"], 2) > 0
-        assert "pitchblende" in hit["snippet"] and "text" not in hit
+        assert "pitchblende" in hit["snippet"] and "text" not in hit and hit["whole_chunk"] is True
         conversation = found.structured_content["conversation"]
         assert conversation.startswith("c-") and f'conversation="{conversation}"' in found.content[0].text
 
@@ -50,11 +50,14 @@ async def test_search_read_and_read_before_in_one_conversation(live: LiveIndex):
         assert semantic.structured_content["results"][0]["chunk_id"] == RADIUM
         assert any("blue" in s for s in semantic.structured_content["results"][0]["sentences"])
 
-        first = await client.call_tool("chunk_read", {"chunk_ids": [RADIUM], "conversation": conversation})
+        shown = await client.call_tool("chunk_read", {"chunk_ids": [RADIUM], "conversation": conversation})
+        assert shown.structured_content["chunks"][0]["status"] == "read_before"  # its search sent it whole
+
+        first = await client.call_tool("chunk_read", {"chunk_ids": [RADIUM]})
         [chunk] = first.structured_content["chunks"]
         assert chunk["status"] == "ok" and chunk["text"].startswith("Radium is a chemical element")
         assert chunk["text"] in first.content[0].text
-        assert first.structured_content["conversation"] == conversation
+        conversation = first.structured_content["conversation"]
 
         again = await client.call_tool("chunk_read", {"chunk_ids": RADIUM, "conversation": conversation})
         assert again.structured_content["chunks"] == [{"chunk_id": RADIUM, "status": "read_before"}]

@@ -33,6 +33,7 @@ PAGES_FIELD = Field(None, description="the pages the chunk spans, e.g. '3' or '3
 WHOLE_CHUNK_FIELD = Field(
     None, description="true when the snippet is the whole chunk: it counts as read, chunk_read adds nothing"
 )
+EXTENT_FIELD = Field(None, description="how much of its chunk a partial snippet shows, e.g. '2 of 7 sentences'")
 ALREADY_SENT_FIELD = Field(
     None, description="true when this conversation was sent all of this result's text before: none is sent again"
 )
@@ -64,6 +65,7 @@ class DeliveryFields(BaseModel):
     text itself where the tool sends whole chunks."""
 
     whole_chunk: bool | None = WHOLE_CHUNK_FIELD
+    extent: str | None = EXTENT_FIELD
     already_sent: bool | None = ALREADY_SENT_FIELD
     sentences_already_sent: int | None = SENTENCES_ALREADY_SENT_FIELD
     status: DeliveryStatus | None = Field(None, description="whether the chunk's full text is in `text`")
@@ -77,14 +79,18 @@ class KeywordMatch(BaseModel):
     )
     keywords: list[str] = Field(description="the keywords this chunk matched")
     snippet: str | None = Field(
-        None, description="the chunk's sentences that contain a keyword (long ones cut around it), joined with ' ... '"
+        None,
+        description="the whole chunk when it is short, else its sentences that contain a keyword (long ones cut "
+        "around it, each after the sentence before where it opens with a pronoun), joined with ' ... '",
     )
 
 
 class SemanticMatch(BaseModel):
     score: float = Field(description="cosine similarity of the chunk's best sentence (or vector) to the query")
     sentences: list[str] | None = Field(
-        None, description="the chunk's matched sentences (long ones cut to their start), in document order"
+        None,
+        description="the whole chunk's sentences when it is short, else its matched sentences (long ones cut to "
+        "their start, each after the sentence before where it opens with a pronoun), in document order",
     )
     queries: list[int] | None = Field(None, description="which queries (from 0) found this chunk")
 
@@ -187,6 +193,7 @@ def _hit_fields(hit: Hit, source: str | None, delivery: Delivery | None, snippet
         "file_type": hit.chunk.file_type,
         "metadata": bounded_metadata(hit.chunk.metadata) or None,
         "whole_chunk": (delivery is None and snippet.whole and not already) or None,
+        "extent": snippet.extent if delivery is None and not already else None,
         "already_sent": already or None,
         "sentences_already_sent": (snippet.already_sent if delivery is None and not already else 0) or None,
         "status": None if delivery is None else delivery.status,
@@ -228,7 +235,7 @@ def keyword_output(
     if results:
         verb = "matches" if matching.exact and matching.at_least == 1 else "match"
         count = f"{chunks_phrase(matching)} {verb} ({per_keyword}); showing {len(results)}, best first."
-        partial = "Snippets are partial: chunk_read the relevant ids."
+        partial = "A snippet marked 'k of n sentences' is partial: chunk_read the relevant ids."
         message = f"{count} {_next_step(deliveries, partial, results)}"
     elif findings.passed_over:
         message = f"{chunks_phrase(matching)} match ({per_keyword}); none holds text this conversation was not sent."
@@ -285,7 +292,7 @@ def semantic_output(
         results.append(SemanticResult(**fields, score=round(hit.score, 4), sentences=sentences))
     if results:
         count = f"{len(results)} {'chunk' if len(results) == 1 else 'chunks'} ranked by {ranked_by}."
-        partial = "Matched sentences are partial: chunk_read the relevant ids."
+        partial = "Matched sentences marked 'k of n sentences' are partial: chunk_read the relevant ids."
         message = f"{count} {_next_step(deliveries, partial, results)}"
     else:
         message = "No chunk is left to show." if passed_over else "The index is empty."
@@ -308,7 +315,7 @@ def _next_step(
     notes = [WHOLE_CHUNK_NOTE] if any(r.whole_chunk for r in results) else []
     notes += [ALREADY_SENT_NOTE] if any(r.already_sent or r.sentences_already_sent for r in results) else []
     if deliveries is None:
-        return " ".join([partial, *notes])
+        return " ".join([partial, *notes] if any(r.extent for r in results) else notes)
     held_back = [d.chunk_id for d in deliveries if d.status == "not_sent"]
     note = " ".join(["Full chunk texts are included.", *notes])
     return f"{note} Not sent (size limit): {held_back}; search again for them." if held_back else note
@@ -355,7 +362,7 @@ def semantic_text(output: SemanticSearchOutput) -> str:
         (
             r,
             f"{r.score:.4f}" + (f" | queries: {r.queries}" if r.queries is not None else ""),
-            f"matched: {SNIPPET_SEPARATOR.join(r.sentences or [])}",
+            f"matched: {(' ' if r.whole_chunk else SNIPPET_SEPARATOR).join(r.sentences or [])}",
         )
         for r in output.results
     ]
@@ -378,7 +385,7 @@ def _search_text(
             continue
         source = f" | source: {result.source}" if result.source is not None else ""
         kind = f" | type: {result.file_type}" if shared_type is None else ""
-        whole = " (whole chunk)" if result.whole_chunk else ""
+        whole = " (whole chunk)" if result.whole_chunk else f" ({result.extent})" if result.extent else ""
         place = place_text(result.section, result.pages)
         lines.append(
             f"[{rank}] chunk_id: {result.chunk_id} | title: {result.title}{source}{place}{kind} | score: {score}{whole}"

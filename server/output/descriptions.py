@@ -91,14 +91,17 @@ KEYWORD_RESULTS = {
     "substring": "The header says how many chunks each keyword matches (0 proves an absence).",
 }
 SNIPPET_SHOWS = {
-    "keyword_search": "a snippet made of the chunk's sentences that contain a keyword (a long one cut around it)",
-    "semantic_search": "the chunk's sentences that matched (a long one cut to its start)",
+    "keyword_search": "the whole chunk when it is short, else a snippet made of its sentences that contain a keyword "
+    "(a long one cut around it, a date or number never cut) and how many of its sentences that is",
+    "semantic_search": "the whole chunk's sentences when it is short, else its sentences that matched (a long one cut "
+    "to its start) and how many of its sentences that is",
 }
 FULL_TEXT_SHOWS = "the chunk's complete text (what does not fit in one answer is named; search again for it)"
 SNIPPET_AFTER = (
-    "Snippets and matched sentences are fragments: they are not enough to answer. Call chunk_read on "
-    "the promising chunk ids to read the full text before relying on them. A result marked "
-    f"(whole chunk) already shows the complete chunk: do not read it. {NEW_TEXT_NOTE}"
+    "A sentence that opens with a pronoun comes with the sentence before. A result marked "
+    "(k of n sentences) is a fragment: call chunk_read on the promising chunk ids to read the full "
+    "text before relying on it. A result marked (whole chunk) already shows the complete chunk: do "
+    f"not read it. {NEW_TEXT_NOTE}"
 )
 FULL_TEXT_AFTER = (
     "Whole chunks are returned, so there is nothing more to read; chunks already sent in this "
@@ -140,9 +143,11 @@ keywords are also looked up literally (by default as whole words, ignoring case 
 match join the results, and the header says how many chunks each matches (0 proves an absence).
 
 Each result has a ref (find and open take it), the document's title, file name and file type
-(md, html, pdf, jsonl, ...), its metadata (a JSON/JSONL record's own fields, up to {METADATA_FIELDS}), a score and a snippet of the sentences that matched (a long one cut to its start). Snippets are partial: when a result
-looks relevant, look inside its document with find (words or phrases) or open (a window of
-numbered lines). {ALREADY_SENT_NOTE} {CONVERSATION_NOTE}"""
+(md, html, pdf, jsonl, ...) and how many lines the document has, its metadata (a JSON/JSONL record's own fields, up to {METADATA_FIELDS}), a score and a snippet:
+the whole chunk when it is short, marked (whole chunk), or (whole document) when it is all of its
+document; else the sentences that matched (a long one cut to its start), marked (k of n
+sentences). When such a partial result looks relevant, look inside its document with find (words
+or phrases) or open (a window of numbered lines). {ALREADY_SENT_NOTE} {CONVERSATION_NOTE}"""
 
 FIND = f"""Find words or phrases inside one document, given a ref from search results.
 
@@ -151,7 +156,7 @@ semantic=true, by meaning: the document's sentences nearest the pattern). For ea
 get how many lines match, the first matching line numbers, and up to 2 passages (the matching line
 with 2 lines either side; passages that overlap or touch are one), every line after its number; a
 passage already given for an earlier pattern is not repeated, and one this conversation already has
-is marked instead of sent again. Open a
+is marked, with the calls that sent it, instead of sent again. Open a
 line number to read around it. Up to 10 patterns per call. {CONVERSATION_NOTE}"""
 
 OPEN = f"""Open a window of a document's numbered lines, given a ref from search results.
@@ -159,7 +164,7 @@ OPEN = f"""Open a window of a document's numbered lines, given a ref from search
 Shows up to 1,800 lines (and about 10,000 tokens) from start_line (default 0), headed "Viewing
 lines [a–b] of N lines", every line after its number; the header says where to continue. Lines
 are stable: a number seen in find opens the same line. Runs of lines this conversation already
-has are marked instead of sent again. {CONVERSATION_NOTE}"""
+has are marked, with the calls that sent them, instead of sent again. {CONVERSATION_NOTE}"""
 
 AGENTIC_INSTRUCTIONS = f"""This server searches one document collection and lets you read inside its documents.
 
@@ -178,7 +183,7 @@ search (several queries at once), find (words or phrases inside one document) an
 of a document's numbered lines).
 
 - Always search before answering; phrase each need in a few different ways in one search.
-- Snippets are partial. When one looks relevant but incomplete, use find on its document, then
+- A snippet marked (k of n sentences) is partial. When one looks relevant but incomplete, use find on its document, then
   open the lines around the match, instead of searching again from scratch.
 - Keep track of what you have found: reuse refs and line numbers from earlier results.
 - When the evidence suffices, give a short, direct answer citing the refs and lines it rests on.

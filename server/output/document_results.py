@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -13,12 +13,15 @@ from .chunk_results import (
     ALREADY_SENT_FIELD,
     ALREADY_SENT_NOTE,
     CONVERSATION_FIELD,
+    EXTENT_FIELD,
     FILE_TYPE_FIELD,
     METADATA_FIELD,
     PAGES_FIELD,
     SECTION_FIELD,
     SENTENCES_ALREADY_SENT_FIELD,
     SNIPPET_SEPARATOR,
+    WHOLE_CHUNK_FIELD,
+    WHOLE_CHUNK_NOTE,
     KeywordCount,
     already_sent_text,
     bounded_metadata,
@@ -32,9 +35,11 @@ from .chunk_results import (
 )
 
 MATCH_LINES_LISTED = 20
+ALREADY_HERE = "already in this conversation"
 
 if TYPE_CHECKING:
     from arag_mcp.indexer.index.document_lines import DocumentLines
+    from arag_mcp.server.search.conversations import Origin
     from arag_mcp.server.search.keywords import KeywordFindings
     from arag_mcp.server.search.retrieval import MergedHit
     from arag_mcp.server.search.within_document import PatternMatches
@@ -57,7 +62,17 @@ class DocumentResult(BaseModel):
         None,
         description="its score for the keywords: their matches weighted by rarity (BM25), or the paper's occurrences x length under --keyword-match substring",
     )
-    snippet: str | None = Field(None, description="the sentences that matched (long ones cut to their start)")
+    document_lines: int = Field(description="how many lines its document has (open and find number them from 0)")
+    snippet: str | None = Field(
+        None,
+        description="the whole chunk when it is short, else the sentences that matched (long ones cut to their "
+        "start, each after the sentence before where it opens with a pronoun)",
+    )
+    whole_chunk: bool | None = WHOLE_CHUNK_FIELD
+    whole_document: bool | None = Field(
+        None, description="true when the snippet is the whole document: find and open add nothing"
+    )
+    extent: str | None = EXTENT_FIELD
     already_sent: bool | None = ALREADY_SENT_FIELD
     sentences_already_sent: int | None = SENTENCES_ALREADY_SENT_FIELD
 
@@ -74,6 +89,9 @@ class PassageResult(BaseModel):
     last_line: int
     status: Literal["ok", "shown_before"]
     text: str | None = Field(None, description="the lines, each after its number")
+    sent_by: list[str] | None = Field(
+        None, description="which earlier calls of this conversation sent these lines (shown_before)"
+    )
 
 
 class PatternResult(BaseModel):
@@ -100,21 +118,26 @@ class OpenOutput(BaseModel):
     total_lines: int
     first_line: int
     last_line: int
-    text: str = Field(description="the lines, each after its number; runs this conversation already has are marked")
+    text: str = Field(
+        description="the lines, each after its number; runs this conversation already has are marked with the "
+        "calls that sent them"
+    )
 
 
 def search_output(
     found: list[MergedHit],
     snippets: list[Snippet],
+    document_lines: list[int],
     queries: list[str],
     findings: KeywordFindings | None,
     conversation: str,
     notice: str,
 ) -> DocumentSearchOutput:
     results = []
-    for merged, snippet in zip(found, snippets):
+    for merged, snippet, lines in zip(found, snippets, document_lines):
         chunk = merged.hit.chunk
         keyword_hit = merged.keyword_hit
+        whole = snippet.whole and not snippet.nothing_new
         results.append(
             DocumentResult(
                 ref=chunk.chunk_id,
@@ -127,7 +150,11 @@ def search_output(
                 queries=merged.queries,
                 keywords=list(keyword_hit.keywords) if keyword_hit else None,
                 keyword_score=round(keyword_hit.score, 2) if keyword_hit else None,
-                snippet=None if snippet.nothing_new else SNIPPET_SEPARATOR.join(snippet.sentences),
+                document_lines=lines,
+                snippet=None if snippet.nothing_new else (" " if whole else SNIPPET_SEPARATOR).join(snippet.sentences),
+                whole_chunk=whole or None,
+                whole_document=(whole and chunk.parts == 1) or None,
+                extent=None if snippet.nothing_new else snippet.extent,
                 already_sent=snippet.nothing_new or None,
                 sentences_already_sent=(0 if snippet.nothing_new else snippet.already_sent) or None,
             )
@@ -142,13 +169,14 @@ def search_output(
         ]
         counts = "; ".join(f"{k!r}: {chunks_phrase(c)}" for k, c in zip(findings.keywords, findings.per_keyword))
         searched += f" and keywords ({counts})"
-    message = (
-        f"{len(results)} results from {searched}, merged. Snippets are partial: use find or open "
-        "with a ref to read inside its document."
-        + (f" {ALREADY_SENT_NOTE}" if any(r.already_sent or r.sentences_already_sent for r in results) else "")
-        if results
-        else "The index is empty."
-    )
+    notes = [f"{len(results)} results from {searched}, merged."]
+    if any(r.extent for r in results):
+        notes.append("A snippet marked 'k of n sentences' is partial: use find or open with its ref to read on.")
+    if any(r.whole_chunk for r in results):
+        notes.append(WHOLE_CHUNK_NOTE + " One marked (whole document) is all of its document: no need to open it.")
+    if any(r.already_sent or r.sentences_already_sent for r in results):
+        notes.append(ALREADY_SENT_NOTE)
+    message = " ".join(notes) if results else "The index is empty."
     return DocumentSearchOutput(
         message=with_notice(notice, message), conversation=conversation, keyword_counts=keyword_counts, results=results
     )
@@ -158,7 +186,7 @@ def find_output(
     document: DocumentLines,
     ref: str,
     found: list[PatternMatches],
-    seen: set[int],
+    seen: Mapping[int, Origin],
     conversation: str,
     notice: str,
     semantic: bool,
@@ -167,13 +195,14 @@ def find_output(
     for matches in found:
         passages = []
         for passage in matches.passages:
-            shown_before = seen.issuperset(passage.lines)
+            shown_before = all(line in seen for line in passage.lines)
             passages.append(
                 PassageResult(
                     first_line=passage.lines.start,
                     last_line=passage.lines.stop - 1,
                     status="shown_before" if shown_before else "ok",
                     text=None if shown_before else numbered(document, passage.lines),
+                    sent_by=sent_by(seen, passage.lines) if shown_before else None,
                 )
             )
         patterns.append(
@@ -197,7 +226,7 @@ def find_output(
 
 
 def open_output(
-    document: DocumentLines, ref: str, lines: range, seen: set[int], conversation: str, notice: str
+    document: DocumentLines, ref: str, lines: range, seen: Mapping[int, Origin], conversation: str, notice: str
 ) -> OpenOutput:
     parts: list[str] = []
     run: list[int] = []
@@ -206,11 +235,11 @@ def open_output(
             run.append(line)
             continue
         if run:
-            parts.append(_shown_before(run))
+            parts.append(_shown_before(run, seen))
             run = []
         parts.append(numbered(document, [line]))
     if run:
-        parts.append(_shown_before(run))
+        parts.append(_shown_before(run, seen))
     last = lines.stop - 1
     message = (
         f"Viewing lines [{lines.start}–{last}] of {len(document.lines)} lines of {document.title or document.doc_id}."
@@ -229,8 +258,13 @@ def open_output(
     )
 
 
-def _shown_before(run: list[int]) -> str:
-    return f"[lines {run[0]}–{run[-1]}: already in this conversation]"
+def _shown_before(run: list[int], seen: Mapping[int, Origin]) -> str:
+    return f"[lines {run[0]}–{run[-1]}: {ALREADY_HERE}, sent by {'; '.join(sent_by(seen, run))}]"
+
+
+def sent_by(seen: Mapping[int, Origin], lines: Sequence[int]) -> list[str]:
+    """The calls that sent `lines`, in the order they were made."""
+    return [str(origin) for origin in sorted({seen[line] for line in lines}, key=lambda origin: origin.call)]
 
 
 def search_text(output: DocumentSearchOutput) -> str:
@@ -243,9 +277,19 @@ def search_text(output: DocumentSearchOutput) -> str:
         if result.keywords:
             matched = ", ".join(repr(k) for k in result.keywords)
             found_by += f" | keywords: {matched} (score {result.keyword_score})"
+        lines_of = f"{result.document_lines} {'line' if result.document_lines == 1 else 'lines'}"
+        shows = (
+            " (whole document)"
+            if result.whole_document
+            else " (whole chunk)"
+            if result.whole_chunk
+            else f" ({result.extent})"
+            if result.extent
+            else ""
+        )
         lines.append(
-            f"[{rank}] ref: {result.ref} | title: {result.title} | file: {result.file_name} ({result.file_type})"
-            f"{place_text(result.section, result.pages)}{found_by}"
+            f"[{rank}] ref: {result.ref} | title: {result.title} | file: {result.file_name} ({result.file_type}, "
+            f"{lines_of}){place_text(result.section, result.pages)}{found_by}{shows}"
         )
         if result.metadata:
             lines.append(f"    metadata: {metadata_text(result.metadata)}")
@@ -264,7 +308,10 @@ def find_text(output: FindOutput) -> str:
         lines.append(f"pattern {pattern.pattern!r}: {pattern.matches} matches (lines {listed}{more})")
         for passage in pattern.passages:
             if passage.status == "shown_before":
-                lines.append(f"--- lines {passage.first_line}–{passage.last_line}: already in this conversation")
+                lines.append(
+                    f"--- lines {passage.first_line}–{passage.last_line}: {ALREADY_HERE}, "
+                    f"sent by {'; '.join(passage.sent_by or [])}"
+                )
             else:
                 lines.append(f"--- lines {passage.first_line}–{passage.last_line}")
                 lines.append(passage.text or "")

@@ -1,6 +1,6 @@
 """Conversations: which chunk texts, snippet sentences and document lines each conversation has
 received, so that a text is sent to a conversation once, and "read before" or "already sent" is
-only ever said to the conversation that received it.
+only ever said to the conversation that received it, with the call that sent it.
 
 A conversation is named by a handle the server issues: a tool call that brings no `conversation`
 starts a new conversation, and its result carries the handle to pass back. The same rule holds on
@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from .line_runs import LineRuns
-from .snippets import Snippet, piece_key, snippet
+from .snippets import Excerpt, Snippet, piece_key, snippet
 
 if TYPE_CHECKING:
     from arag_mcp.indexer.index.chunks import Chunk
@@ -52,15 +52,32 @@ def new_handle() -> str:
     return "c-" + secrets.token_urlsafe(9)
 
 
+@dataclass(frozen=True)
+class Origin:
+    """Which call of a conversation sent a text: its number (from 1), its tool and, for a search,
+    the result's rank."""
+
+    call: int
+    tool: str
+    result: int | None = None
+
+    def __str__(self) -> str:
+        return f"call {self.call} ({self.tool}" + (f", result [{self.result}])" if self.result else ")")
+
+
 @dataclass
 class Conversation:
     handle: str
-    received: set[str] = field(default_factory=set)
-    """Ids of the chunks whose full text this conversation was sent."""
+    calls: int = 0
+    """Tool calls made in it so far, this one included."""
+    received: dict[str, Origin] = field(default_factory=dict)
+    """The chunks whose full text this conversation was sent, by id, with the call that sent it."""
     sent_pieces: dict[str, set[int]] = field(default_factory=dict)
     """Chunk id → the keys (snippets.piece_key) of the snippet sentences of it this conversation was sent."""
     shown_lines: dict[str, LineRuns] = field(default_factory=dict)
     """Document key → the numbered lines of it this conversation was sent (find, open)."""
+    line_origins: dict[str, list[tuple[int, int, Origin]]] = field(default_factory=dict)
+    """Document key → (start, stop, call) of each run of lines sent, in the order sent."""
     notice: str = ""
     """Said once to the model: why a handle it passed was not resumed."""
     counted: int = 0
@@ -68,6 +85,7 @@ class Conversation:
 
     def remembered_bytes(self) -> int:
         runs = sum(len(lines) for lines in self.shown_lines.values())
+        runs += sum(len(origins) for origins in self.line_origins.values())
         pieces = sum(len(keys) for keys in self.sent_pieces.values())
         return ENTRY_BYTES * (1 + len(self.received) + len(self.sent_pieces) + pieces + len(self.shown_lines) + runs)
 
@@ -105,6 +123,7 @@ class Conversations:
                 conversation = Conversation(new_handle())
                 if handle is not None:
                     conversation.notice = _unknown_handle_notice(handle, conversation.handle)
+            conversation.calls += 1
             self._by_handle[conversation.handle] = (now, conversation)
             self._count(conversation)
             if len(self._by_handle) > self.max_conversations:
@@ -119,16 +138,18 @@ class Conversations:
         conversation: Conversation,
         wanted: Sequence[str],
         found: Mapping[str, Chunk],
+        origins: Sequence[Origin],
         max_chars: int = MAX_READ_CHARS,
         again: bool = False,
     ) -> list[Delivery]:
         """Decide, in the order asked, which chunk texts to send: not those the conversation already
         received (unless `again`: a host that lost them from its context), at most `max_chars` of
-        text (the first one always); the sent ones become received."""
+        text (the first one always); the sent ones become received, each from its origin (the call,
+        and a search's result, that sends it)."""
         deliveries = []
         size = 0
         with self._lock:
-            for cid in wanted:
+            for cid, origin in zip(wanted, origins):
                 chunk = found.get(cid)
                 if cid in conversation.received and not again:
                     deliveries.append(Delivery(cid, "read_before"))
@@ -138,25 +159,24 @@ class Conversations:
                     deliveries.append(Delivery(cid, "not_sent", chunk))
                 else:
                     deliveries.append(Delivery(cid, "ok", chunk))
-                    conversation.received.add(cid)
+                    conversation.received[cid] = origin
                     size += len(chunk.text)
             self._count(conversation)
         return deliveries
 
-    def send_snippet(self, conversation: Conversation, chunk_id: str, pieces: list[str], covers_chunk: bool) -> Snippet:
-        """What a search result shows of its matched `pieces` (snippets.snippet): not those the
+    def send_snippet(self, conversation: Conversation, chunk_id: str, found: Excerpt, origin: Origin) -> Snippet:
+        """What a search result (`origin`) shows of its excerpt (snippets.snippet): not the pieces the
         conversation was sent, as pieces or in its chunk's whole text; the shown ones become sent, and
-        the chunk received once the conversation has all of it (`covers_chunk`: the pieces are every
-        sentence of it)."""
+        the chunk received once the conversation has all of it."""
         with self._lock:
             if chunk_id in conversation.received:
-                return Snippet([], 0, len(pieces), True)
+                return Snippet([], 0, len(found.pieces), True, found.chunk_sentences)
             sent = conversation.sent_pieces.get(chunk_id, set())
-            shown = snippet(pieces, sent, covers_chunk)
+            shown = snippet(found, sent)
             if shown.shown:
                 conversation.sent_pieces.setdefault(chunk_id, set()).update(map(piece_key, shown.shown))
             if shown.whole:
-                conversation.received.add(chunk_id)
+                conversation.received[chunk_id] = origin
                 conversation.sent_pieces.pop(chunk_id, None)
             self._count(conversation)
         return shown
@@ -175,23 +195,38 @@ class Conversations:
             sent = conversation.sent_pieces.get(chunk_id, set())
             return bool(pieces) and all(piece_key(piece) in sent for piece in pieces)
 
-    def lines_seen(self, conversation: Conversation, document: DocumentLines) -> set[int]:
-        """The lines of `document` this conversation has: sent as lines, or within a chunk it received."""
+    def lines_seen(self, conversation: Conversation, document: DocumentLines) -> dict[int, Origin]:
+        """The lines of `document` this conversation has, each with the call that first sent it: as
+        lines, or within a chunk it received."""
         with self._lock:
-            seen = set(conversation.shown_lines.get(document.doc_key, LineRuns()))
+            sent: list[tuple[int, int, Origin]] = list(conversation.line_origins.get(document.doc_key, []))
             for index, cid in enumerate(document.chunk_ids):
-                if cid in conversation.received:
-                    seen.update(document.chunk_lines(index))
+                origin = conversation.received.get(cid)
+                if origin is not None:
+                    lines = document.chunk_lines(index)
+                    sent.append((lines.start, lines.stop, origin))
+        seen: dict[int, Origin] = {}
+        for start, stop, origin in sorted(sent, key=lambda run: run[2].call):
+            for line in range(start, stop):
+                seen.setdefault(line, origin)
         return seen
 
-    def mark_lines_shown(self, conversation: Conversation, document: DocumentLines, lines: Iterable[int]) -> None:
-        """Record lines as sent; a chunk all of whose lines the conversation now has counts as received."""
+    def mark_lines_shown(
+        self, conversation: Conversation, document: DocumentLines, lines: Iterable[int], origin: Origin
+    ) -> None:
+        """Record lines as sent by `origin`; a chunk all of whose lines the conversation now has counts
+        as received."""
         with self._lock:
             shown = conversation.shown_lines.setdefault(document.doc_key, LineRuns())
-            shown.add(lines)
+            runs = LineRuns()
+            runs.add(lines)
+            shown.add(runs)
+            conversation.line_origins.setdefault(document.doc_key, []).extend(
+                (start, stop, origin) for start, stop in zip(runs.starts, runs.stops)
+            )
             for index, cid in enumerate(document.chunk_ids):
                 if cid not in conversation.received and shown.covers(document.chunk_lines(index)):
-                    conversation.received.add(cid)
+                    conversation.received[cid] = origin
             self._count(conversation)
 
     def _count(self, conversation: Conversation) -> None:

@@ -1,14 +1,17 @@
-"""What a search result shows of its chunk's matched sentences, as plain functions.
+"""What a search result shows of its chunk, as plain functions.
 
-A long sentence (an infobox row, a table flattened into one line) is cut to the text around the
-keywords it matched, or to its start; the pieces a conversation was already sent are left out and
-counted; what remains is bounded. Nothing here knows about MCP: conversations.py records what was
-sent.
+A short chunk, or one whose matched sentences leave little out, is shown whole. Otherwise the
+result shows its matched sentences, each with the sentence before where it opens with a pronoun
+(whose name is there); a long sentence (an infobox row, a table flattened into one line) is cut to
+the text around the keywords it matched, or to its start, never inside a date or number. The pieces
+a conversation was already sent are left out and counted; what remains is bounded. Nothing here
+knows about MCP: conversations.py records what was sent. bench/snippets.py measures the shared
+sets' chunks and what snippets leave out of them, which the thresholds below come from.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import regex
@@ -26,23 +29,63 @@ _WORD = regex.compile(r"[\p{L}\p{M}\p{N}_]+|&")
 SNIPPET_SEPARATOR = " ... "
 """Between the sentences of one snippet, where text between them is left out."""
 
+WHOLE_CHUNK_SENTENCES = 3
+"""A chunk of at most this many sentences (and WHOLE_CHUNK_CHARS) is shown whole: the median
+passage of the QA sets (bench/README.md)."""
+WHOLE_CHUNK_CHARS = 600
+"""Three sentences of up to about 200 characters, the QA sets' 90th percentile sentence."""
+LEFT_OUT_CHARS = 150
+"""A chunk is shown whole where its snippet would leave out at most this many characters: about one
+sentence, the shared sets' median sentence being 87-155 characters."""
+PRONOUNS = frozenset("he she it they his her its their this these those him them".split())
+"""Words that, near a sentence's start, point to a name in the sentence before."""
+OPENING_WORDS = 4
+"""How far into a sentence a pronoun counts as opening it ("In May 1990 he repeated ...")."""
+_MONTH = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?"
+    r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+)
+_DAY = r"\d{1,2}(?:st|nd|rd|th)?"
+_FACT = regex.compile(
+    rf"\b(?:{_DAY}\s+(?:of\s+)?{_MONTH}(?:,?\s+\d{{1,4}})?|{_MONTH}\s+{_DAY}(?:,?\s+\d{{4}})?(?!\d)"
+    rf"|{_MONTH}\s+\d{{4}}|\d[\d,.:/-]*\d(?:\s+(?:million|billion|trillion|thousand|hundred|per\s?cent|%))?"
+    r"|\d(?:\s+(?:million|billion|trillion|thousand|hundred|per\s?cent|%))?)\b",
+    regex.I,
+)
+"""A date ("11 March 1990", "March 11, 1990", "May 1990") or a number with its scale ("2.5 million"):
+a cut never falls inside one."""
+
+
+@dataclass(frozen=True)
+class Excerpt:
+    """What a result would show of its chunk to a conversation that has none of it."""
+
+    pieces: list[str]
+    """The sentences shown, in document order, long ones cut."""
+    whole: bool
+    """The pieces are every sentence of the chunk, unshortened."""
+    chunk_sentences: int
+    """How many sentences the chunk has."""
+
 
 @dataclass(frozen=True)
 class Snippet:
-    """What one result shows of its matched sentences to one conversation."""
+    """What one result shows of its chunk to one conversation."""
 
     shown: list[str]
-    """The pieces sent now, in order; empty when every matched piece was sent before."""
+    """The pieces sent now, in order; empty when every piece was sent before."""
     more: int
     """New pieces held back by the size bound."""
     already_sent: int
-    """Matched pieces left out because this conversation was already sent them."""
+    """Pieces left out because this conversation was already sent them."""
     whole: bool
     """The conversation now has every sentence of the chunk, unshortened."""
+    chunk_sentences: int
+    """How many sentences the chunk has."""
 
     @property
     def nothing_new(self) -> bool:
-        """Every matched piece was sent before: the result is given as a reference."""
+        """Every piece was sent before: the result is given as a reference."""
         return bool(self.already_sent) and not self.shown and not self.more
 
     @property
@@ -50,6 +93,45 @@ class Snippet:
         """The pieces shown, then how many more matched, as results list them."""
         more = [f"(+{self.more} more matching sentences: read the chunk)"] if self.more else []
         return self.shown + more
+
+    @property
+    def extent(self) -> str | None:
+        """How much of its chunk a partial snippet shows: "2 of 7 sentences"; None when whole."""
+        if self.whole or not self.shown:
+            return None
+        return f"{len(self.shown)} of {self.chunk_sentences} {'sentence' if self.chunk_sentences == 1 else 'sentences'}"
+
+
+def excerpt(sentences: Sequence[str], matched: Sequence[str], cut: Callable[[str], str]) -> Excerpt:
+    """The chunk whole where it is short (WHOLE_CHUNK_SENTENCES, WHOLE_CHUNK_CHARS) or its snippet
+    would leave out at most LEFT_OUT_CHARS; otherwise its `matched` sentences (texts of its
+    `sentences`) as `cut` shortens them, each with the sentence before where it opens with a pronoun."""
+    whole = Excerpt(list(sentences), True, len(sentences))
+    size = sum(map(len, sentences))
+    if len(sentences) <= WHOLE_CHUNK_SENTENCES and size <= WHOLE_CHUNK_CHARS:
+        return whole
+    positions = _positions(sentences, matched)
+    chosen = sorted(set(positions) | {at - 1 for at in positions if at > 0 and opens_with_pronoun(sentences[at])})
+    pieces = [cut(sentences[at]) for at in chosen]
+    if size - sum(map(len, pieces)) <= LEFT_OUT_CHARS:
+        return whole
+    return Excerpt(pieces, False, len(sentences))
+
+
+def opens_with_pronoun(sentence: str) -> bool:
+    """Whether one of the sentence's first OPENING_WORDS words is one of PRONOUNS."""
+    return any(word.group().lower() in PRONOUNS for word in list(_WORD.finditer(sentence))[:OPENING_WORDS])
+
+
+def _positions(sentences: Sequence[str], matched: Sequence[str]) -> list[int]:
+    """Where each matched sentence is among the chunk's (a text that occurs twice: each once)."""
+    positions: list[int] = []
+    for text in matched:
+        at = sentences.index(text)
+        while at in positions:
+            at = sentences.index(text, at + 1)
+        positions.append(at)
+    return positions
 
 
 def keyword_spans(sentence: str, keywords: Sequence[str], match: str) -> list[tuple[int, int]]:
@@ -85,9 +167,11 @@ def around(sentence: str, spans: Sequence[tuple[int, int]]) -> str:
             break
         else:
             windows.append((low, high))
-    parts = [sentence[_word_start(sentence, low) : _word_end(sentence, high)].strip() for low, high in windows]
-    before = f"{CUT} " if windows[0][0] > 0 else ""
-    after = f" {CUT}" if windows[-1][1] < len(sentence) else ""
+    facts = _fact_spans(sentence)
+    cuts = [_outside(facts, _word_start(sentence, low), _word_end(sentence, high)) for low, high in windows]
+    parts = [sentence[low:high].strip() for low, high in cuts]
+    before = f"{CUT} " if cuts[0][0] > 0 else ""
+    after = f" {CUT}" if cuts[-1][1] < len(sentence) else ""
     return before + f" {CUT} ".join(parts) + after
 
 
@@ -95,7 +179,22 @@ def leading(sentence: str) -> str:
     """A long sentence's first LONG_SENTENCE_CHARS characters, ended at a word's end, then CUT."""
     if len(sentence) <= LONG_SENTENCE_CHARS:
         return sentence
-    return sentence[: _word_end(sentence, LONG_SENTENCE_CHARS)].rstrip() + f" {CUT}"
+    _, end = _outside(_fact_spans(sentence), 0, _word_end(sentence, LONG_SENTENCE_CHARS))
+    return sentence[:end].rstrip() + (f" {CUT}" if end < len(sentence) else "")
+
+
+def _fact_spans(sentence: str) -> list[tuple[int, int]]:
+    return [found.span() for found in _FACT.finditer(sentence)]
+
+
+def _outside(facts: list[tuple[int, int]], low: int, high: int) -> tuple[int, int]:
+    """(low, high) widened so that neither falls inside a date or number."""
+    for start, end in facts:
+        if start < low < end:
+            low = start
+        if start < high < end:
+            high = end
+    return low, high
 
 
 def _word_start(sentence: str, at: int) -> int:
@@ -114,14 +213,9 @@ def _word_end(sentence: str, at: int) -> int:
     return at if space < 0 else space
 
 
-def keyword_pieces(sentences: list[str], keywords: Sequence[str], match: str) -> list[str]:
-    """Matched sentences as keyword results show them: long ones cut around the keywords."""
-    return [around(sentence, keyword_spans(sentence, keywords, match)) for sentence in sentences]
-
-
-def semantic_pieces(sentences: list[str]) -> list[str]:
-    """Matched sentences as semantic results show them: long ones cut to their start."""
-    return [leading(sentence) for sentence in sentences]
+def keyword_cut(keywords: Sequence[str], match: str) -> Callable[[str], str]:
+    """How keyword results shorten a long sentence: around the keywords it holds."""
+    return lambda sentence: around(sentence, keyword_spans(sentence, keywords, match))
 
 
 def piece_key(piece: str) -> int:
@@ -129,17 +223,17 @@ def piece_key(piece: str) -> int:
     return hash(piece)
 
 
-def snippet(pieces: list[str], sent: set[int], covers_chunk: bool, limit: int = MAX_SNIPPET_CHARS) -> Snippet:
-    """The pieces whose key is not in `sent`, the leading ones within `limit` characters (at least
-    one). `covers_chunk`: the pieces are every sentence of the chunk, unshortened, so once all are
-    shown or sent before, the conversation has the whole chunk."""
-    new = [piece for piece in pieces if piece_key(piece) not in sent]
-    shown: list[str] = []
+def snippet(shown: Excerpt, sent: set[int], limit: int = MAX_SNIPPET_CHARS) -> Snippet:
+    """The excerpt's pieces whose key is not in `sent`, the leading ones within `limit` characters
+    (at least one). A whole excerpt, once all its pieces are shown or sent before, gives the
+    conversation the whole chunk."""
+    new = [piece for piece in shown.pieces if piece_key(piece) not in sent]
+    kept: list[str] = []
     size = 0
     for piece in new:
-        if shown and size + len(piece) > limit:
+        if kept and size + len(piece) > limit:
             break
-        shown.append(piece)
+        kept.append(piece)
         size += len(piece)
-    more = len(new) - len(shown)
-    return Snippet(shown, more, len(pieces) - len(new), covers_chunk and not more)
+    more = len(new) - len(kept)
+    return Snippet(kept, more, len(shown.pieces) - len(new), shown.whole and not more, shown.chunk_sentences)

@@ -5,19 +5,19 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from arag_mcp.server.search.limits import MAX_TOP_K, quoted
+from arag_mcp.server.search.limits import quoted
 from pydantic import ValidationError
 
 ARGUMENT_HINTS = {
     "keywords": 'keywords must be a list of short terms, e.g. ["Marie Curie", "1911"]',
     "query": "query must be a non-empty question or description",
-    "top_k": f"top_k must be a whole number from 1 to {MAX_TOP_K}",
     "chunk_ids": 'chunk_ids must be a list of chunk ids from the search results, e.g. ["k3j9x2abq7-0"]',
     "queries": 'queries must be a list of 1-5 questions or descriptions, e.g. ["who discovered radium"]',
     "patterns": 'patterns must be a list of words or phrases, e.g. ["Nobel Prize"]',
     "ref": "ref must be a ref (chunk id) from the search results",
     "start_line": "start_line must be a line number from 0",
     "conversation": "conversation must be the handle string a previous result gave",
+    "again": "again must be true or false",
     "scope": 'scope must be an object of conditions, e.g. {"source": "docs/guide", "file_type": "md"}, '
     "each value a string, number or true/false",
 }
@@ -65,12 +65,18 @@ def _scope_from_text(text: str) -> Any:
         return text
 
 
-def describe_invalid(error: ValidationError) -> str:
-    """One line naming each bad argument, what was given and what is expected."""
+def describe_invalid(error: ValidationError, properties: dict[str, Any]) -> str:
+    """One line naming each bad argument, what was given and what is expected; a bounded number's
+    bounds are the ones the tool's schema (`properties`) gives it."""
     parts = []
     for item in error.errors():
         field = str(item["loc"][0]) if item["loc"] else "arguments"
-        hint = ARGUMENT_HINTS.get(field, f"{field}: {item['msg']}")
+        bounds = properties.get(field, {})
+        hint = (
+            f"{field} must be a whole number from {bounds['minimum']} to {bounds['maximum']}"
+            if "minimum" in bounds and "maximum" in bounds
+            else ARGUMENT_HINTS.get(field, f"{field}: {item['msg']}")
+        )
         given = "nothing" if item["type"] == "missing" else quoted(item.get("input"))
         parts.append(f"{hint}; got {given}")
     return "; ".join(dict.fromkeys(parts))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 from arag_mcp.indexer.index.chunks import Chunk
@@ -37,7 +37,7 @@ from arag_mcp.server.output.document_results import (
     search_output,
     search_text,
 )
-from arag_mcp.server.search.conversations import Conversation, Conversations, Delivery
+from arag_mcp.server.search.conversations import Conversation, Conversations, Delivery, Origin
 from arag_mcp.server.search.limits import (
     EXCLUDE_ROUNDS,
     MAX_CHUNK_IDS,
@@ -57,7 +57,7 @@ from arag_mcp.server.search.limits import (
     quoted,
 )
 from arag_mcp.server.search.live_index import LiveIndex, ModelNotReady
-from arag_mcp.server.search.snippets import Snippet, keyword_pieces, semantic_pieces, snippet
+from arag_mcp.server.search.snippets import Excerpt, Snippet, excerpt, keyword_cut, leading, snippet
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel, BeforeValidator, Field
@@ -139,10 +139,11 @@ OutputWithMessage = TypeVar("OutputWithMessage", KeywordSearchOutput, SemanticSe
 
 @dataclass(frozen=True)
 class VectorRanking:
-    """A vector search tool's ranking: its search function, whether it sends whole chunks, and what
-    its results are ranked by (said in the message)."""
+    """A vector search tool's ranking: its search function, the tool's name, whether it sends whole
+    chunks, and what its results are ranked by (said in the message)."""
 
     search: Callable[..., list[Hit]]
+    tool: str
     whole_chunks: bool
     ranked_by: str
 
@@ -188,9 +189,9 @@ class Toolkit:
         terms = self._checked_keywords(keywords)
         call = self._search_call(scope, conversation)
         findings = self._new_keyword_findings(call, terms, top_k, offset)
-        deliveries = self._deliver(call.snapshot, call.current, findings.hits)
-        pieces = [keyword_pieces(hit.matched, hit.keywords, self.keyword_match) for hit in findings.hits]
-        snippets = self._snippets(call.current, findings.hits, pieces, deliveries is not None)
+        deliveries = self._deliver(call, "keyword_search", findings.hits)
+        cuts = [keyword_cut(hit.keywords, self.keyword_match) for hit in findings.hits]
+        snippets = self._snippets(call, "keyword_search", findings.hits, cuts, deliveries is not None)
         output = keyword_output(findings, call.current.handle, call.current.notice, deliveries, snippets)
         return call.result(output, keyword_text)
 
@@ -204,7 +205,7 @@ class Toolkit:
     ) -> Annotated[CallToolResult, SemanticSearchOutput]:
         from arag_mcp.server.search.retrieval import semantic_search
 
-        ranking = VectorRanking(semantic_search, False, "their best sentence")
+        ranking = VectorRanking(semantic_search, "semantic_search", False, "their best sentence")
         return self._vector_search(ranking, query, top_k, scope, offset, conversation)
 
     def naive_embedding_search(
@@ -217,7 +218,7 @@ class Toolkit:
     ) -> Annotated[CallToolResult, SemanticSearchOutput]:
         from arag_mcp.server.search.retrieval import naive_search
 
-        ranking = VectorRanking(naive_search, True, "their chunk vector")
+        ranking = VectorRanking(naive_search, "naive_embedding_search", True, "their chunk vector")
         return self._vector_search(ranking, query, top_k, scope, offset, conversation)
 
     def semantic_search_queries(
@@ -229,7 +230,7 @@ class Toolkit:
         call = self._search_call(scope, conversation)
         found = merged_semantic_search(call.snapshot, self._query_vectors(call.snapshot, checked), top_k, call.mask)
         hits = [merged.hit for merged in found]
-        snippets = self._semantic_snippets(call.current, hits, False)
+        snippets = self._snippets(call, "semantic_search", hits, [leading] * len(hits), False)
         ranked_by = f"their best sentence over {len(checked)} {'query' if len(checked) == 1 else 'queries'}"
         output = semantic_output(hits, call.current.handle, call.current.notice, None, snippets, ranked_by)
         for result, merged in zip(output.results, found):
@@ -254,9 +255,10 @@ class Toolkit:
         findings = keyword_search(call.snapshot, terms, top_k, self.keyword_match, call.mask) if terms else None
         if findings is not None:
             found = with_keyword_hits(found, findings.hits)
-        pieces = [self._search_pieces(merged) for merged in found]
-        snippets = self._snippets(call.current, [merged.hit for merged in found], pieces, False)
-        output = search_output(found, snippets, checked, findings, call.current.handle, call.current.notice)
+        hits = [replace(merged.hit, matched=self._search_matched(merged)) for merged in found]
+        snippets = self._snippets(call, "search", hits, [self._search_cut(merged) for merged in found], False)
+        lines = [call.snapshot.documents.line_count(hit.chunk.chunk_id) or 0 for hit in hits]
+        output = search_output(found, snippets, lines, checked, findings, call.current.handle, call.current.notice)
         return call.result(output, search_text)
 
     def find(
@@ -277,7 +279,7 @@ class Toolkit:
         if long:
             raise ToolError(
                 f"patterns are words or phrases; got one of {len(long)} characters ({quoted(long)}); "
-                f"keep each under {MAX_FIND_PATTERN_CHARS}"
+                f"keep each to at most {MAX_FIND_PATTERN_CHARS}"
             )
         snapshot = self._snapshot()
         document = _document(snapshot, ref)
@@ -290,7 +292,7 @@ class Toolkit:
         seen = self.conversations.lines_seen(current, document)
         output = find_output(document, ref.strip(), found, seen, current.handle, current.notice, semantic)
         sent = [line for p in found for passage in p.passages for line in passage.lines]
-        self.conversations.mark_lines_shown(current, document, sent)
+        self.conversations.mark_lines_shown(current, document, sent, Origin(current.calls, "find"))
         return _result(output, find_text)
 
     def open(
@@ -311,7 +313,7 @@ class Toolkit:
         lines = window(document, start_line)
         seen = self.conversations.lines_seen(current, document)
         output = open_output(document, ref.strip(), lines, seen, current.handle, current.notice)
-        self.conversations.mark_lines_shown(current, document, lines)
+        self.conversations.mark_lines_shown(current, document, lines, Origin(current.calls, "open"))
         return _result(output, open_text)
 
     def chunk_read(
@@ -326,7 +328,8 @@ class Toolkit:
             )
         current = self.conversations.resume(conversation)
         found = self._snapshot().chunks.by_id(wanted)
-        deliveries = self.conversations.deliver(current, wanted, found, again=again)
+        origins = [Origin(current.calls, "chunk_read")] * len(wanted)
+        deliveries = self.conversations.deliver(current, wanted, found, origins, again=again)
         return _result(chunk_read_output(deliveries, current.handle, current.notice), chunk_read_text)
 
     def _vector_search(
@@ -348,25 +351,20 @@ class Toolkit:
         received = self.conversations.received(call.current)
         depth = offset + top_k + min(len(received), MAX_PASSED_OVER)
         ranked = ranking.search(call.snapshot, self._query_vector(call.snapshot, query), depth, call.mask)
-
-        def stale(hit: Hit) -> bool:
-            pieces = [] if ranking.whole_chunks else semantic_pieces(hit.matched)
-            return hit.chunk.chunk_id in received or self.conversations.has_all_of(
-                call.current, hit.chunk.chunk_id, pieces
-            )
-
+        window = ranked[offset:]
+        stale = self._nothing_new(call, window, [leading] * len(window), ranking.whole_chunks)
         hits, passed, position = [], [], offset
-        for hit in ranked[offset:]:
+        for hit, known in zip(window, stale):
             if len(hits) >= top_k:
                 break
             position += 1
-            if stale(hit):
+            if known:
                 passed.append(PassedOver(position, hit.chunk.chunk_id, hit.chunk.title))
             else:
                 hits.append(hit)
         more = position < len(ranked) or len(ranked) == depth
-        deliveries = self._deliver(call.snapshot, call.current, hits, always=ranking.whole_chunks)
-        snippets = self._semantic_snippets(call.current, hits, deliveries is not None)
+        deliveries = self._deliver(call, ranking.tool, hits, always=ranking.whole_chunks)
+        snippets = self._snippets(call, ranking.tool, hits, [leading] * len(hits), deliveries is not None)
         output = semantic_output(
             hits,
             call.current.handle,
@@ -391,29 +389,38 @@ class Toolkit:
         exclude[snapshot.catalogue.numbers_of(sorted(self.conversations.received(current)))] = True
         for _ in range(EXCLUDE_ROUNDS):
             findings = keyword_search(snapshot, terms, top_k, self.keyword_match, call.mask, offset, exclude)
-            stale = [
-                hit.chunk.chunk_id
-                for hit in findings.hits
-                if self.conversations.has_all_of(
-                    current, hit.chunk.chunk_id, keyword_pieces(hit.matched, hit.keywords, self.keyword_match)
-                )
-            ]
+            cuts = [keyword_cut(hit.keywords, self.keyword_match) for hit in findings.hits]
+            known = self._nothing_new(call, findings.hits, cuts, self.full_text)
+            stale = [hit.chunk.chunk_id for hit, old in zip(findings.hits, known) if old]
             if not stale:
                 break
             exclude[snapshot.catalogue.numbers_of(stale)] = True
         return findings
 
-    def _deliver(
-        self, snapshot: IndexSnapshot, current: Conversation, hits: list[Hit], always: bool = False
-    ) -> list[Delivery] | None:
+    def _nothing_new(
+        self, call: SearchCall, hits: list[Hit], cuts: list[Callable[[str], str]], whole_chunks: bool
+    ) -> list[bool]:
+        """Whether each hit would bring nothing this conversation was not sent: its chunk, where results
+        carry whole chunks; else every piece of its excerpt."""
+        if whole_chunks:
+            received = self.conversations.received(call.current)
+            return [hit.chunk.chunk_id in received for hit in hits]
+        chunks = _chunks_of(call.snapshot, hits)
+        return [
+            self.conversations.has_all_of(
+                call.current, hit.chunk.chunk_id, excerpt(chunks[hit.chunk.chunk_id].sentences, hit.matched, cut).pieces
+            )
+            for hit, cut in zip(hits, cuts)
+        ]
+
+    def _deliver(self, call: SearchCall, tool: str, hits: list[Hit], always: bool = False) -> list[Delivery] | None:
         """Whole chunks for the conversation (read-before and size bound applied), where this tool sends
         them; otherwise None."""
         if not (self.full_text or always):
             return None
         wanted = [hit.chunk.chunk_id for hit in hits]
-        found = {hit.chunk.chunk_id: hit.chunk for hit in hits if isinstance(hit.chunk, Chunk)}
-        found.update(snapshot.chunks.by_id([cid for cid in wanted if cid not in found]))
-        return self.conversations.deliver(current, wanted, found)
+        origins = [Origin(call.current.calls, tool, rank) for rank in range(1, len(hits) + 1)]
+        return self.conversations.deliver(call.current, wanted, _chunks_of(call.snapshot, hits), origins)
 
     def _checked_keywords(self, keywords: list[str]) -> list[str]:
         terms = [k.strip() for k in keywords if k.strip()]
@@ -433,27 +440,37 @@ class Toolkit:
                 )
         return terms
 
-    def _search_pieces(self, merged: MergedHit) -> list[str]:
-        """A search result's pieces: its matched sentences, then the keyword sentences not among them."""
-        pieces = semantic_pieces(merged.hit.matched) if merged.queries else []
+    def _search_matched(self, merged: MergedHit) -> list[str]:
+        """A search result's matched sentences: those nearest its queries, then its keyword sentences."""
+        matched = list(merged.hit.matched) if merged.queries else []
         found = merged.keyword_hit
-        if found is not None:
-            pieces += [p for p in keyword_pieces(found.matched, found.keywords, self.keyword_match) if p not in pieces]
-        return pieces
+        return matched + [s for s in found.matched if s not in matched] if found is not None else matched
 
-    def _semantic_snippets(self, current: Conversation, hits: list[Hit], whole_chunks: bool) -> list[Snippet]:
-        return self._snippets(current, hits, [semantic_pieces(hit.matched) for hit in hits], whole_chunks)
+    def _search_cut(self, merged: MergedHit) -> Callable[[str], str]:
+        """How a search result shortens a long sentence: around its keywords, where keywords found it."""
+        found = merged.keyword_hit
+        return keyword_cut(found.keywords, self.keyword_match) if found is not None else leading
 
     def _snippets(
-        self, current: Conversation, hits: list[Hit], pieces: list[list[str]], whole_chunks: bool
+        self, call: SearchCall, tool: str, hits: list[Hit], cuts: list[Callable[[str], str]], whole_chunks: bool
     ) -> list[Snippet]:
-        """What each hit shows of its matched sentences: all of them where the results carry whole
-        chunks (the chunk text is what is tracked), else those this conversation was not sent."""
+        """What each hit shows of its chunk (snippets.excerpt, each long sentence shortened by its
+        `cuts`): where the results carry whole chunks, their matched sentences (the chunk text is what
+        is tracked); else what this conversation was not sent."""
         if whole_chunks:
-            return [snippet(shown, set(), False) for shown in pieces]
+            return [
+                snippet(Excerpt([cut(s) for s in hit.matched], False, hit.chunk.sentence_count), set())
+                for hit, cut in zip(hits, cuts)
+            ]
+        chunks = _chunks_of(call.snapshot, hits)
         return [
-            self.conversations.send_snippet(current, hit.chunk.chunk_id, shown, _covers_chunk(hit, shown))
-            for hit, shown in zip(hits, pieces)
+            self.conversations.send_snippet(
+                call.current,
+                hit.chunk.chunk_id,
+                excerpt(chunks[hit.chunk.chunk_id].sentences, hit.matched, cut),
+                Origin(call.current.calls, tool, rank),
+            )
+            for rank, (hit, cut) in enumerate(zip(hits, cuts), 1)
         ]
 
     def _search_call(self, scope: dict[str, Any] | None, conversation: str | None) -> SearchCall:
@@ -476,10 +493,11 @@ class Toolkit:
             raise ToolError(str(exc)) from None
 
 
-def _covers_chunk(hit: Hit, pieces: list[str]) -> bool:
-    """Whether the pieces are every sentence of the hit's chunk, unshortened (a chunk's sentence is
-    matched at most once, so matching as many as it has is matching them all)."""
-    return 0 < hit.chunk.sentence_count == len(hit.matched) and pieces == hit.matched
+def _chunks_of(snapshot: IndexSnapshot, hits: list[Hit]) -> dict[str, Chunk]:
+    """The hits' chunks with their texts, by id: read where a hit names its chunk by header alone."""
+    found = {hit.chunk.chunk_id: hit.chunk for hit in hits if isinstance(hit.chunk, Chunk)}
+    found.update(snapshot.chunks.by_id([hit.chunk.chunk_id for hit in hits if hit.chunk.chunk_id not in found]))
+    return found
 
 
 def _check_keyword_sizes(terms: list[str]) -> None:
@@ -489,12 +507,13 @@ def _check_keyword_sizes(terms: list[str]) -> None:
         if len(term) > MAX_KEYWORD_CHARS:
             raise ToolError(
                 f"keywords must be short terms; got one of {len(term)} characters ({quoted(term)}); "
-                f"keep each under {MAX_KEYWORD_CHARS}, or use a semantic search"
+                f"keep each to at most {MAX_KEYWORD_CHARS}, or use a semantic search"
             )
         if len(term.split()) > MAX_KEYWORD_WORDS:
             raise ToolError(
                 f"keywords must be short terms; got a {len(term.split())}-word sentence "
-                f"({quoted(term)}); split it into names and terms, or use a semantic search"
+                f"({quoted(term)}); keep each to at most {MAX_KEYWORD_WORDS} words: split it into names and terms, "
+                "or use a semantic search"
             )
     for term, pieces in zip(terms, words_of([term.lower() for term in terms])):
         if len(pieces) > MAX_KEYWORD_PIECES:
@@ -530,7 +549,7 @@ def _checked_query(query: str) -> str:
         raise ToolError('query is empty; describe what to find, e.g. "where was Marie Curie born"')
     if len(query) > MAX_QUERY_CHARS:
         raise ToolError(
-            f"query has {len(query)} characters; keep it under {MAX_QUERY_CHARS} (one sub-question at a time)"
+            f"query has {len(query)} characters; keep it to at most {MAX_QUERY_CHARS} (one sub-question at a time)"
         )
     return query
 
