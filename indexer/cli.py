@@ -77,6 +77,16 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         metavar="SENTENCES",
         help="sentences embedded between commits: an interrupted build keeps what it committed (default: 16384)",
     )
+    env_option(
+        embedding,
+        "--commit-seconds",
+        _env("--commit-seconds"),
+        type=positive_int,
+        default=60,
+        metavar="SECONDS",
+        help="seconds of embedding between commits, if --commit-every sentences take longer: an interrupted "
+        "build loses at most about this much work (default: 60)",
+    )
     THREADS.add(embedding, ENV_PREFIX)
     env_option(
         embedding,
@@ -215,6 +225,7 @@ def _options(args: argparse.Namespace):  # noqa: ANN202 - BuildOptions, imported
         batch_size=args.batch_size,
         flush_sentences=args.write_batch,
         commit_sentences=args.commit_every,
+        commit_seconds=args.commit_seconds,
         exclude=tuple(getattr(args, "exclude", ())),
         strict=args.strict,
         rebuild=rebuild,
@@ -239,7 +250,7 @@ def run_update(args: argparse.Namespace) -> None:
 def _report(summary) -> None:  # noqa: ANN001 - BuildSummary, imported lazily
     from .build import report_skips
 
-    report_skips(summary.skipped)
+    report_skips(summary.skipped, summary.skipped_before)
     log.info("%s", summary.describe())
 
 

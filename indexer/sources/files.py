@@ -119,6 +119,14 @@ def iter_documents(
     files of other types, unreadable, binary or malformed files and malformed records are skipped
     and listed. A missing source raises CorpusError.
     """
+    for path, source in list_files(sources, skipped, exclude):
+        yield from read_file(path, source, skipped)
+
+
+def list_files(
+    sources: Sequence[str | Path | Source], skipped: list[SkippedFile], exclude: Sequence[str | Path] = ()
+) -> Iterator[tuple[Path, Source]]:
+    """The files `iter_documents` reads, each with the source it is read as part of, without reading them."""
     excluded = [_resolve(Path(path)) for path in exclude]
     for given in sources:
         source = given if isinstance(given, Source) else Source.at(given)
@@ -126,9 +134,39 @@ def iter_documents(
             raise CorpusError(f"{given}: no such file or folder; check the path")
         if source.path.is_dir():
             for path in _walk(source, excluded, skipped):
-                yield from _read_file(path, _display(path, source.root), skipped)
+                yield path, source
         else:
-            yield from _read_file(source.path, _display(source.path, source.root), skipped)
+            yield source.path, source
+
+
+def read_file(path: Path, source: Source, skipped: list[SkippedFile]) -> Iterator[Document]:
+    """The documents of one file listed by `list_files`; what could not be read is appended to `skipped`."""
+    return _read_file(path, display_name(path, source.root), skipped)
+
+
+def file_key(path: Path) -> str:
+    """The resolved path documents read from `path` record (`Document.path`)."""
+    return _resolve(path).as_posix()
+
+
+def is_left_out(path: Path, source: Source, exclude: Sequence[Path] = ()) -> bool:
+    """Whether a folder read as `source` passes over `path` (which lies under `source.root`): it or a
+    folder above it is hidden, matches DEFAULT_EXCLUDE or the source's patterns, or lies under `exclude`."""
+    if any(_resolve(path).is_relative_to(inside) for inside in exclude):
+        return True
+    spec = _exclude_spec(source)
+    relative = path.relative_to(source.root)
+    parts = relative.parts
+    for depth in range(1, len(parts) + 1):
+        part_path = PurePosixPath(*parts[:depth]).as_posix()
+        folder = depth < len(parts)
+        if parts[depth - 1].startswith(".") or spec.match_file(part_path + "/" if folder else part_path):
+            return True
+    return False
+
+
+def _exclude_spec(source: Source) -> pathspec.GitIgnoreSpec:
+    return pathspec.GitIgnoreSpec.from_lines([*DEFAULT_EXCLUDE, *source.exclude])
 
 
 def _resolve(path: Path) -> Path:
@@ -141,7 +179,7 @@ def _resolve(path: Path) -> Path:
 
 def _walk(source: Source, excluded: list[Path], skipped: list[SkippedFile]) -> list[Path]:
     """Visible, not excluded files under `source.path`, sorted by path; unreadable folders are listed as skipped."""
-    spec = pathspec.GitIgnoreSpec.from_lines([*DEFAULT_EXCLUDE, *source.exclude])
+    spec = _exclude_spec(source)
 
     def wanted(path: Path, folder: bool) -> bool:
         if path.name.startswith(".") or any(_resolve(path).is_relative_to(inside) for inside in excluded):
@@ -151,7 +189,7 @@ def _walk(source: Source, excluded: list[Path], skipped: list[SkippedFile]) -> l
 
     def unreadable(error: OSError) -> None:
         path = Path(error.filename)
-        skipped.append(SkippedFile(_display(path, source.root), f"unreadable: {error.strerror}", path.as_posix()))
+        skipped.append(SkippedFile(display_name(path, source.root), f"unreadable: {error.strerror}", path.as_posix()))
 
     found: list[Path] = []
     for folder, folders, files in os.walk(source.path, onerror=unreadable):
@@ -161,7 +199,7 @@ def _walk(source: Source, excluded: list[Path], skipped: list[SkippedFile]) -> l
     return sorted(found)
 
 
-def _display(path: Path, root: Path) -> str:
+def display_name(path: Path, root: Path) -> str:
     """Files of a folder are named from the folder itself (`docs/guide/intro.md`), a file alone by its name."""
     return (Path(root.name) / path.relative_to(root)).as_posix() if path != root else root.name
 
