@@ -221,7 +221,7 @@ def sync_paths(uri: str, paths: Sequence[Path], options: BuildOptions = BuildOpt
         roots = recorded_sources(manifest)
         inside = [] if is_remote(uri) else [Path(uri)]
         reads, synced = [], []
-        for path in paths:
+        for path in _outermost(paths):
             root = next((root for root in roots if path.is_relative_to(root.path)), None)
             if root is None or is_left_out(path, root, inside):
                 continue
@@ -230,6 +230,11 @@ def sync_paths(uri: str, paths: Sequence[Path], options: BuildOptions = BuildOpt
                 reads.append(Source(root.root, path, root.exclude))
         options = replace(options, **_settings(manifest), rebuild=False)
         return _update(uri, options, manifest, roots, reads, synced=synced)
+
+
+def _outermost(paths: Sequence[Path]) -> list[Path]:
+    """The paths that lie under no other of them."""
+    return [path for path in paths if not any(path != other and path.is_relative_to(other) for other in paths)]
 
 
 def remove_from_index(targets: Sequence[str], uri: str) -> BuildSummary:

@@ -57,6 +57,8 @@ def plan_changes(
     seen: set[str] = set()
     for path, source in listed:
         file = file_key(path)
+        if file in seen:  # sources that overlap list it twice
+            continue
         seen.add(file)
         state = states.get(file)
         try:

@@ -1,7 +1,7 @@
 """`arag-index`: add, sync, remove and list the documents of an index; describe it.
 
 Exit status: 0 success, 1 failure (a skip under --strict, a busy index, a storage error), 2 usage
-error (a bad option, path, model or index).
+error (a bad option, path, model or index), 3 for `watch` where another watcher keeps the index current.
 """
 
 from __future__ import annotations
@@ -174,6 +174,44 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         parents=[embedding, common],
         help="re-read every recorded source: add new, update changed and remove vanished documents",
     )
+    watch = commands.add_parser(
+        "watch",
+        parents=[embedding, common],
+        help="keep the index current: sync it, then embed what changes in its sources as it changes (until Ctrl-C)",
+    )
+    watch.add_argument(
+        "sources",
+        nargs="*",
+        metavar="SOURCE",
+        help="files or folders to add as sources first, as add does (default: the index's recorded sources)",
+    )
+    env_option(
+        watch,
+        "--exclude",
+        _env("--exclude"),
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="gitignore-style pattern to leave out of the SOURCEs given, recorded with them (repeatable)",
+    )
+    env_option(
+        watch,
+        "--poll",
+        _env("--poll"),
+        action="store_true",
+        help="poll the files instead of waiting for the system's change events: for network and virtual file "
+        "systems (WSL's /mnt is detected and polled anyway)",
+    )
+    env_option(
+        watch,
+        "--reconcile-every",
+        _env("--reconcile-every"),
+        type=positive_int,
+        default=300,
+        metavar="SECONDS",
+        help="sync every source this often, reading only changed files, to catch changes the system did not "
+        "report (default: 300)",
+    )
     remove = commands.add_parser(
         "remove", parents=[common], help="remove documents by id, or everything read from a path"
     )
@@ -254,6 +292,14 @@ def _report(summary) -> None:  # noqa: ANN001 - BuildSummary, imported lazily
     log.info("%s", summary.describe())
 
 
+def run_watch(args: argparse.Namespace) -> None:
+    limit_cpu_threads(args.threads)
+    from .watch import WatchOptions, watch_index
+
+    options = replace(_options(args), progress=False)
+    watch_index(args.index, args.sources, WatchOptions(options, args.reconcile_every, args.poll))
+
+
 def run_remove(args: argparse.Namespace) -> None:
     from .build import remove_from_index
 
@@ -300,6 +346,7 @@ COMMANDS = {
     "add": run_update,
     "build": run_update,
     "sync": run_update,
+    "watch": run_watch,
     "remove": run_remove,
     "list": run_list,
     "info": run_info,
@@ -313,9 +360,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     from arag_mcp.indexer.index.writer import IndexBusy
 
     from .build import BuildFailed
+    from .watch import WatcherRunning
 
     try:
         COMMANDS[args.command](args)
+    except WatcherRunning as exc:
+        print(f"arag-index: {exc}", file=sys.stderr)
+        return 3
     except (BuildFailed, IndexBusy) as exc:
         print(f"arag-index: error: {exc}", file=sys.stderr)
         return 1

@@ -104,6 +104,9 @@ def watch_index(
 def _watch(uri: str, roots: Sequence[Source], options: WatchOptions, stop: threading.Event) -> None:
     import watchfiles
 
+    logging.getLogger("watchfiles").setLevel(
+        logging.WARNING
+    )  # its "N changes detected" lines; ours are the batch lines
     inside = [] if is_remote(uri) else [Path(uri)]
     watched = sorted({root.path if root.path.is_dir() else root.path.parent for root in roots})
     log.info("watching %s for %s", ", ".join(map(str, watched)), uri)
@@ -172,7 +175,8 @@ def _sync(run: Callable[[], BuildSummary]) -> bool:
     except Exception as exc:  # noqa: BLE001 - one batch's failure must not stop the watch; the sweep retries it
         log.error("this batch failed, the index keeps its last commit: %s", exc)
         return True
-    report_skips(summary.skipped)
+    for item in summary.skipped:
+        log.warning("skipped %s", item)
     if summary.added or summary.updated or summary.removed:
         log.info("%s", batch_line(summary, time.perf_counter() - started))
     return True
