@@ -212,6 +212,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="sync every source this often, reading only changed files, to catch changes the system did not "
         "report (default: 300)",
     )
+    watch.add_argument("--parent-pid", type=int, default=None, help=argparse.SUPPRESS)  # arag-mcp --watch
     remove = commands.add_parser(
         "remove", parents=[common], help="remove documents by id, or everything read from a path"
     )
@@ -297,7 +298,7 @@ def run_watch(args: argparse.Namespace) -> None:
     from .watch import WatchOptions, watch_index
 
     options = replace(_options(args), progress=False)
-    watch_index(args.index, args.sources, WatchOptions(options, args.reconcile_every, args.poll))
+    watch_index(args.index, args.sources, WatchOptions(options, args.reconcile_every, args.poll, args.parent_pid))
 
 
 def run_remove(args: argparse.Namespace) -> None:

@@ -55,6 +55,8 @@ class WatchOptions:
     reconcile_seconds: float = 300.0
     poll: bool = False
     """Poll the files instead of waiting for the system's events (network and virtual file systems)."""
+    parent_pid: int | None = None
+    """Stop once the process of this id is gone (a server running the watcher beside it)."""
 
 
 def watch_lock_path(uri: str) -> Path:
@@ -144,6 +146,9 @@ def _watch(uri: str, roots: Sequence[Source], options: WatchOptions, stop: threa
         elif now - swept >= options.reconcile_seconds:
             swept = now
             _sync(lambda: sync_index(uri, options.build))
+        if options.parent_pid is not None and os.getppid() != options.parent_pid:
+            log.info("the process that started this watcher is gone")
+            stop.set()
         if stop.is_set():
             break
     log.info("stopped watching %s", uri)

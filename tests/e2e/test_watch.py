@@ -4,6 +4,7 @@ and a first build killed after its first timed commit."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -13,13 +14,17 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import anyio
 import filelock
 import pytest
 from arag_mcp.indexer.build import build_index
 from arag_mcp.indexer.index.manifest import read_manifest
 from arag_mcp.indexer.index.snapshot import list_documents, open_index
 from arag_mcp.indexer.index.writer import LOCK_FILE
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
 
+from ..conftest import BUCKET
 from ..test_index_management import QUIET, _titles, _write
 from ..test_write_batches import _assert_whole
 
@@ -34,9 +39,9 @@ def wait_for(condition: Callable[[], bool], timeout: float = 60, what: str = "")
 
 
 @contextmanager
-def watcher(index: Path, *sources: Path, log: Path | None = None) -> Iterator[subprocess.Popen]:
+def watcher(index: Path | str, *sources: Path, log: Path | None = None) -> Iterator[subprocess.Popen]:
     """`arag-index watch` running until the block ends (stopped with SIGTERM); its stderr goes to `log`."""
-    log = log or index.parent / "watch.log"
+    log = log or Path(index).parent / "watch.log"
     with log.open("ab") as stderr:
         process = subprocess.Popen(
             [sys.executable, "-m", "arag_mcp.indexer", "watch", *map(str, sources), "--index", str(index)],
@@ -196,3 +201,67 @@ def test_a_first_build_killed_after_its_first_timed_commit_opens_and_the_next_em
     summary = build_index([docs], str(index), QUIET)
     assert summary.embedded_sentences == 1200 - committed
     assert (summary.documents, summary.sentences) == (600, 1200)
+
+
+@pytest.mark.anyio
+async def test_a_server_with_watch_finds_a_word_written_after_it_started_and_a_second_server_follows(tmp_path: Path):
+    docs = tmp_path / "docs"
+    _write(docs / "a.md", "# Alpha\n\nAlpha is the first letter.")
+    index = tmp_path / "idx"
+    build_index([docs], str(index), QUIET)
+    first_log, second_log = (tmp_path / "first.log").open("w+"), (tmp_path / "second.log").open("w+")
+
+    def server(errlog) -> Client:  # noqa: ANN001 - a text file
+        arguments = ["-m", "arag_mcp.server", "--index", str(index), "--watch"]
+        return Client(
+            stdio_client(
+                StdioServerParameters(command=sys.executable, args=arguments, env=dict(os.environ)), errlog=errlog
+            )
+        )
+
+    async def search(client: Client, word: str) -> list:
+        found = await client.call_tool("keyword_search", {"keywords": [word]})
+        assert not found.is_error, found.content[0].text
+        return found.structured_content["results"]
+
+    async with server(first_log) as first:
+        await anyio.sleep(0)
+        deadline = time.monotonic() + 60
+        while "watching" not in _watcher_state(await first.read_resource("arag://index")):
+            assert time.monotonic() < deadline, _watcher_state(await first.read_resource("arag://index"))
+            await anyio.sleep(0.2)
+        async with server(second_log) as second:
+            _write(docs / "b.md", "# Beta\n\nThe zanzibarite crystal glows.")
+            deadline = time.monotonic() + 60
+            while not await search(first, "zanzibarite"):
+                assert time.monotonic() < deadline, first_log.name
+                await anyio.sleep(0.2)
+            while not await search(second, "zanzibarite"):  # it follows the first one's commits
+                assert time.monotonic() < deadline
+                await anyio.sleep(0.2)
+            described = json.loads((await first.read_resource("arag://index")).contents[0].text)
+            assert described["watcher"]["last_report"].startswith("+1 ~0 -0 in ")
+            assert described["last_changed"] == read_manifest(str(index))["built_at"]
+            while not _watcher_state(await second.read_resource("arag://index")).startswith("another process watches"):
+                assert time.monotonic() < deadline
+                await anyio.sleep(0.2)
+    second_log.seek(0)
+    told = [line for line in second_log.read().splitlines() if "another process watches" in line]
+    assert len(told) == 1, told
+
+
+def _watcher_state(resource) -> str:  # noqa: ANN001 - the SDK's result
+    return json.loads(resource.contents[0].text)["watcher"]["state"]
+
+
+def test_local_sources_into_an_s3_index_are_watched_the_same_way(tmp_path: Path, s3_endpoint: str):
+    docs = tmp_path / "docs"
+    _write(docs / "a.md", "# Alpha\n\nAlpha.")
+    index = f"s3://{BUCKET}/watched"
+    log = tmp_path / "watch.log"
+    with watcher(index, docs, log=log):  # type: ignore[arg-type]
+        _write(docs / "b.md", "# Beta\n\nBeta.")
+        wait_for(lambda: sorted(d["title"] for d in list_documents(index)) == ["Alpha", "Beta"], what="the new file")
+        (docs / "a.md").unlink()
+        wait_for(lambda: [d["title"] for d in list_documents(index)] == ["Beta"], what="the deletion")
+    assert "Traceback" not in log.read_text()
