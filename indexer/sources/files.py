@@ -145,8 +145,14 @@ def read_file(path: Path, source: Source, skipped: list[SkippedFile]) -> Iterato
 
 
 def file_key(path: Path) -> str:
-    """The resolved path documents read from `path` record (`Document.path`)."""
-    return _resolve(path).as_posix()
+    """The resolved path documents read from `path`, a path `list_files` gave, record (`Document.path`)."""
+    return _resolve_listed(path).as_posix()
+
+
+def _resolve_listed(path: Path) -> Path:
+    """`_resolve` for a path listed under a resolved source: the walk follows no folder link, so
+    only a link itself needs resolving (resolving every path costs a system call per folder above it)."""
+    return _resolve(path) if os.path.islink(path) else path
 
 
 def is_left_out(path: Path, source: Source, exclude: Sequence[Path] = ()) -> bool:
@@ -182,7 +188,7 @@ def _walk(source: Source, excluded: list[Path], skipped: list[SkippedFile]) -> l
     spec = _exclude_spec(source)
 
     def wanted(path: Path, folder: bool) -> bool:
-        if path.name.startswith(".") or any(_resolve(path).is_relative_to(inside) for inside in excluded):
+        if path.name.startswith(".") or any(_resolve_listed(path).is_relative_to(inside) for inside in excluded):
             return False
         relative = path.relative_to(source.root).as_posix()
         return not spec.match_file(relative + "/" if folder else relative)
