@@ -38,6 +38,7 @@ from mcp.client.stdio import stdio_client
 
 WORK = RESULTS / "work" / "freshness"
 OUTPUT = RESULTS / "freshness.json"
+"""Written anew by each run (--output names another file)."""
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -255,9 +256,10 @@ def _holding(index: Path, word: str) -> int:
 
 
 def record(results: dict) -> None:
-    OUTPUT.parent.mkdir(parents=True, exist_ok=True)
-    OUTPUT.write_text(json.dumps(results, indent=2) + "\n")
-    log(f"wrote {OUTPUT}")
+    output = Path(results["output"])
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(json.dumps(results, indent=2) + "\n")
+    log(f"wrote {output}")
 
 
 async def watched(index: Path, name: str, run) -> dict:  # noqa: ANN001 - a coroutine function
@@ -272,7 +274,11 @@ async def watched(index: Path, name: str, run) -> dict:  # noqa: ANN001 - a coro
 
 
 async def main_async(args: argparse.Namespace) -> None:
-    results: dict = {"cpu_cores": os.cpu_count()}
+    results: dict = {
+        "output": str(args.output),
+        "cpu_cores": os.cpu_count(),
+        "arguments": vars(args) | {"output": str(args.output)},
+    }
     sources, index = prepared("musique", write_corpus)
     results["no_change_sync"] = no_change_sync(index)
     log(f"no-change sync: {results['no_change_sync']}")
@@ -285,9 +291,10 @@ async def main_async(args: argparse.Namespace) -> None:
         results["idle"] = await idle(server, args.idle_seconds)
         log(f"idle: {results['idle']}")
         record(results)
-        results["burst"] = await burst(server, sources, args.burst, index)
-        log(f"burst: {results['burst']}")
-        record(results)
+        if args.burst:
+            results["burst"] = await burst(server, sources, args.burst, index)
+            log(f"burst: {results['burst']}")
+            record(results)
 
     await watched(index, "musique", musique)
     if args.tree_files:
@@ -309,7 +316,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--edits", type=int, default=100, help="one-file edits timed (default: 100)")
     parser.add_argument("--idle-seconds", type=float, default=600, help="the idle period (default: 600)")
-    parser.add_argument("--burst", type=int, default=1000, help="files changed at once (default: 1000)")
+    parser.add_argument("--burst", type=int, default=1000, help="files changed at once (0: none; default: 1000)")
     parser.add_argument(
         "--tree-files", type=int, default=20000, help="files of the idle tree (0: none; default: 20000)"
     )

@@ -167,7 +167,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.watch and call is None:
         from .watching import IndexWatcher
 
-        watcher = IndexWatcher(live.uri, args.threads)
+        watcher = IndexWatcher(live.uri, live.look_again, args.threads)
         watcher.start()
     server = create_server(
         live, profile, keyword_match=args.keyword_match, watch_status=watcher.status if watcher else None

@@ -162,3 +162,21 @@ def test_a_build_commits_on_time_as_well_as_by_sentences(tmp_path: Path):
     assert seen_versions[0] == 1  # the first commit came after the first document
     assert seen_versions[-1] == 12 and len(seen_versions) >= 12
     assert read_manifest(str(index))["counts"]["sentences"] == 24
+
+
+def test_sync_paths_leaves_out_what_a_folder_read_leaves_out(tmp_path: Path):
+    docs = tmp_path / "docs"
+    _write(docs / "a.md", "# Alpha\n\nAlpha.")
+    index = docs / "idx"  # the index inside its own source
+    build_index([docs], str(index), replace(QUIET, exclude=("drafts/",)))
+    left_out = [
+        _write(docs / ".hidden" / "h.md", "# Hidden\n\nHidden."),
+        _write(docs / "drafts" / "d.md", "# Draft\n\nDraft."),
+        _write(docs / "node_modules" / "pkg" / "n.md", "# Module\n\nModule."),
+        _write(index / "stray.md", "# Stray\n\nStray."),
+    ]
+    kept = _write(docs / "b.md", "# Beta\n\nBeta.")
+
+    summary = sync_paths(str(index), [*left_out, kept], QUIET)
+    assert (summary.added, summary.skipped) == (1, [])
+    assert _titles(index) == ["Alpha", "Beta"]
