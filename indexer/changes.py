@@ -84,14 +84,17 @@ def plan_changes(
             )
             continue
         changes.read.append(FileToRead(path, source, file, status.st_size, status.st_mtime_ns, digest))
-    changes.gone = [file for file in states if file not in seen and any(Path(file).is_relative_to(p) for p in synced)]
+    prefixes = tuple(path.as_posix().rstrip("/") + "/" for path in synced)
+    targets = {path.as_posix() for path in synced}
+    changes.gone = [file for file in states if file not in seen and (file in targets or file.startswith(prefixes))]
     return changes
 
 
 def _keep(changes: Changes, path: Path, source: Source, file: str, state: FileState) -> None:
     changes.unchanged[file] = state
-    shown = display_name(path, source.root)
-    changes.skipped_before.extend(SkippedFile(shown, reason, file) for reason in state.skipped)
+    if state.skipped:
+        shown = display_name(path, source.root)
+        changes.skipped_before.extend(SkippedFile(shown, reason, file) for reason in state.skipped)
 
 
 def content_sha256(path: Path) -> str:
