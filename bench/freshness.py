@@ -256,7 +256,7 @@ def _holding(index: Path, word: str) -> int:
 
 
 def record(results: dict) -> None:
-    output = Path(results["output"])
+    output = Path(results["arguments"]["output"])
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(json.dumps(results, indent=2) + "\n")
     log(f"wrote {output}")
@@ -274,11 +274,7 @@ async def watched(index: Path, name: str, run) -> dict:  # noqa: ANN001 - a coro
 
 
 async def main_async(args: argparse.Namespace) -> None:
-    results: dict = {
-        "output": str(args.output),
-        "cpu_cores": os.cpu_count(),
-        "arguments": vars(args) | {"output": str(args.output)},
-    }
+    results: dict = {"cpu_cores": os.cpu_count(), "arguments": {**vars(args), "output": str(args.output)}}
     sources, index = prepared("musique", write_corpus)
     results["no_change_sync"] = no_change_sync(index)
     log(f"no-change sync: {results['no_change_sync']}")
@@ -317,6 +313,7 @@ def main() -> None:
     parser.add_argument("--edits", type=int, default=100, help="one-file edits timed (default: 100)")
     parser.add_argument("--idle-seconds", type=float, default=600, help="the idle period (default: 600)")
     parser.add_argument("--burst", type=int, default=1000, help="files changed at once (0: none; default: 1000)")
+    parser.add_argument("--output", type=Path, default=OUTPUT, help=f"where the results go (default: {OUTPUT})")
     parser.add_argument(
         "--tree-files", type=int, default=20000, help="files of the idle tree (0: none; default: 20000)"
     )

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arag_mcp.indexer.embedding.embedder import Embedder
 from arag_mcp.indexer.embedding.settings import DEFAULT_BACKEND, DEFAULT_MODEL
@@ -28,6 +28,7 @@ from arag_mcp.indexer.index.collection import checked_description
 from arag_mcp.indexer.index.completeness import describe_problems
 from arag_mcp.indexer.index.file_states import FileState, read_file_states, write_file_states
 from arag_mcp.indexer.index.ids import doc_key
+from arag_mcp.indexer.index.lock import build_lock
 from arag_mcp.indexer.index.manifest import (
     FORMAT_VERSION,
     IndexStoreError,
@@ -39,7 +40,6 @@ from arag_mcp.indexer.index.manifest import (
     write_manifest,
 )
 from arag_mcp.indexer.index.schema import DocumentColumn
-from arag_mcp.indexer.index.writer import IndexWriter, StoredDocument, build_lock
 from arag_mcp.indexer.sources.files import (
     CorpusError,
     Document,
@@ -56,6 +56,9 @@ from tqdm import tqdm
 from .changes import Changes, FileToRead, plan_changes
 from .progress import BuildProgress
 from .rows import RowBatch, chunk_document, embedded_rows, queue_document, sentence_limit
+
+if TYPE_CHECKING:  # LanceDB is imported only where a command writes: a sync that finds nothing changed does not
+    from arag_mcp.indexer.index.writer import IndexWriter, StoredDocument
 
 log = logging.getLogger(__name__)
 
@@ -247,6 +250,8 @@ def remove_from_index(targets: Sequence[str], uri: str) -> BuildSummary:
         manifest = check_manifest(uri).raw
         settings = _settings(manifest)
         check_compatible(manifest, replace(BuildOptions(), **settings), settings["model"])
+        from arag_mcp.indexer.index.writer import IndexWriter
+
         writer = IndexWriter(uri, manifest["dimension"])
         stored = writer.existing_documents()
         roots = recorded_sources(manifest)
@@ -365,6 +370,8 @@ def _update(
         _check_strict(changes.read, summary)
     embedder = _embedder(options.model, options.device, options.backend)
     check_backend(previous, options, embedder.backend)
+    from arag_mcp.indexer.index.writer import IndexWriter
+
     writer = IndexWriter(uri, embedder.dimension, rebuild=options.rebuild)
     existing = writer.existing_documents()
     damaged = {doc_id: stored.problem for doc_id, stored in existing.items() if stored.problem}
@@ -541,7 +548,7 @@ def _embed(
                     old_id in existing
                     and not existing[old_id].problem
                     and writer.move_document(
-                        old_id, StoredDocument(digest, document.path), document.doc_id, document.title, document.source
+                        old_id, document.doc_id, digest, document.title, document.source, document.path
                     )
                 ):
                     read.moved.add(old_id)

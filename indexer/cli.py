@@ -358,7 +358,7 @@ COMMANDS = {
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level=args.log_level, format="%(message)s")
-    from arag_mcp.indexer.index.writer import IndexBusy
+    from arag_mcp.indexer.index.lock import IndexBusy
 
     from .build import BuildFailed
     from .watch import WatcherRunning

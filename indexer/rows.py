@@ -15,7 +15,6 @@ import pyarrow as pa
 from arag_mcp.indexer.embedding.embedder import Embedder
 from arag_mcp.indexer.index.ids import chunk_id, doc_key
 from arag_mcp.indexer.index.schema import ChunkColumn, DocumentColumn, SentenceColumn, chunks_schema, documents_schema
-from arag_mcp.indexer.index.writer import sentence_rows_of
 from arag_mcp.indexer.sources.files import Document
 from arag_mcp.indexer.sources.outline import HeadingMarks, heading_path, page_range
 from arag_mcp.indexer.text.chunking import Span, pack_chunks, sentence_spans
@@ -128,6 +127,8 @@ def embedded_rows(
     """The batch's chunk, sentence (with their vectors) and documents rows. Sentences are embedded
     EMBED_SLICE_BATCHES model batches at a time, `on_embedded(embedded, waiting)` told after each,
     so progress moves during a large write."""
+    from arag_mcp.indexer.index.writer import sentence_rows_of  # LanceDB: only where rows are written
+
     texts = batch.embed_texts
     step = batch_size * EMBED_SLICE_BATCHES
     parts = []

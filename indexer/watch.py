@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import filelock
+from arag_mcp.indexer.index.lock import IndexBusy
 from arag_mcp.indexer.index.manifest import check_manifest, is_remote, normalise_uri
-from arag_mcp.indexer.index.writer import IndexBusy
 from arag_mcp.indexer.sources.files import SUPPORTED_SUFFIXES, Source, is_left_out
 
 from .build import BuildOptions, BuildSummary, build_index, recorded_sources, report_skips, sync_index, sync_paths

@@ -21,14 +21,12 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import filelock
 import lancedb
 import numpy as np
 import pyarrow as pa
@@ -41,9 +39,7 @@ from .ids import chunk_id, doc_key
 from .manifest import (
     FORMAT,
     FORMAT_VERSION,
-    IndexStoreError,
     is_remote,
-    missing_bucket,
     normalise_uri,
     read_manifest,
     write_manifest,
@@ -68,7 +64,6 @@ from .schema import (
 )
 from .terms import chunk_terms, invert
 
-LOCK_FILE = ".arag-build.lock"
 NO_CLEANUP = timedelta(days=365_000)
 """LanceDB's optimize() cleans up versions older than 7 days unless told an age: this one means never."""
 TERM_BATCH_ROWS = 4_096
@@ -242,8 +237,8 @@ class IndexWriter:
             for table, column in tables:
                 table.delete(f"{column} IN ({listed})")
 
-    def move_document(self, old_id: str, moved: StoredDocument, doc_id: str, title: str, source: str) -> bool:
-        """Give the rows of `old_id` to the document `doc_id` read from `moved.path`, without embedding
+    def move_document(self, old_id: str, doc_id: str, doc_hash: str, title: str, source: str, path: str) -> bool:
+        """Give the rows of `old_id` to the document `doc_id` (its content hash, source and file), without embedding
         again: a renamed file's document whose text and title are unchanged, so that its vectors are
         too. False, with nothing changed, where the title differs."""
         c, s, d = ChunkColumn, SentenceColumn, DocumentColumn
@@ -260,7 +255,7 @@ class IndexWriter:
                 c.ID: [renamed[cid] for cid in chunk_rows[c.ID].to_pylist()],
                 c.DOC_KEY: [key] * len(chunk_rows),
                 c.DOC_ID: [doc_id] * len(chunk_rows),
-                c.DOC_HASH: [moved.doc_hash] * len(chunk_rows),
+                c.DOC_HASH: [doc_hash] * len(chunk_rows),
                 c.SOURCE: [source] * len(chunk_rows),
             },
         )
@@ -273,7 +268,7 @@ class IndexWriter:
         )
         document_rows = _set_columns(
             document_rows,
-            {d.ID: [doc_id], d.DOC_KEY: [key], d.DOC_HASH: [moved.doc_hash], d.SOURCE: [source], d.PATH: [moved.path]},
+            {d.ID: [doc_id], d.DOC_KEY: [key], d.DOC_HASH: [doc_hash], d.SOURCE: [source], d.PATH: [path]},
         )
         self.delete_documents([old_id, doc_id])
         self.add(chunk_rows, sentence_rows, document_rows)
@@ -409,31 +404,3 @@ def _set_columns(rows: pa.Table, values: dict[str, list[Any]]) -> pa.Table:
         at = rows.schema.get_field_index(name)
         rows = rows.set_column(at, rows.schema.field(at), pa.array(column, rows.schema.field(at).type))
     return rows
-
-
-class IndexBusy(IndexStoreError):
-    """Another command is changing the index."""
-
-
-@contextmanager
-def build_lock(uri: str) -> Iterator[None]:
-    """One builder at a time on a local index (object stores rely on the manifest commit)."""
-    if is_remote(uri):
-        problem = missing_bucket(uri)
-        if problem:
-            raise IndexStoreError(problem)
-        yield
-        return
-    Path(uri).mkdir(parents=True, exist_ok=True)
-    lock = filelock.FileLock(Path(uri, LOCK_FILE), timeout=0)
-    try:
-        lock.acquire()
-    except filelock.Timeout:
-        raise IndexBusy(
-            f"another arag-index command is changing {uri}; wait for it to finish "
-            f"(if none is running, delete {Path(uri, LOCK_FILE)})"
-        ) from None
-    try:
-        yield
-    finally:
-        lock.release()

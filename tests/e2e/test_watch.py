@@ -18,9 +18,9 @@ import anyio
 import filelock
 import pytest
 from arag_mcp.indexer.build import build_index
+from arag_mcp.indexer.index.lock import LOCK_FILE
 from arag_mcp.indexer.index.manifest import read_manifest
 from arag_mcp.indexer.index.snapshot import list_documents, open_index
-from arag_mcp.indexer.index.writer import LOCK_FILE
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
