@@ -97,6 +97,8 @@ def watch_index(
     """Sync the index at `uri` (adding `paths` as sources first, as `add` does), then keep it
     current until `stop` is set or SIGINT/SIGTERM arrives; the batch in hand is finished first."""
     uri = normalise_uri(uri)
+    if not paths:
+        check_manifest(uri)  # before the lock, which would create a missing folder
     stop = stop or threading.Event()
     _share_malloc_arenas()
     with watch_lock(uri), _stopping_on_signals(stop):

@@ -180,3 +180,14 @@ def test_sync_paths_leaves_out_what_a_folder_read_leaves_out(tmp_path: Path):
     summary = sync_paths(str(index), [*left_out, kept], QUIET)
     assert (summary.added, summary.skipped) == (1, [])
     assert _titles(index) == ["Alpha", "Beta"]
+
+
+def test_watching_a_missing_index_without_sources_is_one_line_and_creates_nothing(tmp_path: Path):
+    missing = tmp_path / "nowhere"
+    result = run_cli("arag_mcp.indexer", "watch", "--index", str(missing))
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        f"arag-index: error: no index at {missing}: the folder does not exist; build one with "
+        f"`arag-index build SOURCE --index {missing}` or fix --index"
+    ]
+    assert not missing.exists()
