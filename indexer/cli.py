@@ -200,7 +200,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         _env("--poll"),
         action="store_true",
         help="poll the files instead of waiting for the system's change events: for network and virtual file "
-        "systems (WSL's /mnt is detected and polled anyway)",
+        "systems (on WSL, watchfiles polls anyway)",
     )
     env_option(
         watch,

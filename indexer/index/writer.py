@@ -3,6 +3,7 @@
 Layout of an index at URI (a local folder or an object-store URI such as ``s3://bucket/idx``)::
 
     URI/manifest.json        what was built, and which table versions make up the index
+    URI/files.json           each source file as last read (file_states.py): what a sync need not read
     URI/chunks.lance         one row per chunk (text, document, neighbours by id, its words)
     URI/sentences.lance      one row per sentence (chunk id, offsets, vector)
     URI/terms.lance          one row per word (and segment): the chunks holding it (see terms.py)
@@ -238,9 +239,9 @@ class IndexWriter:
                 table.delete(f"{column} IN ({listed})")
 
     def move_document(self, old_id: str, doc_id: str, doc_hash: str, title: str, source: str, path: str) -> bool:
-        """Give the rows of `old_id` to the document `doc_id` (its content hash, source and file), without embedding
-        again: a renamed file's document whose text and title are unchanged, so that its vectors are
-        too. False, with nothing changed, where the title differs."""
+        """Give the rows of `old_id` to the document `doc_id` (with its content hash, source and file)
+        without embedding again: a renamed file's document whose text and title are unchanged, so that
+        its vectors are too. False, with nothing changed, where the title differs."""
         c, s, d = ChunkColumn, SentenceColumn, DocumentColumn
         old_key, key = doc_key(old_id), doc_key(doc_id)
         chunk_rows = self.chunks.search().where(f"{c.DOC_KEY} = '{old_key}'").to_arrow()
@@ -248,7 +249,7 @@ class IndexWriter:
         if not len(chunk_rows) or len(document_rows) != 1 or document_rows[d.TITLE][0].as_py() != title:
             return False
         sentence_rows = self.sentences.search().where(f"{s.DOC_KEY} = '{old_key}'").to_arrow()
-        renamed = {f"{old_key}-{part}": chunk_id(key, part) for part in chunk_rows[c.PART].to_pylist()}
+        renamed = {chunk_id(old_key, part): chunk_id(key, part) for part in chunk_rows[c.PART].to_pylist()}
         chunk_rows = _set_columns(
             chunk_rows,
             {
