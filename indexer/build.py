@@ -360,7 +360,7 @@ def _update(
         and _recorded(roots) == previous["sources"]
         and (described or "") == previous.get("description", "")
     ):
-        if options.strict and summary.skipped_before:
+        if options.strict and (summary.skipped or summary.skipped_before):
             _fail_strict(summary)
         if changes.refreshed:
             write_file_states(uri, previous["tables"], {**states, **changes.unchanged})
