@@ -198,7 +198,8 @@ def commit_synthetic(writer: IndexWriter, vector_index: dict | None, started: fl
             "vector_index": vector_index,
             "built_at": "synthetic",
             "build_seconds": round(time.perf_counter() - started, 1),
-        }
+        },
+        {},
     )
     log(
         f"wrote {Path(writer.uri).name}: {counts['chunks']} chunks, {counts['sentences']} sentences, "

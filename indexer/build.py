@@ -7,18 +7,20 @@ they are given and leave every other document as it is.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
+import math
 import os
 import sys
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arag_mcp.indexer.command_options import terminal_text
 from arag_mcp.indexer.embedding.embedder import Embedder
@@ -26,7 +28,9 @@ from arag_mcp.indexer.embedding.settings import DEFAULT_BACKEND, DEFAULT_MODEL
 from arag_mcp.indexer.index.collection import checked_description
 from arag_mcp.indexer.index.completeness import describe_problems
 from arag_mcp.indexer.index.encoder_files import drop_other_encoders, encoder_folder, store_encoder
+from arag_mcp.indexer.index.file_states import FileState, read_file_states, write_file_states
 from arag_mcp.indexer.index.ids import doc_key
+from arag_mcp.indexer.index.lock import build_lock
 from arag_mcp.indexer.index.manifest import (
     FORMAT_VERSION,
     REBUILD_HINT,
@@ -40,13 +44,25 @@ from arag_mcp.indexer.index.manifest import (
     write_manifest,
 )
 from arag_mcp.indexer.index.schema import DocumentColumn
-from arag_mcp.indexer.index.writer import IndexWriter, StoredDocument, build_lock
-from arag_mcp.indexer.sources.files import CorpusError, Document, SkippedFile, Source, iter_documents
+from arag_mcp.indexer.sources.files import (
+    CorpusError,
+    Document,
+    SkippedFile,
+    Source,
+    is_left_out,
+    list_files,
+    read_file,
+)
 from arag_mcp.indexer.text.context import SENTENCE_CONTEXT
 from arag_mcp.indexer.text.sentences import SPLITTER_VERSION, split_sentences
 from tqdm import tqdm
 
+from .changes import Changes, FileToRead, plan_changes
+from .progress import BuildProgress
 from .rows import RowBatch, chunk_document, embedded_rows, queue_document, sentence_limit
+
+if TYPE_CHECKING:  # LanceDB is imported only where a command writes: a sync that finds nothing changed does not
+    from arag_mcp.indexer.index.writer import IndexWriter, StoredDocument
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +79,8 @@ class BuildOptions:
     """Sentences embedded per write: bounds memory."""
     commit_sentences: int = 16384
     """Sentences embedded between two commits: what a killed build keeps."""
+    commit_seconds: float = 60.0
+    """Seconds of embedding between two commits, whichever of the two comes first."""
     exclude: tuple[str, ...] = ()
     """gitignore-style patterns left out of the sources added (recorded with them)."""
     follow_links: bool = False
@@ -88,6 +106,8 @@ class BuildSummary:
     embedded_sentences: int = 0
     seconds: float = 0.0
     skipped: list[SkippedFile] = field(default_factory=list)
+    skipped_before: list[SkippedFile] = field(default_factory=list)
+    """What unchanged files skipped when they were read (and reported)."""
 
     @property
     def sentences_per_second(self) -> float:
@@ -148,13 +168,36 @@ def index_settings(uri: str) -> dict[str, Any]:
     """The model, backend and chunk size the index at `uri` was built with ({} where there is none):
     commands that extend an index use them unless told otherwise."""
     manifest = read_manifest(normalise_uri(uri))
-    if manifest is None:
-        return {}
+    return {} if manifest is None else _settings(manifest)
+
+
+def _settings(manifest: dict[str, Any]) -> dict[str, Any]:
     return {
         "model": manifest["model"],
         "backend": manifest["embedding_backend"],
         "chunk_tokens": manifest["chunk_tokens"],
     }
+
+
+def recorded_sources(manifest: dict[str, Any]) -> list[Source]:
+    """The sources an index records: each a folder or file read whole, with its exclude patterns
+    and whether links out of it are followed."""
+    return [
+        Source(Path(root["path"]), Path(root["path"]), tuple(root["exclude"]), bool(root.get("follow_links", False)))
+        for root in manifest["sources"]
+    ]
+
+
+def _recorded(roots: Sequence[Source]) -> list[dict[str, Any]]:
+    """Sources as the manifest records them (follow_links only where it is set)."""
+    return [
+        {
+            "path": root.root.as_posix(),
+            "exclude": list(root.exclude),
+            **({"follow_links": True} if root.follow_links else {}),
+        }
+        for root in roots
+    ]
 
 
 def build_index(sources: Sequence[str | Path], uri: str, options: BuildOptions = BuildOptions()) -> BuildSummary:
@@ -166,9 +209,9 @@ def build_index(sources: Sequence[str | Path], uri: str, options: BuildOptions =
         committed = None if options.rebuild else read_manifest(uri)
         if committed is not None:
             check_format(uri, committed)
-        recorded = [] if committed is None else committed["sources"]
+        recorded = [] if committed is None else recorded_sources(committed)
         roots, reads = plan_sources(recorded, sources, options.exclude, options.follow_links)
-        return _update(uri, options, roots, reads)
+        return _update(uri, options, committed, roots, reads)
 
 
 def _check_apart(sources: Sequence[str | Path], uri: str) -> None:
@@ -188,21 +231,43 @@ def sync_index(uri: str, options: BuildOptions = BuildOptions()) -> BuildSummary
     uri = normalise_uri(uri)
     with build_lock(uri):
         manifest = check_manifest(uri).raw
-        roots = manifest["sources"]
+        roots = recorded_sources(manifest)
         if not roots:
             raise CorpusError(f"{uri} records no sources; add them with `arag-index add PATH... --index ...`")
         present = []
         for root in roots:
-            if os.path.lexists(root["path"]):
+            if os.path.lexists(root.path):
                 present.append(root)
             else:
-                log.warning("%s no longer exists; its documents are removed and it is no longer a source", root["path"])
-        reads = [
-            Source(Path(root["path"]), Path(root["path"]), tuple(root["exclude"]), root.get("follow_links", False))
-            for root in present
-        ]
-        options = replace(options, **index_settings(uri), rebuild=False)
-        return _update(uri, options, present, reads, drop_unread=roots)
+                log.warning("%s no longer exists; its documents are removed and it is no longer a source", root.path)
+        options = replace(options, **_settings(manifest), rebuild=False)
+        return _update(uri, options, manifest, present, present, synced=[root.path for root in roots])
+
+
+def sync_paths(uri: str, paths: Sequence[Path], options: BuildOptions = BuildOptions()) -> BuildSummary:
+    """Re-read these paths (files or folders, present or not) where they lie under a recorded source
+    and are not left out of it: embed their new and changed documents and drop those whose files
+    are gone. What a watcher does with the paths it saw change."""
+    uri = normalise_uri(uri)
+    with build_lock(uri):
+        manifest = check_manifest(uri).raw
+        roots = recorded_sources(manifest)
+        inside = [] if is_remote(uri) else [Path(uri)]
+        reads, synced = [], []
+        for path in _outermost(paths):
+            root = next((root for root in roots if path.is_relative_to(root.path)), None)
+            if root is None or is_left_out(path, root, inside):
+                continue
+            synced.append(path)
+            if os.path.lexists(path):
+                reads.append(Source(root.root, path, root.exclude, root.follow_links))
+        options = replace(options, **_settings(manifest), rebuild=False)
+        return _update(uri, options, manifest, roots, reads, synced=synced)
+
+
+def _outermost(paths: Sequence[Path]) -> list[Path]:
+    """The paths that lie under no other of them."""
+    return [path for path in paths if not any(path != other and path.is_relative_to(other) for other in paths)]
 
 
 def remove_from_index(targets: Sequence[str], uri: str) -> BuildSummary:
@@ -213,11 +278,13 @@ def remove_from_index(targets: Sequence[str], uri: str) -> BuildSummary:
     summary = BuildSummary()
     with build_lock(uri):
         manifest = check_manifest(uri).raw
-        settings = index_settings(uri)
+        settings = _settings(manifest)
         check_compatible(manifest, replace(BuildOptions(), **settings), settings["model"])
+        from arag_mcp.indexer.index.writer import IndexWriter
+
         writer = IndexWriter(uri, manifest["dimension"])
         stored = writer.existing_documents()
-        roots = [dict(root) for root in manifest["sources"]]
+        roots = recorded_sources(manifest)
         doomed: set[str] = set()
         for target in targets:
             if target in stored and not os.path.isabs(target):  # a record's id; a file's id is its path
@@ -225,7 +292,7 @@ def remove_from_index(targets: Sequence[str], uri: str) -> BuildSummary:
                 continue
             path = Source.at(target).path
             matched = {doc_id for doc_id, document in stored.items() if Path(document.path).is_relative_to(path)}
-            if not matched and not any(Path(root["path"]).is_relative_to(path) for root in roots):
+            if not matched and not any(root.path.is_relative_to(path) for root in roots):
                 raise CorpusError(
                     f"{target}: no document id or indexed path matches; see `arag-index list --index {uri}`"
                 )
@@ -234,8 +301,13 @@ def remove_from_index(targets: Sequence[str], uri: str) -> BuildSummary:
         writer.delete_documents(sorted(doomed))
         summary.removed = len(doomed)
         vector_index = writer.finish_tables()
-        committed = writer.commit({**manifest, "sources": roots, "vector_index": vector_index, **_when(started)})
-        _count(summary, committed)
+        files = {  # a file some of whose documents went is read again by the next sync
+            file: state
+            for file, state in (read_file_states(uri, manifest["tables"]) or {}).items()
+            if not doomed.intersection(state.documents)
+        }
+        fields = {**manifest, "sources": _recorded(roots), "vector_index": vector_index, **_when(started)}
+        _count(summary, writer.commit(fields, files), started)
     return summary
 
 
@@ -250,81 +322,93 @@ def describe_index(uri: str, description: str) -> None:
 
 
 def plan_sources(
-    recorded: Sequence[dict[str, Any]], paths: Sequence[str | Path], exclude: Sequence[str], follow_links: bool = False
-) -> tuple[list[dict[str, Any]], list[Source]]:
+    recorded: Sequence[Source], paths: Sequence[str | Path], exclude: Sequence[str], follow_links: bool = False
+) -> tuple[list[Source], list[Source]]:
     """The sources to record and the reads for `paths`: a path inside a recorded folder is read as
     part of it (its documents are named from that folder); a new path is recorded as a root and
     absorbs the recorded roots inside it. A root records that it follows links once a path under
     it was added so."""
-    roots = [dict(root) for root in recorded]
+    roots = list(recorded)
     reads: list[Source] = []
     for given in paths:
         path = Source.at(given).path
         if not os.path.lexists(path):
             raise CorpusError(f"{given}: no such file or folder; check the path")
-        covering = next((root for root in roots if path.is_relative_to(root["path"])), None)
-        if covering is None:
-            roots = [root for root in roots if not Path(root["path"]).is_relative_to(path)]
-            covering = {"path": path.as_posix(), "exclude": []}
-            roots.append(covering)
+        at = next((at for at, root in enumerate(roots) if path.is_relative_to(root.path)), None)
+        if at is None:
+            roots = [root for root in roots if not root.path.is_relative_to(path)]
+            roots.append(Source(path, path))
+            at = len(roots) - 1
+            patterns = list(roots[at].exclude)
         else:
-            again = "/" + path.relative_to(covering["path"]).as_posix()
-            covering["exclude"] = [pattern for pattern in covering["exclude"] if pattern != again]
-        covering["exclude"] = list(dict.fromkeys([*covering["exclude"], *exclude]))
-        if follow_links:
-            covering["follow_links"] = True
-        reads.append(
-            Source(Path(covering["path"]), path, tuple(covering["exclude"]), covering.get("follow_links", False))
+            again = "/" + path.relative_to(roots[at].path).as_posix()
+            patterns = [pattern for pattern in roots[at].exclude if pattern != again]
+        roots[at] = replace(
+            roots[at],
+            exclude=tuple(dict.fromkeys([*patterns, *exclude])),
+            follow_links=roots[at].follow_links or follow_links,
         )
+        reads.append(Source(roots[at].root, path, roots[at].exclude, roots[at].follow_links))
     return roots, reads
 
 
-def _forget_path(roots: list[dict[str, Any]], path: Path) -> list[dict[str, Any]]:
+def _forget_path(roots: list[Source], path: Path) -> list[Source]:
     """Recorded roots without `path`: roots inside it go, a folder holding it excludes it."""
     kept = []
     for root in roots:
-        if Path(root["path"]).is_relative_to(path):
+        if root.path.is_relative_to(path):
             continue
-        if path.is_relative_to(root["path"]):
-            root = {**root, "exclude": [*root["exclude"], "/" + path.relative_to(root["path"]).as_posix()]}
+        if path.is_relative_to(root.path):
+            root = replace(root, exclude=(*root.exclude, "/" + path.relative_to(root.path).as_posix()))
         kept.append(root)
     return kept
-
-
-@dataclass
-class Plan:
-    """What the first reading of the sources found: which documents to embed, and about how much."""
-
-    seen: dict[str, str] = field(default_factory=dict)
-    """doc_id → content hash of every document read."""
-    todo: dict[str, str] = field(default_factory=dict)
-    """doc_id → content hash of the new and changed documents."""
-    estimated: dict[str, int] = field(default_factory=dict)
-    """doc_id → sentence count of each document to embed, as split before token limits."""
-    files: dict[str, str] = field(default_factory=dict)
-    """doc_id → the file each document to embed was read from."""
 
 
 def _update(
     uri: str,
     options: BuildOptions,
-    roots: list[dict[str, Any]],
+    committed: dict[str, Any] | None,
+    roots: list[Source],
     reads: list[Source],
-    drop_unread: Sequence[dict[str, Any]] = (),
+    synced: Sequence[Path] = (),
 ) -> BuildSummary:
     """Embed the new and changed documents of `reads` in committed steps, record `roots` as the
-    sources, and drop the documents under `drop_unread` that were not read (unless their file could
-    not be read this time)."""
+    sources, and drop the documents under `synced` that were not read (unless their file could
+    not be read this time). `committed` is the index's manifest as the command found it. Files
+    whose size and time are those recorded when they were last read are not opened."""
     started = time.perf_counter()
     if options.ray is not None:
         if any(read.follow_links for read in reads):
             raise CorpusError("--ray reads only the files inside the folders added; leave out --follow-links")
         _ray_build()  # before any work
     summary = BuildSummary()
-    previous = None if options.rebuild else read_manifest(uri)
+    previous = None if options.rebuild else committed
     check_compatible(previous, options, options.model)
-    embedder = Embedder(options.model, options.device, options.backend, _carried_encoder(uri, previous, options)).load()
+    inside = [] if is_remote(uri) else [Path(uri)]  # an index kept beside its documents
+    states = None if previous is None else read_file_states(uri, previous["tables"])
+    listed = list(list_files(reads, summary.skipped, exclude=inside))
+    changes = plan_changes(listed, states or {}, synced)
+    summary.skipped_before = changes.skipped_before
+    described = options.description if options.description is not None else (previous or {}).get("description")
+    if (
+        previous is not None
+        and states is not None
+        and not (changes.read or changes.gone)
+        and _recorded(roots) == previous["sources"]
+        and (described or "") == previous.get("description", "")
+    ):
+        if options.strict and (summary.skipped or summary.skipped_before):
+            _fail_strict(summary)
+        if changes.refreshed:
+            write_file_states(uri, previous["tables"], {**states, **changes.unchanged})
+        _count(summary, previous, started)
+        return summary
+    if options.strict:
+        _check_strict(changes.read, summary)
+    embedder = _embedder(options.model, options.device, options.backend, _carried_encoder(uri, previous, options))
     check_backend(previous, options, embedder.backend)
+    from arag_mcp.indexer.index.writer import IndexWriter
+
     writer = IndexWriter(uri, embedder.dimension, rebuild=options.rebuild)
     existing = writer.existing_documents()
     damaged = {doc_id: stored.problem for doc_id, stored in existing.items() if stored.problem}
@@ -334,34 +418,31 @@ def _update(
             len(damaged),
             describe_problems(damaged),
         )
-    inside = [] if is_remote(uri) else [Path(uri)]  # an index kept beside its documents
-
-    def documents(skipped: list[SkippedFile]) -> Iterator[Document]:
-        return iter_documents(reads, skipped, exclude=inside)
-
-    reading = tqdm(documents(summary.skipped), desc="reading", unit=" documents", disable=not options.progress)
-    plan = _scan(reading, existing, summary)
-    if options.strict and summary.skipped:
-        report_skips(summary.skipped)
-        raise BuildFailed(f"{len(summary.skipped)} skipped with --strict (listed above); nothing was written")
-    if options.rebuild and writer.committed is not None:
-        options = replace(options, commit_sentences=sys.maxsize)  # the index in service stays until the end
-    described = options.description if options.description is not None else (writer.committed or {}).get("description")
+        changes = plan_changes(listed, _without(states or {}, {existing[doc_id].path for doc_id in damaged}), synced)
+    if options.rebuild and writer.committed is not None:  # the index in service stays until the end
+        options = replace(options, commit_sentences=sys.maxsize, commit_seconds=math.inf)
     fields = {**_manifest_fields(uri, embedder, options, roots), "description": described or ""}
+    files = {file: state for file, state in (states or {}).items() if file not in changes.gone}
+    files.update(changes.unchanged)
+    for item in changes.read:
+        files.pop(item.file, None)
     if options.ray is None:
-        _embed(writer, embedder, documents([]), plan, existing, options, summary, fields, started)
+        moves = _moves(changes, states or {})
+        read = _embed(writer, embedder, changes, files, existing, moves, options, summary, fields, started)
     else:
-        _embed_on_ray(writer, reads, inside, plan, existing, options, summary)
-    unreadable = {item.file for item in summary.skipped if item.reason != "empty"}
+        read = _embed_on_ray(writer, changes.read, files, inside, existing, options, summary)
+    seen = {**read.seen, **{doc_id: "" for state in changes.unchanged.values() for doc_id in state.documents}}
+    unreadable = {item.file for item in [*summary.skipped, *summary.skipped_before] if item.reason != "empty"}
     gone = [
         doc_id
         for doc_id, stored in existing.items()
-        if doc_id not in plan.seen
-        and (_under(stored.path, drop_unread) or (drop_unread and not stored.path))
+        if doc_id not in seen
+        and doc_id not in read.moved
+        and (_under(stored.path, synced) or (synced and not stored.path))
         and stored.path not in unreadable
     ]
     writer.delete_documents(gone)
-    left = sorted(doc_id for doc_id in damaged if doc_id not in plan.seen and doc_id not in gone)
+    left = sorted(doc_id for doc_id in damaged if doc_id not in seen and doc_id not in gone)
     if left:
         log.warning(
             "%d document(s) written in part were not among the files read (%s); "
@@ -371,10 +452,16 @@ def _update(
         )
     summary.removed = len(gone)
     vector_index = writer.finish_tables()
-    committed = writer.commit({**fields, "vector_index": vector_index, **_when(started)})
+    committed = writer.commit({**fields, "vector_index": vector_index, **_when(started)}, files)
     drop_other_encoders(uri, EncoderFiles.from_dict(committed["encoder"]))
-    _count(summary, committed)
+    _count(summary, committed, started)
     return summary
+
+
+@functools.lru_cache(maxsize=1)
+def _embedder(model: str, device: str | None, backend: str, encoder: Path | None) -> Embedder:
+    """The model loaded once per process: a watcher's batches, one after another, share it."""
+    return Embedder(model, device, backend, encoder).load()
 
 
 def _carried_encoder(uri: str, previous: dict[str, Any] | None, options: BuildOptions) -> Path | None:
@@ -391,90 +478,161 @@ def _carried_encoder(uri: str, previous: dict[str, Any] | None, options: BuildOp
     return encoder_folder(uri, files) if files else None
 
 
+def _without(states: dict[str, FileState], files: set[str]) -> dict[str, FileState]:
+    return {file: state for file, state in states.items() if file not in files}
+
+
+def _moves(changes: Changes, states: dict[str, FileState]) -> dict[str, FileState]:
+    """file read → the recorded state of a file gone in the same command with the same content:
+    a renamed file, whose documents keep their vectors where their title is unchanged."""
+    gone = {states[file].sha256: states[file] for file in changes.gone if states[file].documents}
+    return {item.file: gone[item.sha256] for item in changes.read if item.sha256 in gone}
+
+
 class BuildFailed(Exception):
     """The command could not do what it was asked; the one-line message says why."""
 
 
-def report_skips(skipped: Sequence[SkippedFile]) -> None:
-    """One line per file or record skipped, then their number."""
+def report_skips(skipped: Sequence[SkippedFile], skipped_before: Sequence[SkippedFile] = ()) -> None:
+    """One line per file or record skipped, then their number; those skipped before by files that
+    have not changed since, in one line (listed at DEBUG level)."""
     for item in skipped:
         log.warning("skipped %s", terminal_text(str(item), keep=""))
     if skipped:
         log.warning("skipped %d file(s) or record(s), listed above", len(skipped))
+    for item in skipped_before:
+        log.debug("still skipped %s", item)
+    if skipped_before:
+        files = len({item.file for item in skipped_before})
+        log.warning(
+            "%d file(s) or record(s) in %d unchanged file(s) are still skipped, as reported when they were read "
+            "(--log-level DEBUG lists them)",
+            len(skipped_before),
+            files,
+        )
 
 
-def _under(path: str, roots: Sequence[dict[str, Any]]) -> bool:
-    return any(Path(path).is_relative_to(root["path"]) for root in roots)
+def _check_strict(to_read: Sequence[FileToRead], summary: BuildSummary) -> None:
+    """Under --strict, any skip fails the command before anything is written: the files to read are read once first."""
+    for item in to_read:
+        for _ in read_file(item.path, item.source, summary.skipped):
+            pass
+    if summary.skipped or summary.skipped_before:
+        _fail_strict(summary)
 
 
-def _scan(documents: Iterable[Document], existing: dict[str, StoredDocument], summary: BuildSummary) -> Plan:
-    """Read every document once: which are new or changed, and how many sentences they hold."""
-    plan = Plan()
-    keys: dict[str, str] = {}
-    for document in documents:
-        if document.doc_id in plan.seen or keys.get(doc_key(document.doc_id), document.doc_id) != document.doc_id:
-            other = "appears twice" if document.doc_id in plan.seen else "has the same key as another id"
-            summary.skipped.append(
-                SkippedFile(document.source, f"document id {document.doc_id!r} {other}; the first is kept", "")
-            )
-            continue
-        keys[doc_key(document.doc_id)] = document.doc_id
-        digest = content_hash(document)
-        plan.seen[document.doc_id] = digest
-        stored = existing.get(document.doc_id)
-        if stored is not None and stored.doc_hash == digest and not stored.problem:
-            continue
-        plan.todo[document.doc_id] = digest
-        plan.estimated[document.doc_id] = len(split_sentences(document.text))
-        plan.files[document.doc_id] = document.path
-    return plan
+def _fail_strict(summary: BuildSummary) -> None:
+    report_skips(summary.skipped, summary.skipped_before)
+    count = len(summary.skipped) + len(summary.skipped_before)
+    raise BuildFailed(f"{count} skipped with --strict (listed above); nothing was written")
+
+
+def _under(path: str, roots: Sequence[Path]) -> bool:
+    return any(Path(path).is_relative_to(root) for root in roots)
+
+
+@dataclass
+class ReadDocuments:
+    """What the embedding step read."""
+
+    seen: dict[str, str] = field(default_factory=dict)
+    """doc_id → content hash of every document read."""
+    moved: set[str] = field(default_factory=set)
+    """Ids whose rows went to a renamed file's documents."""
+
+
+class _Ids:
+    """Document ids read so far: a second document with an id, or with another id of the same key, is skipped."""
+
+    def __init__(self) -> None:
+        self.keys: dict[str, str] = {}
+
+    def clash(self, document: Document) -> str:
+        """Why the document is skipped ("" where it is not); records its id otherwise."""
+        known = self.keys.get(doc_key(document.doc_id))
+        if known is None:
+            self.keys[doc_key(document.doc_id)] = document.doc_id
+            return ""
+        other = "appears twice" if known == document.doc_id else "has the same key as another id"
+        return f"document id {document.doc_id!r} {other}; the first is kept"
 
 
 def _embed(
     writer: IndexWriter,
     embedder: Embedder,
-    documents: Iterable[Document],
-    plan: Plan,
+    changes: Changes,
+    files: dict[str, FileState],
     existing: dict[str, StoredDocument],
+    moves: dict[str, FileState],
     options: BuildOptions,
     summary: BuildSummary,
     fields: dict[str, Any],
     started: float,
-) -> None:
-    """Chunk and embed the planned documents, writing every `flush_sentences` sentences and
-    committing, between two documents, every `commit_sentences`."""
-    progress = tqdm(
-        total=sum(plan.estimated.values()),
-        desc="embedding",
-        unit=" sentences",
-        disable=not options.progress,
-        dynamic_ncols=True,
-        smoothing=0.1,
-    )
+) -> ReadDocuments:
+    """Read each file to read once; chunk and embed its new and changed documents, writing every
+    `flush_sentences` sentences and committing, between two documents, every `commit_sentences`
+    or `commit_seconds`, whichever comes first. `files` gets the state of each file read whole."""
+    progress = BuildProgress(sum(item.size for item in changes.read), options.progress)
     batch = RowBatch()
-    since_commit = 0
-    for document in documents:
-        digest = plan.todo.pop(document.doc_id, None)
-        if digest is None:  # unchanged, or a later document with an id already read
-            continue
-        if document.doc_id in existing:
-            summary.updated += 1
-            batch.stale.append(document.doc_id)
-        else:
-            summary.added += 1
-        chunks = chunk_document(document, embedder, options.chunk_tokens)
-        progress.total += sum(len(spans) for spans in chunks) - plan.estimated[document.doc_id]
-        for _ in queue_document(batch, document, digest, chunks):
-            if len(batch.sentences) >= options.flush_sentences:
-                since_commit += _flush(writer, embedder, batch, options, summary, progress)
-        if since_commit + len(batch.sentences) >= options.commit_sentences:
-            _flush(writer, embedder, batch, options, summary, progress)
-            since_commit = 0
-            step_started = time.perf_counter()
-            counts = writer.commit_step({**fields, **_when(started)})["counts"]
-            log.debug("committed %d sentences in %.2f s", counts["sentences"], time.perf_counter() - step_started)
-    _flush(writer, embedder, batch, options, summary, progress)
-    progress.close()
+    read = ReadDocuments()
+    ids = _Ids()
+    for state in changes.unchanged.values():
+        for doc_id in state.documents:
+            ids.keys.setdefault(doc_key(doc_id), doc_id)
+    since_commit, last_commit = 0, time.monotonic()
+    try:
+        for item in changes.read:
+            skips_before = len(summary.skipped)
+            documents: dict[str, str] = {}
+            renamed_from = list(moves[item.file].documents) if item.file in moves else []
+            for place, document in enumerate(read_file(item.path, item.source, summary.skipped)):
+                progress.document_read()
+                clash = ids.clash(document)
+                if clash:
+                    summary.skipped.append(SkippedFile(document.source, clash, ""))
+                    continue
+                digest = content_hash(document)
+                read.seen[document.doc_id] = documents[document.doc_id] = digest
+                stored = existing.get(document.doc_id)
+                if stored is not None and stored.doc_hash == digest and not stored.problem:
+                    continue
+                old_id = renamed_from[place] if place < len(renamed_from) else None
+                if (
+                    old_id in existing
+                    and not existing[old_id].problem
+                    and writer.move_document(
+                        old_id, document.doc_id, digest, document.title, document.source, document.path
+                    )
+                ):
+                    read.moved.add(old_id)
+                    summary.updated += 1
+                    continue
+                if document.doc_id in existing:
+                    summary.updated += 1
+                    batch.stale.append(document.doc_id)
+                else:
+                    summary.added += 1
+                chunks = chunk_document(document, embedder, options.chunk_tokens)
+                for _ in queue_document(batch, document, digest, chunks):
+                    if len(batch.sentences) >= options.flush_sentences:
+                        since_commit += _flush(writer, embedder, batch, options, summary, progress)
+                due = time.monotonic() - last_commit >= options.commit_seconds
+                if since_commit + len(batch.sentences) >= options.commit_sentences or due:
+                    _flush(writer, embedder, batch, options, summary, progress)
+                    step_started = time.perf_counter()
+                    counts = writer.commit_step({**fields, **_when(started)}, files)["counts"]
+                    log.debug(
+                        "committed %d sentences in %.2f s", counts["sentences"], time.perf_counter() - step_started
+                    )
+                    since_commit, last_commit = 0, time.monotonic()
+            progress.file_read(item.size)
+            if item.sha256:
+                reasons = tuple(skip.reason for skip in summary.skipped[skips_before:] if skip.file == item.file)
+                files[item.file] = FileState(item.size, item.mtime_ns, item.sha256, documents, reasons)
+        _flush(writer, embedder, batch, options, summary, progress)
+    finally:
+        progress.close()
+    return read
 
 
 def _flush(
@@ -483,7 +641,7 @@ def _flush(
     batch: RowBatch,
     options: BuildOptions,
     summary: BuildSummary,
-    progress: tqdm,
+    progress: BuildProgress,
 ) -> int:
     """Drop the old rows of changed documents, embed the batch, append it and empty it; returns the
     sentences embedded."""
@@ -491,11 +649,10 @@ def _flush(
     batch.stale = []
     if not batch.sentences and not batch.documents:
         return 0
-    writer.add(*embedded_rows(embedder, batch, options.batch_size))
+    writer.add(*embedded_rows(embedder, batch, options.batch_size, progress.embedded))
     embedded = len(batch.sentences)
     batch.clear()
     summary.embedded_sentences += embedded
-    progress.update(embedded)
     return embedded
 
 
@@ -510,23 +667,41 @@ def _ray_build() -> ModuleType:
 
 def _embed_on_ray(
     writer: IndexWriter,
-    reads: Sequence[Source],
+    to_read: Sequence[FileToRead],
+    files: dict[str, FileState],
     inside: Sequence[Path],
-    plan: Plan,
     existing: dict[str, StoredDocument],
     options: BuildOptions,
     summary: BuildSummary,
-) -> None:
-    """Chunk, embed and write the planned documents on Ray (ray_build.py), then append what the
-    workers wrote; the build's one commit lands it."""
+) -> ReadDocuments:
+    """Chunk, embed and write the new and changed documents on Ray (ray_build.py), then append what
+    the workers wrote; the build's one commit lands it. The files are read here once to tell which
+    documents are new or changed, and again by the workers."""
     ray_build = _ray_build()
-    if not plan.todo:
-        return
-    files: dict[str, tuple[Source, dict[str, str]]] = {}
-    for doc_id, digest in plan.todo.items():
-        path = plan.files[doc_id]
-        read = next(read for read in reads if Path(path).is_relative_to(read.path))
-        files.setdefault(path, (Source(read.root, Path(path), read.exclude), {}))[1][doc_id] = digest
+    read = ReadDocuments()
+    ids = _Ids()
+    todo: dict[str, tuple[Source, dict[str, str]]] = {}
+    estimated = 0
+    for item in to_read:
+        skips_before = len(summary.skipped)
+        documents: dict[str, str] = {}
+        for document in read_file(item.path, item.source, summary.skipped):
+            clash = ids.clash(document)
+            if clash:
+                summary.skipped.append(SkippedFile(document.source, clash, ""))
+                continue
+            digest = read.seen[document.doc_id] = documents[document.doc_id] = content_hash(document)
+            stored = existing.get(document.doc_id)
+            if stored is None or stored.doc_hash != digest or stored.problem:
+                todo.setdefault(item.file, (Source(item.source.root, item.path, item.source.exclude), {}))[1][
+                    document.doc_id
+                ] = digest
+                estimated += len(split_sentences(document.text))
+        if item.sha256:
+            reasons = tuple(skip.reason for skip in summary.skipped[skips_before:] if skip.file == item.file)
+            files[item.file] = FileState(item.size, item.mtime_ns, item.sha256, documents, reasons)
+    if not todo:
+        return read
     worker = ray_build.Worker(
         options.model,
         options.device,
@@ -535,11 +710,9 @@ def _embed_on_ray(
         options.chunk_tokens,
         options.flush_sentences,
     )
-    progress = tqdm(
-        total=sum(plan.estimated.values()), desc="embedding", unit=" sentences", disable=not options.progress
-    )
+    progress = tqdm(total=estimated, desc="embedding", unit=" sentences", disable=not options.progress)
     try:
-        written = ray_build.embed_on_ray(options.ray, writer.uri, files, inside, worker, progress)
+        written = ray_build.embed_on_ray(options.ray, writer.uri, todo, inside, worker, progress)
     except ray_build.RayBuildError as exc:
         raise BuildFailed(str(exc)) from None
     finally:
@@ -551,11 +724,10 @@ def _embed_on_ray(
     summary.embedded_sentences += written.sentences
     writer.delete_documents(stale)
     writer.append_fragments(written.fragments, written.chunk_rows, written.document_rows)
+    return read
 
 
-def _manifest_fields(
-    uri: str, embedder: Embedder, options: BuildOptions, roots: list[dict[str, Any]]
-) -> dict[str, Any]:
+def _manifest_fields(uri: str, embedder: Embedder, options: BuildOptions, roots: Sequence[Source]) -> dict[str, Any]:
     """What a build records beside its tables; the encoder is put into the index here, before a commit names it."""
     encoder = store_encoder(uri, embedder.encoder_folder) if embedder.encoder_folder else None
     return {
@@ -569,7 +741,7 @@ def _manifest_fields(
         "sentence_tokens": sentence_limit(embedder, options.chunk_tokens),
         "splitter": SPLITTER_VERSION,
         "sentence_context": SENTENCE_CONTEXT,
-        "sources": roots,
+        "sources": _recorded(roots),
     }
 
 
@@ -580,8 +752,8 @@ def _when(started: float) -> dict[str, Any]:
     }
 
 
-def _count(summary: BuildSummary, manifest: dict[str, Any]) -> None:
+def _count(summary: BuildSummary, manifest: dict[str, Any], started: float) -> None:
     counts = manifest["counts"]
     summary.documents, summary.chunks, summary.sentences = counts["documents"], counts["chunks"], counts["sentences"]
     summary.unchanged = summary.documents - summary.added - summary.updated
-    summary.seconds = manifest["build_seconds"]
+    summary.seconds = round(time.perf_counter() - started, 3)

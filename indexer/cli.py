@@ -1,7 +1,7 @@
 """`arag-index`: add, sync, remove and list the documents of an index; describe it.
 
 Exit status: 0 success, 1 failure (a skip under --strict, a busy index, a storage error), 2 usage
-error (a bad option, path, model or index).
+error (a bad option, path, model or index), 3 for `watch` where another watcher keeps the index current.
 """
 
 from __future__ import annotations
@@ -80,6 +80,16 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         default=16384,
         metavar="SENTENCES",
         help="sentences embedded between commits: an interrupted build keeps what it committed (default: 16384)",
+    )
+    env_option(
+        embedding,
+        "--commit-seconds",
+        _env("--commit-seconds"),
+        type=positive_int,
+        default=60,
+        metavar="SECONDS",
+        help="seconds of embedding between commits, if --commit-every sentences take longer: an interrupted "
+        "build loses at most about this much work (default: 60)",
     )
     THREADS.add(embedding, ENV_PREFIX)
     env_option(
@@ -175,6 +185,45 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         parents=[embedding, common],
         help="re-read every recorded source: add new, update changed and remove vanished documents",
     )
+    watch = commands.add_parser(
+        "watch",
+        parents=[embedding, common],
+        help="keep the index current: sync it, then embed what changes in its sources as it changes (until Ctrl-C)",
+    )
+    watch.add_argument(
+        "sources",
+        nargs="*",
+        metavar="SOURCE",
+        help="files or folders to add as sources first, as add does (default: the index's recorded sources)",
+    )
+    env_option(
+        watch,
+        "--exclude",
+        _env("--exclude"),
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="gitignore-style pattern to leave out of the SOURCEs given, recorded with them (repeatable)",
+    )
+    env_option(
+        watch,
+        "--poll",
+        _env("--poll"),
+        action="store_true",
+        help="poll the files instead of waiting for the system's change events: for network and virtual file "
+        "systems (on WSL, watchfiles polls anyway)",
+    )
+    env_option(
+        watch,
+        "--reconcile-every",
+        _env("--reconcile-every"),
+        type=positive_int,
+        default=300,
+        metavar="SECONDS",
+        help="sync every source this often, reading only changed files, to catch changes the system did not "
+        "report (default: 300)",
+    )
+    watch.add_argument("--parent-pid", type=int, default=None, help=argparse.SUPPRESS)  # arag-mcp --watch
     remove = commands.add_parser(
         "remove", parents=[common], help="remove documents by id, or everything read from a path"
     )
@@ -226,6 +275,7 @@ def _options(args: argparse.Namespace):  # noqa: ANN202 - BuildOptions, imported
         batch_size=args.batch_size,
         flush_sentences=args.write_batch,
         commit_sentences=args.commit_every,
+        commit_seconds=args.commit_seconds,
         exclude=tuple(getattr(args, "exclude", ())),
         follow_links=getattr(args, "follow_links", False),
         strict=args.strict,
@@ -251,8 +301,16 @@ def run_update(args: argparse.Namespace) -> None:
 def _report(summary) -> None:  # noqa: ANN001 - BuildSummary, imported lazily
     from .build import report_skips
 
-    report_skips(summary.skipped)
+    report_skips(summary.skipped, summary.skipped_before)
     log.info("%s", summary.describe())
+
+
+def run_watch(args: argparse.Namespace) -> None:
+    limit_cpu_threads(args.threads)
+    from .watch import WatchOptions, watch_index
+
+    options = replace(_options(args), progress=False)
+    watch_index(args.index, args.sources, WatchOptions(options, args.reconcile_every, args.poll, args.parent_pid))
 
 
 def run_remove(args: argparse.Namespace) -> None:
@@ -305,6 +363,7 @@ COMMANDS = {
     "add": run_update,
     "build": run_update,
     "sync": run_update,
+    "watch": run_watch,
     "remove": run_remove,
     "list": run_list,
     "info": run_info,
@@ -315,12 +374,16 @@ COMMANDS = {
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level=args.log_level, format="%(message)s")
-    from arag_mcp.indexer.index.writer import IndexBusy
+    from arag_mcp.indexer.index.lock import IndexBusy
 
     from .build import BuildFailed
+    from .watch import WatcherRunning
 
     try:
         COMMANDS[args.command](args)
+    except WatcherRunning as exc:
+        print(f"arag-index: {exc}", file=sys.stderr)
+        return 3
     except (BuildFailed, IndexBusy) as exc:
         print(f"arag-index: error: {exc}", file=sys.stderr)
         return 1

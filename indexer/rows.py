@@ -7,18 +7,21 @@ into rows here.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timezone
 
+import numpy as np
 import pyarrow as pa
 from arag_mcp.indexer.embedding.embedder import Embedder
 from arag_mcp.indexer.index.ids import chunk_id, doc_key
 from arag_mcp.indexer.index.schema import ChunkColumn, DocumentColumn, SentenceColumn, chunks_schema, documents_schema
-from arag_mcp.indexer.index.writer import sentence_rows_of
 from arag_mcp.indexer.sources.files import Document
 from arag_mcp.indexer.sources.outline import HeadingMarks, heading_path, page_range
 from arag_mcp.indexer.text.chunking import Span, pack_chunks, sentence_spans
 from arag_mcp.indexer.text.context import chunk_context_terms, embedding_text
+
+EMBED_SLICE_BATCHES = 8
+"""Model batches embedded between two progress updates."""
 
 
 class RowBatch:
@@ -115,9 +118,25 @@ def queue_document(
         yield
 
 
-def embedded_rows(embedder: Embedder, batch: RowBatch, batch_size: int) -> tuple[pa.Table, pa.Table, pa.Table]:
-    """The batch's chunk, sentence (with their vectors) and documents rows."""
-    vectors = embedder.encode_documents(batch.embed_texts, batch_size=batch_size)
+def embedded_rows(
+    embedder: Embedder,
+    batch: RowBatch,
+    batch_size: int,
+    on_embedded: Callable[[int, int], None] | None = None,
+) -> tuple[pa.Table, pa.Table, pa.Table]:
+    """The batch's chunk, sentence (with their vectors) and documents rows. Sentences are embedded
+    EMBED_SLICE_BATCHES model batches at a time, `on_embedded(embedded, waiting)` told after each,
+    so progress moves during a large write."""
+    from arag_mcp.indexer.index.writer import sentence_rows_of  # LanceDB: only where rows are written
+
+    texts = batch.embed_texts
+    step = batch_size * EMBED_SLICE_BATCHES
+    parts = []
+    for first in range(0, len(texts), step):
+        parts.append(embedder.encode_documents(texts[first : first + step], batch_size=batch_size))
+        if on_embedded is not None:
+            on_embedded(len(parts[-1]), max(0, len(texts) - first - step))
+    vectors = np.concatenate(parts) if parts else np.zeros((0, embedder.dimension), dtype=np.float32)
     return (
         pa.Table.from_pylist(batch.chunks, schema=chunks_schema()),
         sentence_rows_of(batch.sentences, vectors),

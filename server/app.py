@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from arag_mcp.indexer.index.manifest import IndexStoreError
@@ -44,8 +45,10 @@ def create_server(
     profile: Profile = PROFILES[DEFAULT_PROFILE],
     conversations: Conversations | None = None,
     keyword_match: KeywordMatch = "word",
+    watch_status: Callable[[], dict[str, str]] | None = None,
 ) -> AragServer:
-    """An MCP server offering `profile`'s tools over `live`, keywords matched as `keyword_match` says."""
+    """An MCP server offering `profile`'s tools over `live`, keywords matched as `keyword_match` says;
+    `watch_status` says what the watcher keeping the index current is doing (arag-mcp --watch)."""
     counts = live.manifest.counts
     collection = live.manifest.description
     server = AragServer(
@@ -90,6 +93,8 @@ def create_server(
                 "collection": snapshot.manifest.description,
                 "profile": profile.name,
                 "tools": profile.tool_names,
+                "last_changed": snapshot.manifest.built_at,
+                "watcher": watch_status() if watch_status else {"state": "not watched by this server"},
                 **shown,
             },
             indent=2,

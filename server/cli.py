@@ -79,6 +79,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         metavar="HOST[:PORT]",
         help="Host header accepted when binding off loopback (repeatable; the variable takes a comma-separated list)",
     )
+    env_option(
+        parser,
+        "--watch",
+        _env("--watch"),
+        action="store_true",
+        help="keep the index current: run `arag-index watch` on its recorded sources beside the server (where "
+        "several servers share the index, one watches and the others follow its commits)",
+    )
     DEVICE.add(parser, ENV_PREFIX, help="torch device for query embedding (default: cpu)")
     THREADS.add(parser, ENV_PREFIX)
     LOG_LEVEL.add(parser, ENV_PREFIX)
@@ -156,7 +164,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"arag-mcp: error: {exc}", file=sys.stderr)
         return 2
     live.start(load_model=call is None)  # a one-shot call loads the model only if it embeds a query
-    server = create_server(live, profile, keyword_match=args.keyword_match)
+    watcher = None
+    if args.watch and call is None:
+        from .watching import IndexWatcher
+
+        watcher = IndexWatcher(live.uri, live.look_again, args.threads)
+        watcher.start()
+    server = create_server(
+        live, profile, keyword_match=args.keyword_match, watch_status=watcher.status if watcher else None
+    )
     try:
         if call:
             return call_tool(server, *call)
@@ -175,6 +191,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             serve_http(server, args.transport, args.host, args.port, args.auth_token, args.allowed_host, args.log_level)
         return 0
     finally:
+        if watcher is not None:
+            watcher.close()
         live.close()
 
 

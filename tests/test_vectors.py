@@ -98,7 +98,7 @@ def write_synthetic(uri: Path, matrix: np.ndarray, per_chunk: int = 10) -> None:
         "vector_index": writer.finish_tables(),
         "built_at": "synthetic",
     }
-    writer.commit(manifest)
+    writer.commit(manifest, {})
 
 
 def clustered(count: int, seed: int) -> np.ndarray:

@@ -128,7 +128,7 @@ def test_a_commit_of_a_document_written_in_part_is_refused(tmp_path: Path):
         pa.Table.from_pylist([document], schema=documents_schema()),
     )
     with pytest.raises(IncompleteWrite, match="1 document.*doc: 2 of its 3 chunks"):
-        writer.commit({})
+        writer.commit({}, {})
     assert read_manifest(str(index)) is None
 
 

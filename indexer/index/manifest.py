@@ -154,24 +154,8 @@ def normalise_uri(uri: str) -> str:
 
 def read_manifest(uri: str) -> dict[str, Any] | None:
     """The committed manifest at `uri`, or None where no build has completed there."""
-    try:
-        if is_remote(uri):
-            fs, path = remote_filesystem(_join(uri, MANIFEST_FILE))
-            with fs.open_input_stream(path) as stream:
-                raw = stream.read()
-        else:
-            raw = Path(uri, MANIFEST_FILE).read_bytes()
-    except FileNotFoundError:
-        return None
-    except PermissionError:
-        raise IndexStoreError(
-            f"{_join(uri, MANIFEST_FILE)} is not readable by this user; let it read the index (chmod -R a+rX {uri})"
-        ) from None
-    except OSError as exc:
-        if is_remote(uri):
-            raise IndexStoreError(
-                f"{uri}: cannot read {MANIFEST_FILE} ({exc}); check the URI, the credentials and the endpoint"
-            ) from None
+    raw = read_index_file(uri, MANIFEST_FILE)
+    if raw is None:
         return None
     try:
         manifest = json.loads(raw)
@@ -186,19 +170,45 @@ def read_manifest(uri: str) -> dict[str, Any] | None:
 
 def write_manifest(uri: str, manifest: dict[str, Any]) -> None:
     """Replace the manifest atomically (rename locally; a single PUT on object stores)."""
-    raw = json.dumps(manifest, indent=2, sort_keys=True).encode("utf-8")
+    write_index_file(uri, MANIFEST_FILE, json.dumps(manifest, indent=2, sort_keys=True).encode("utf-8"))
+
+
+def read_index_file(uri: str, name: str) -> bytes | None:
+    """The bytes of the file `name` beside the tables of `uri`, or None where there is none."""
+    try:
+        if is_remote(uri):
+            fs, path = remote_filesystem(_join(uri, name))
+            with fs.open_input_stream(path) as stream:
+                return stream.read()
+        return Path(uri, name).read_bytes()
+    except FileNotFoundError:
+        return None
+    except PermissionError:
+        raise IndexStoreError(
+            f"{_join(uri, name)} is not readable by this user; let it read the index (chmod -R a+rX {uri})"
+        ) from None
+    except OSError as exc:
+        if is_remote(uri):
+            raise IndexStoreError(
+                f"{uri}: cannot read {name} ({exc}); check the URI, the credentials and the endpoint"
+            ) from None
+        return None
+
+
+def write_index_file(uri: str, name: str, raw: bytes) -> None:
+    """Replace the file `name` beside the tables of `uri` atomically (rename locally; a single PUT on object stores)."""
     if is_remote(uri):
-        fs, path = remote_filesystem(_join(uri, MANIFEST_FILE))
+        fs, path = remote_filesystem(_join(uri, name))
         with fs.open_output_stream(path) as stream:
             stream.write(raw)
         return
-    fd, tmp = tempfile.mkstemp(dir=uri, prefix=".manifest-", suffix=".json")
+    fd, tmp = tempfile.mkstemp(dir=uri, prefix=f".{Path(name).stem}-", suffix=Path(name).suffix)
     with os.fdopen(fd, "wb") as handle:
         handle.write(raw)
         handle.flush()
         os.fsync(handle.fileno())
     os.chmod(tmp, 0o644)  # readable as the tables are, by a server running as another user (mkstemp makes 0600)
-    os.replace(tmp, Path(uri, MANIFEST_FILE))
+    os.replace(tmp, Path(uri, name))
 
 
 def remote_filesystem(uri: str) -> tuple[pafs.FileSystem, str]:

@@ -3,6 +3,7 @@
 Layout of an index at URI (a local folder or an object-store URI such as ``s3://bucket/idx``)::
 
     URI/manifest.json        what was built, and which table versions make up the index
+    URI/files.json           each source file as last read (file_states.py): what a sync need not read
     URI/chunks.lance         one row per chunk (text, document, neighbours by id, its words)
     URI/sentences.lance      one row per sentence (chunk id, offsets, vector)
     URI/terms.lance          one row per word (and segment): the chunks holding it (see terms.py)
@@ -21,14 +22,12 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import filelock
 import lancedb
 import numpy as np
 import pyarrow as pa
@@ -36,13 +35,12 @@ from lancedb.index import BTree, IvfPq
 
 from .collection import summary
 from .completeness import WrittenRows, incomplete_documents
-from .ids import doc_key
+from .file_states import FileState, write_file_states
+from .ids import chunk_id, doc_key
 from .manifest import (
     FORMAT,
     FORMAT_VERSION,
-    IndexStoreError,
     is_remote,
-    missing_bucket,
     normalise_uri,
     read_manifest,
     write_manifest,
@@ -67,7 +65,6 @@ from .schema import (
 )
 from .terms import chunk_terms, invert
 
-LOCK_FILE = ".arag-build.lock"
 NO_CLEANUP = timedelta(days=365_000)
 """LanceDB's optimize() cleans up versions older than 7 days unless told an age: this one means never."""
 TERM_BATCH_ROWS = 4_096
@@ -241,6 +238,43 @@ class IndexWriter:
             for table, column in tables:
                 table.delete(f"{column} IN ({listed})")
 
+    def move_document(self, old_id: str, doc_id: str, doc_hash: str, title: str, source: str, path: str) -> bool:
+        """Give the rows of `old_id` to the document `doc_id` (with its content hash, source and file)
+        without embedding again: a renamed file's document whose text and title are unchanged, so that
+        its vectors are too. False, with nothing changed, where the title differs."""
+        c, s, d = ChunkColumn, SentenceColumn, DocumentColumn
+        old_key, key = doc_key(old_id), doc_key(doc_id)
+        chunk_rows = self.chunks.search().where(f"{c.DOC_KEY} = '{old_key}'").to_arrow()
+        document_rows = self.documents.search().where(f"{d.DOC_KEY} = '{old_key}'").to_arrow()
+        if not len(chunk_rows) or len(document_rows) != 1 or document_rows[d.TITLE][0].as_py() != title:
+            return False
+        sentence_rows = self.sentences.search().where(f"{s.DOC_KEY} = '{old_key}'").to_arrow()
+        renamed = {chunk_id(old_key, part): chunk_id(key, part) for part in chunk_rows[c.PART].to_pylist()}
+        chunk_rows = _set_columns(
+            chunk_rows,
+            {
+                c.ID: [renamed[cid] for cid in chunk_rows[c.ID].to_pylist()],
+                c.DOC_KEY: [key] * len(chunk_rows),
+                c.DOC_ID: [doc_id] * len(chunk_rows),
+                c.DOC_HASH: [doc_hash] * len(chunk_rows),
+                c.SOURCE: [source] * len(chunk_rows),
+            },
+        )
+        sentence_rows = _set_columns(
+            sentence_rows,
+            {
+                s.CHUNK_ID: [renamed[cid] for cid in sentence_rows[s.CHUNK_ID].to_pylist()],
+                s.DOC_KEY: [key] * len(sentence_rows),
+            },
+        )
+        document_rows = _set_columns(
+            document_rows,
+            {d.ID: [doc_id], d.DOC_KEY: [key], d.DOC_HASH: [doc_hash], d.SOURCE: [source], d.PATH: [path]},
+        )
+        self.delete_documents([old_id, doc_id])
+        self.add(chunk_rows, sentence_rows, document_rows)
+        return True
+
     def add(self, chunk_rows: pa.Table, sentence_rows: pa.Table, document_rows: pa.Table | None = None) -> None:
         """Append rows (the chunks' words and vectors are filled in here); sentences first, documents last."""
         rows = table_rows(chunk_rows, sentence_rows, document_rows)
@@ -261,11 +295,11 @@ class IndexWriter:
                 table.checkout_latest()
         self.written.record(chunk_rows, document_rows)
 
-    def commit_step(self, manifest: dict[str, Any]) -> dict[str, Any]:
+    def commit_step(self, manifest: dict[str, Any], files: dict[str, FileState]) -> dict[str, Any]:
         """Commit what is written so far (whole documents): the keyword table is made to follow the
         chunks, then the manifest names the versions; the vector index is extended at the end."""
         self._write_terms()
-        return self.commit({**manifest, "vector_index": self.previous and self.previous.get("vector_index")})
+        return self.commit({**manifest, "vector_index": self.previous and self.previous.get("vector_index")}, files)
 
     def finish_tables(self) -> dict[str, Any] | None:
         """Compact fragments, clean up old versions, keep the lookup indexes, and the vector index
@@ -346,8 +380,9 @@ class IndexWriter:
         self.sentences.create_index(SentenceColumn.VECTOR, config=config, replace=True)
         return params
 
-    def commit(self, manifest: dict[str, Any]) -> dict[str, Any]:
+    def commit(self, manifest: dict[str, Any], files: dict[str, FileState]) -> dict[str, Any]:
         """Name the tables' current versions in the manifest, atomically: readers see the build from here on.
+        `files` are the source files' states the committed documents were read from (file_states.py).
         Refused (IncompleteWrite) if a document written since the last commit lacks a chunk or its row."""
         self.written.check()
         manifest = {
@@ -358,34 +393,15 @@ class IndexWriter:
             "format_version": FORMAT_VERSION,
             "tables": {name: getattr(self, name).version for name in TABLES},
         }
+        write_file_states(self.uri, manifest["tables"], files)
         write_manifest(self.uri, manifest)
         self.kept_from = self.kept_from or manifest
         return manifest
 
 
-class IndexBusy(IndexStoreError):
-    """Another command is changing the index."""
-
-
-@contextmanager
-def build_lock(uri: str) -> Iterator[None]:
-    """One builder at a time on a local index (object stores rely on the manifest commit)."""
-    if is_remote(uri):
-        problem = missing_bucket(uri)
-        if problem:
-            raise IndexStoreError(problem)
-        yield
-        return
-    Path(uri).mkdir(parents=True, exist_ok=True)
-    lock = filelock.FileLock(Path(uri, LOCK_FILE), timeout=0)
-    try:
-        lock.acquire()
-    except filelock.Timeout:
-        raise IndexBusy(
-            f"another arag-index command is changing {uri}; wait for it to finish "
-            f"(if none is running, delete {Path(uri, LOCK_FILE)})"
-        ) from None
-    try:
-        yield
-    finally:
-        lock.release()
+def _set_columns(rows: pa.Table, values: dict[str, list[Any]]) -> pa.Table:
+    """`rows` with these columns' values replaced."""
+    for name, column in values.items():
+        at = rows.schema.get_field_index(name)
+        rows = rows.set_column(at, rows.schema.field(at), pa.array(column, rows.schema.field(at).type))
+    return rows

@@ -125,6 +125,14 @@ def iter_documents(
     follows links), files of other types, unreadable, binary or malformed files and malformed
     records are skipped and listed. A missing source raises CorpusError.
     """
+    for path, source in list_files(sources, skipped, exclude):
+        yield from read_file(path, source, skipped)
+
+
+def list_files(
+    sources: Sequence[str | Path | Source], skipped: list[SkippedFile], exclude: Sequence[str | Path] = ()
+) -> Iterator[tuple[Path, Source]]:
+    """The files `iter_documents` reads, each with the source it is read as part of, without reading them."""
     excluded = [_resolve(Path(path)) for path in exclude]
     for given in sources:
         source = given if isinstance(given, Source) else Source.at(given)
@@ -132,9 +140,45 @@ def iter_documents(
             raise CorpusError(f"{given}: no such file or folder; check the path")
         if source.path.is_dir():
             for path in _walk(source, excluded, skipped):
-                yield from _read_file(path, _display(path, source.root), skipped)
+                yield path, source
         else:
-            yield from _read_file(source.path, _display(source.path, source.root), skipped)
+            yield source.path, source
+
+
+def read_file(path: Path, source: Source, skipped: list[SkippedFile]) -> Iterator[Document]:
+    """The documents of one file listed by `list_files`; what could not be read is appended to `skipped`."""
+    return _read_file(path, display_name(path, source.root), skipped)
+
+
+def file_key(path: Path) -> str:
+    """The resolved path documents read from `path`, a path `list_files` gave, record (`Document.path`)."""
+    return _resolve_listed(path).as_posix()
+
+
+def _resolve_listed(path: Path) -> Path:
+    """`_resolve` for a path listed under a resolved source: the walk follows no folder link, so
+    only a link itself needs resolving (resolving every path costs a system call per folder above it)."""
+    return _resolve(path) if os.path.islink(path) else path
+
+
+def is_left_out(path: Path, source: Source, exclude: Sequence[Path] = ()) -> bool:
+    """Whether a folder read as `source` passes over `path` (which lies under `source.root`): it or a
+    folder above it is hidden, matches DEFAULT_EXCLUDE or the source's patterns, or lies under `exclude`."""
+    if any(_resolve(path).is_relative_to(inside) for inside in exclude):
+        return True
+    spec = _exclude_spec(source)
+    relative = path.relative_to(source.root)
+    parts = relative.parts
+    for depth in range(1, len(parts) + 1):
+        part_path = PurePosixPath(*parts[:depth]).as_posix()
+        folder = depth < len(parts)
+        if parts[depth - 1].startswith(".") or spec.match_file(part_path + "/" if folder else part_path):
+            return True
+    return False
+
+
+def _exclude_spec(source: Source) -> pathspec.GitIgnoreSpec:
+    return pathspec.GitIgnoreSpec.from_lines([*DEFAULT_EXCLUDE, *source.exclude])
 
 
 def _resolve(path: Path) -> Path:
@@ -146,34 +190,45 @@ def _resolve(path: Path) -> Path:
 
 
 def _walk(source: Source, excluded: list[Path], skipped: list[SkippedFile]) -> list[Path]:
-    """Visible, not excluded files under `source.path`, sorted by path; unreadable folders are listed as skipped."""
-    spec = pathspec.GitIgnoreSpec.from_lines([*DEFAULT_EXCLUDE, *source.exclude])
+    """Visible, not excluded files under `source.path`, sorted by path; unreadable folders are listed as skipped.
+    Paths are handled as strings: a sync of an unchanged tree spends most of its time here."""
+    if any(source.path.is_relative_to(inside) for inside in excluded):
+        return []
+    spec = _exclude_spec(source)
+    prefix = source.root.as_posix().rstrip("/") + "/"
 
-    def wanted(path: Path, folder: bool) -> bool:
-        if path.name.startswith(".") or any(_resolve(path).is_relative_to(inside) for inside in excluded):
+    def wanted(path: str, name: str, folder: bool) -> bool:
+        if name.startswith("."):
             return False
-        relative = path.relative_to(source.root).as_posix()
+        # only a folder or a link can lead into an excluded path: the walk started outside them
+        if (folder or os.path.islink(path)) and any(_resolve(Path(path)).is_relative_to(inside) for inside in excluded):
+            return False
+        relative = path[len(prefix) :]
         return not spec.match_file(relative + "/" if folder else relative)
 
     def unreadable(error: OSError) -> None:
         path = Path(error.filename)
-        skipped.append(SkippedFile(_display(path, source.root), f"unreadable: {error.strerror}", path.as_posix()))
+        skipped.append(SkippedFile(display_name(path, source.root), f"unreadable: {error.strerror}", path.as_posix()))
 
-    def inside(path: Path) -> bool:
-        if source.follow_links or not path.is_symlink() or _resolve(path).is_relative_to(source.root):
+    def inside(path: str) -> bool:
+        link = Path(path)
+        if source.follow_links or not link.is_symlink() or _resolve(link).is_relative_to(source.root):
             return True
-        skipped.append(SkippedFile(_display(path, source.root), LINK_OUTSIDE, path.as_posix()))
+        skipped.append(SkippedFile(display_name(link, source.root), LINK_OUTSIDE, link.as_posix()))
         return False
 
-    found: list[Path] = []
+    found: list[str] = []
     for folder, folders, files in os.walk(source.path, onerror=unreadable):
-        here = Path(folder)
-        folders[:] = [name for name in folders if wanted(here / name, folder=True)]
-        found.extend(here / name for name in files if wanted(here / name, folder=False) and inside(here / name))
-    return sorted(found)
+        folders[:] = [name for name in folders if wanted(f"{folder}/{name}", name, folder=True)]
+        found.extend(
+            f"{folder}/{name}"
+            for name in files
+            if wanted(f"{folder}/{name}", name, folder=False) and inside(f"{folder}/{name}")
+        )
+    return [Path(path) for path in sorted(found, key=lambda path: path.split("/"))]
 
 
-def _display(path: Path, root: Path) -> str:
+def display_name(path: Path, root: Path) -> str:
     """Files of a folder are named from the folder itself (`docs/guide/intro.md`), a file alone by its name."""
     return (Path(root.name) / path.relative_to(root)).as_posix() if path != root else root.name
 

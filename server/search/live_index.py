@@ -129,6 +129,10 @@ class LiveIndex:
                     self._checked = time.monotonic()
         return self._snapshot
 
+    def look_again(self) -> None:
+        """The next request looks for a new build at once: a watcher beside the server has just committed one."""
+        self._checked = 0.0
+
     def _reload_if_changed(self) -> None:
         from arag_mcp.indexer.index.snapshot import open_index
 

@@ -1,0 +1,226 @@
+"""`arag-index watch`: keep an index current while its sources change.
+
+It starts with a sync, then waits for the file system's change events (watchfiles) and hands each
+debounced batch of changed paths to `sync_paths`, which reads only those of them whose size, time
+or content changed, embeds their new and changed documents and removes those of files gone,
+committing as every build does. A path that vanished is held back for DELETE_GRACE_SECONDS while
+nothing else changes, so that a `git checkout` or a save that deletes and writes again keeps the
+document; a file gone and one added with its content in one sync are a rename, moved without
+embedding. A sync of every source every `reconcile_seconds` (cheap: metadata only) catches events
+the system dropped. One watcher per index: a second one stops at once with WatcherRunning.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import logging
+import os
+import signal
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import filelock
+from arag_mcp.indexer.index.lock import IndexBusy
+from arag_mcp.indexer.index.manifest import check_manifest, is_remote, normalise_uri
+from arag_mcp.indexer.sources.files import SUPPORTED_SUFFIXES, Source, is_left_out
+
+from .build import BuildOptions, BuildSummary, build_index, recorded_sources, report_skips, sync_index, sync_paths
+
+log = logging.getLogger(__name__)
+
+WATCH_LOCK_FILE = ".arag-watch.lock"
+DELETE_GRACE_SECONDS = 2.0
+DEBOUNCE_MS = 1600
+"""The longest a batch gathers changes (watchfiles' debounce)."""
+QUIET_MS = 300
+"""A batch is handed over once no change came for this long (watchfiles' step): an editor's save,
+several events, lands in one batch."""
+WAKE_MS = 1000
+"""How often the loop wakes without events: held-back deletions and the reconcile sweep are due then."""
+BUSY_RETRY_SECONDS = 5.0
+M_ARENA_MAX = -8
+"""glibc's mallopt parameter for the number of malloc arenas."""
+
+
+class WatcherRunning(Exception):
+    """Another watcher keeps this index current."""
+
+
+@dataclass(frozen=True)
+class WatchOptions:
+    build: BuildOptions = BuildOptions(progress=False)
+    reconcile_seconds: float = 300.0
+    poll: bool = False
+    """Poll the files instead of waiting for the system's events (network and virtual file systems)."""
+    parent_pid: int | None = None
+    """Stop once the process of this id is gone (a server running the watcher beside it)."""
+
+
+def watch_lock_path(uri: str) -> Path:
+    """A local index's watch lock lies in it; an object store's, in this machine's temporary folder."""
+    if is_remote(uri):
+        return Path(tempfile.gettempdir(), f"arag-watch-{hashlib.sha256(uri.encode()).hexdigest()[:16]}.lock")
+    return Path(uri, WATCH_LOCK_FILE)
+
+
+@contextmanager
+def watch_lock(uri: str) -> Iterator[None]:
+    """Held while this process watches the index at `uri`; WatcherRunning where another holds it."""
+    path = watch_lock_path(uri)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock = filelock.FileLock(path, timeout=0)
+    try:
+        lock.acquire()
+    except filelock.Timeout:
+        raise WatcherRunning(f"another arag-index watch keeps {uri} current; this one is not needed") from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def batch_line(summary: BuildSummary, seconds: float) -> str:
+    """What one batch did, in one line: `+2 ~1 -0 in 1.4 s; 3,141 documents`."""
+    return f"+{summary.added} ~{summary.updated} -{summary.removed} in {seconds:.1f} s; {summary.documents:,} documents"
+
+
+def watch_index(
+    uri: str, paths: Sequence[str], options: WatchOptions = WatchOptions(), stop: threading.Event | None = None
+) -> None:
+    """Sync the index at `uri` (adding `paths` as sources first, as `add` does), then keep it
+    current until `stop` is set or SIGINT/SIGTERM arrives; the batch in hand is finished first."""
+    uri = normalise_uri(uri)
+    if not paths:
+        check_manifest(uri)  # before the lock, which would create a missing folder
+    stop = stop or threading.Event()
+    _share_malloc_arenas()
+    with watch_lock(uri), _stopping_on_signals(stop):
+        started = time.perf_counter()
+        first = build_index(paths, uri, options.build) if paths else sync_index(uri, options.build)
+        report_skips(first.skipped, first.skipped_before)
+        log.info("synced: %s", batch_line(first, time.perf_counter() - started))
+        roots = recorded_sources(check_manifest(uri).raw)
+        _watch(uri, roots, options, stop)
+
+
+def _watch(uri: str, roots: Sequence[Source], options: WatchOptions, stop: threading.Event) -> None:
+    import watchfiles
+
+    logging.getLogger("watchfiles").setLevel(
+        logging.WARNING
+    )  # its "N changes detected" lines; ours are the batch lines
+    inside = [] if is_remote(uri) else [Path(uri)]
+    watched = sorted({root.path if root.path.is_dir() else root.path.parent for root in roots})
+    log.info("watching %s for %s", ", ".join(map(str, watched)), uri)
+    wanted = _filter(roots, inside)
+    held: dict[Path, float] = {}
+    """Vanished paths held back → when they are synced if nothing else changes."""
+    swept = time.monotonic()
+    events = watchfiles.watch(
+        *watched,
+        watch_filter=lambda change, path: wanted(Path(path)),
+        debounce=DEBOUNCE_MS,
+        step=QUIET_MS,
+        stop_event=stop,
+        rust_timeout=WAKE_MS,
+        yield_on_timeout=True,
+        force_polling=True if options.poll else None,
+        recursive=any(root.path.is_dir() for root in roots),
+        raise_interrupt=False,
+    )
+    for changed in events:
+        now = time.monotonic()
+        paths = {Path(path) for _, path in changed}
+        present = {path for path in paths if os.path.lexists(path)}
+        for path in paths - present:
+            held.setdefault(path, now + DELETE_GRACE_SECONDS)
+        for path in present:
+            held.pop(path, None)
+        due = present or any(when <= now for when in held.values())
+        if due:
+            batch = sorted(present | set(held))
+            if _sync(lambda: sync_paths(uri, batch, options.build)):
+                held.clear()
+            else:
+                held.update((path, now + BUSY_RETRY_SECONDS) for path in present)
+        elif now - swept >= options.reconcile_seconds:
+            swept = now
+            _sync(lambda: sync_index(uri, options.build))
+        if options.parent_pid is not None and os.getppid() != options.parent_pid:
+            log.info("the process that started this watcher is gone")
+            stop.set()
+        if stop.is_set():
+            break
+    log.info("stopped watching %s", uri)
+
+
+def _share_malloc_arenas() -> None:
+    """Keep a long watch's memory flat: with glibc's default arenas (8 per core), what LanceDB's and
+    ONNX Runtime's threads free after a batch stays in their arenas and the process grows batch after
+    batch; two shared arenas reuse it (bench/README.md, Freshness). Elsewhere than glibc, nothing."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        ctypes.CDLL(None).mallopt(M_ARENA_MAX, 2)
+    except (OSError, AttributeError):  # a C library without mallopt
+        pass
+
+
+def _filter(roots: Sequence[Source], inside: Sequence[Path]) -> Callable[[Path], bool]:
+    """Which changed paths matter: under a source and not left out of it (hidden, excluded, the
+    index's own folder), and a file of a supported type, or gone (perhaps a folder)."""
+
+    def wanted(path: Path) -> bool:
+        root = next((root for root in roots if path.is_relative_to(root.path)), None)
+        if root is None or is_left_out(path, root, inside):
+            return False
+        if path.suffix.lower() in SUPPORTED_SUFFIXES:
+            return True
+        return os.path.isdir(path) or not os.path.lexists(path)
+
+    return wanted
+
+
+def _sync(run: Callable[[], BuildSummary]) -> bool:
+    """Run one sync and log its line; False where another command held the index (to retry)."""
+    started = time.perf_counter()
+    try:
+        summary = run()
+    except IndexBusy:
+        log.info("another arag-index command is changing the index; retrying in %.0f s", BUSY_RETRY_SECONDS)
+        return False
+    except Exception as exc:  # noqa: BLE001 - one batch's failure must not stop the watch; the sweep retries it
+        log.error("this batch failed, the index keeps its last commit: %s", exc)
+        return True
+    for item in summary.skipped:
+        log.warning("skipped %s", item)
+    if summary.added or summary.updated or summary.removed:
+        log.info("%s", batch_line(summary, time.perf_counter() - started))
+    return True
+
+
+@contextmanager
+def _stopping_on_signals(stop: threading.Event) -> Iterator[None]:
+    """SIGINT and SIGTERM set `stop` (the batch in hand is finished); a second SIGINT interrupts at once."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def finish(number: int, frame: object) -> None:
+        log.info("finishing the batch in hand, then stopping (%s)", signal.Signals(number).name)
+        stop.set()
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    saved = {number: signal.signal(number, finish) for number in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for number, handler in saved.items():
+            signal.signal(number, handler)

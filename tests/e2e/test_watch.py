@@ -1,0 +1,267 @@
+"""`arag-index watch` in real processes on a real folder: edits, adds, deletes, renames, atomic
+saves, bursts, bad files, the index inside the watched folder, two watchers, SIGKILL and SIGTERM;
+and a first build killed after its first timed commit."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import anyio
+import filelock
+import pytest
+from arag_mcp.indexer.build import build_index
+from arag_mcp.indexer.index.lock import LOCK_FILE
+from arag_mcp.indexer.index.manifest import read_manifest
+from arag_mcp.indexer.index.snapshot import list_documents, open_index
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from ..conftest import BUCKET
+from ..test_index_management import QUIET, _titles, _write
+from ..test_write_batches import _assert_whole
+
+pytestmark = pytest.mark.slow
+
+
+def wait_for(condition: Callable[[], bool], timeout: float = 60, what: str = "") -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what or condition}"
+        time.sleep(0.1)
+
+
+@contextmanager
+def watcher(index: Path | str, *sources: Path, log: Path | None = None) -> Iterator[subprocess.Popen]:
+    """`arag-index watch` running until the block ends (stopped with SIGTERM); its stderr goes to `log`."""
+    log = log or Path(index).parent / "watch.log"
+    with log.open("ab") as stderr:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "arag_mcp.indexer", "watch", *map(str, sources), "--index", str(index)],
+            stderr=stderr,
+            env={**os.environ, "ARAG_INDEX_RECONCILE_EVERY": "3"},
+        )
+    try:
+        wait_for(lambda: "watching " in log.read_text() or process.poll() is not None, 120, "the watch to start")
+        assert process.poll() is None, log.read_text()
+        yield process
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            process.wait(60)
+
+
+def batch_running(index: Path) -> bool:
+    """Whether a build holds the index's lock (a watcher's batch is being written)."""
+    lock = filelock.FileLock(index / LOCK_FILE, timeout=0)
+    try:
+        lock.acquire()
+    except filelock.Timeout:
+        return True
+    lock.release()
+    return False
+
+
+def _titles_are(index: Path, expected: list[str]) -> Callable[[], bool]:
+    return lambda: _titles(index) == expected
+
+
+def test_a_watched_folder_follows_edits_adds_deletes_renames_atomic_saves_and_bad_files(tmp_path: Path):
+    docs = tmp_path / "docs"
+    a = _write(docs / "a.md", "# Alpha\n\nAlpha is the first letter.")
+    b = _write(docs / "b.md", "# Beta\n\nBeta is the second letter.")
+    index = docs / ".." / "docs" / "idx"  # the index inside the watched folder
+    log = tmp_path / "watch.log"
+    with watcher(index, docs, log=log) as process:
+        assert _titles(index) == ["Alpha", "Beta"]
+        a.write_text("# Aleph\n\nAlpha, edited.")
+        wait_for(_titles_are(index, ["Aleph", "Beta"]), what="the edit")
+        _write(docs / "sub" / "c.md", "# Gamma\n\nGamma is new.")
+        wait_for(_titles_are(index, ["Aleph", "Beta", "Gamma"]), what="the new file")
+        b.unlink()
+        wait_for(_titles_are(index, ["Aleph", "Gamma"]), what="the deletion")
+
+        embedded_before = open_index(str(index)).sentences.table.to_pandas()
+        (docs / "sub" / "c.md").rename(docs / "gamma.md")
+        wait_for(lambda: any(d["source"] == "docs/gamma.md" for d in list_documents(str(index))), what="the rename")
+        assert _titles(index) == ["Aleph", "Gamma"]
+        moved = open_index(str(index)).sentences.table.to_pandas()
+        assert sorted(map(list, moved["vector"])) == sorted(map(list, embedded_before["vector"]))
+
+        temporary = docs / ".a.md.swp"  # an editor's atomic save: write a hidden file, rename it over
+        temporary.write_text("# Alef\n\nAlpha, saved atomically.")
+        os.replace(temporary, a)
+        wait_for(_titles_are(index, ["Alef", "Gamma"]), what="the atomic save")
+
+        a.unlink()  # git checkout: gone, then back a moment later
+        time.sleep(0.5)
+        a.write_text("# Alef\n\nAlpha, saved atomically.")
+        _write(docs / "bad.json", "{not json")
+        _write(docs / "d.md", "# Delta\n\nDelta comes after the bad file.")
+        wait_for(_titles_are(index, ["Alef", "Delta", "Gamma"]), what="the file after the bad one")
+        assert process.poll() is None
+    text = log.read_text()
+    assert text.count("skipped docs/bad.json: line 1: invalid JSON") == 1, text
+    assert "-1 in " in text and "+1 ~0 -0 in " in text and "documents" in text
+    assert "Traceback" not in text
+    assert "idx" not in {d["source"].split("/")[1] for d in list_documents(str(index))}
+
+
+def test_a_burst_of_500_files_lands_whole_in_few_batches(tmp_path: Path):
+    docs = tmp_path / "docs"
+    _write(docs / "first.md", "# First\n\nThe first file.")
+    index = tmp_path / "idx"
+    log = tmp_path / "watch.log"
+    with watcher(index, docs, log=log):
+        for i in range(500):
+            _write(docs / f"burst-{i // 50}" / f"doc-{i:03}.txt", f"Burst document {i}. It says {i}.")
+        wait_for(lambda: (read_manifest(str(index)) or {})["counts"]["documents"] == 501, 300, "the burst")
+    documents = list_documents(str(index))
+    assert len(documents) == len({d["doc_id"] for d in documents}) == 501
+    _assert_whole(index, 501)
+    batches = [line for line in log.read_text().splitlines() if line.startswith("+")]
+    assert 1 <= len(batches) <= 10, batches
+
+
+def test_a_second_watcher_of_the_same_index_says_so_and_exits(tmp_path: Path):
+    docs = tmp_path / "docs"
+    _write(docs / "a.md", "# Alpha\n\nAlpha.")
+    index = tmp_path / "idx"
+    with watcher(index, docs):
+        second = subprocess.run(
+            [sys.executable, "-m", "arag_mcp.indexer", "watch", "--index", str(index)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert second.returncode == 3
+    assert second.stderr.strip().splitlines() == [
+        f"arag-index: another arag-index watch keeps {index} current; this one is not needed"
+    ]
+
+
+def test_a_watcher_killed_mid_batch_leaves_its_last_commit_and_the_next_catches_up(tmp_path: Path):
+    docs = tmp_path / "docs"
+    _write(docs / "a.md", "# Alpha\n\nAlpha.")
+    index = tmp_path / "idx"
+    with watcher(index, docs) as process:
+        for i in range(300):
+            _write(docs / f"doc-{i:03}.txt", f"Document {i} has a sentence. And another one about {i}.")
+        wait_for(lambda: batch_running(index), 60, "a batch to start")
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+    kept = open_index(str(index))  # its last commit, whole
+    _assert_whole(index, kept.manifest.counts.documents)
+    with watcher(index):
+        wait_for(lambda: read_manifest(str(index))["counts"]["documents"] == 301, 300, "the catch-up")
+    assert len({d["doc_id"] for d in list_documents(str(index))}) == 301
+
+
+def test_sigterm_finishes_the_batch_in_hand_and_exits_cleanly(tmp_path: Path):
+    docs = tmp_path / "docs"
+    _write(docs / "a.md", "# Alpha\n\nAlpha.")
+    index = tmp_path / "idx"
+    log = tmp_path / "watch.log"
+    with watcher(index, docs, log=log) as process:
+        for i in range(40):
+            _write(docs / f"doc-{i:02}.txt", f"Document {i}. About {i}.")
+        wait_for(lambda: batch_running(index), 60, "a batch to start")
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(120) == 0
+    assert "stopped watching" in log.read_text()
+    _assert_whole(index, read_manifest(str(index))["counts"]["documents"])
+    assert read_manifest(str(index))["counts"]["documents"] > 1  # the batch in hand was committed
+
+
+def test_a_first_build_killed_after_its_first_timed_commit_opens_and_the_next_embeds_only_the_rest(tmp_path: Path):
+    docs = tmp_path / "docs"
+    for i in range(600):
+        _write(docs / f"doc-{i:03}.txt", f"Document {i} has a sentence. And another one about {i}.")
+    index = tmp_path / "idx"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "arag_mcp.indexer", "build", str(docs), "--index", str(index), "--quiet"]
+        + ["--write-batch", "16", "--commit-seconds", "1"],
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for(lambda: read_manifest(str(index)) is not None or process.poll() is not None, 180, "a commit")
+        process.send_signal(signal.SIGKILL)
+    finally:
+        process.wait()
+    kept = open_index(str(index))
+    committed = kept.manifest.counts.sentences
+    assert 0 < committed < 1200
+    summary = build_index([docs], str(index), QUIET)
+    assert summary.embedded_sentences == 1200 - committed
+    assert (summary.documents, summary.sentences) == (600, 1200)
+
+
+@pytest.mark.anyio
+async def test_a_server_with_watch_finds_a_word_written_after_it_started_and_a_second_server_follows(tmp_path: Path):
+    docs = tmp_path / "docs"
+    _write(docs / "a.md", "# Alpha\n\nAlpha is the first letter.")
+    index = tmp_path / "idx"
+    build_index([docs], str(index), QUIET)
+    first_log, second_log = (tmp_path / "first.log").open("w+"), (tmp_path / "second.log").open("w+")
+
+    def server(errlog) -> Client:  # noqa: ANN001 - a text file
+        arguments = ["-m", "arag_mcp.server", "--index", str(index), "--watch"]
+        return Client(
+            stdio_client(
+                StdioServerParameters(command=sys.executable, args=arguments, env=dict(os.environ)), errlog=errlog
+            )
+        )
+
+    async def search(client: Client, word: str) -> list:
+        found = await client.call_tool("keyword_search", {"keywords": [word]})
+        assert not found.is_error, found.content[0].text
+        return found.structured_content["results"]
+
+    async with server(first_log) as first:
+        await anyio.sleep(0)
+        deadline = time.monotonic() + 60
+        while "watching" not in _watcher_state(await first.read_resource("arag://index")):
+            assert time.monotonic() < deadline, _watcher_state(await first.read_resource("arag://index"))
+            await anyio.sleep(0.2)
+        async with server(second_log) as second:
+            _write(docs / "b.md", "# Beta\n\nThe zanzibarite crystal glows.")
+            deadline = time.monotonic() + 60
+            while not await search(first, "zanzibarite"):
+                assert time.monotonic() < deadline, first_log.name
+                await anyio.sleep(0.2)
+            while not await search(second, "zanzibarite"):  # it follows the first one's commits
+                assert time.monotonic() < deadline
+                await anyio.sleep(0.2)
+            described = json.loads((await first.read_resource("arag://index")).contents[0].text)
+            assert described["watcher"]["last_report"].startswith("+1 ~0 -0 in ")
+            assert described["last_changed"] == read_manifest(str(index))["built_at"]
+            while not _watcher_state(await second.read_resource("arag://index")).startswith("another process watches"):
+                assert time.monotonic() < deadline
+                await anyio.sleep(0.2)
+    second_log.seek(0)
+    told = [line for line in second_log.read().splitlines() if "another process watches" in line]
+    assert len(told) == 1, told
+
+
+def _watcher_state(resource) -> str:  # noqa: ANN001 - the SDK's result
+    return json.loads(resource.contents[0].text)["watcher"]["state"]
+
+
+def test_local_sources_into_an_s3_index_are_watched_the_same_way(tmp_path: Path, s3_endpoint: str):
+    docs = tmp_path / "docs"
+    _write(docs / "a.md", "# Alpha\n\nAlpha.")
+    index = f"s3://{BUCKET}/watched"
+    log = tmp_path / "watch.log"
+    with watcher(index, docs, log=log):  # type: ignore[arg-type]
+        _write(docs / "b.md", "# Beta\n\nBeta.")
+        wait_for(lambda: sorted(d["title"] for d in list_documents(index)) == ["Alpha", "Beta"], what="the new file")
+        (docs / "a.md").unlink()
+        wait_for(lambda: [d["title"] for d in list_documents(index)] == ["Beta"], what="the deletion")
+    assert "Traceback" not in log.read_text()
