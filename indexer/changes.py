@@ -43,10 +43,6 @@ class Changes:
     skipped_before: list[SkippedFile] = field(default_factory=list)
     """What unchanged files had skipped when they were read, reported then."""
 
-    @property
-    def none(self) -> bool:
-        return not (self.read or self.refreshed or self.gone)
-
 
 def plan_changes(
     listed: Iterable[tuple[Path, Source]], states: dict[str, FileState], synced: Sequence[Path]

@@ -121,7 +121,9 @@ def _watch(uri: str, roots: Sequence[Source], options: WatchOptions, stop: threa
     log.info("watching %s for %s", ", ".join(map(str, watched)), uri)
     wanted = _filter(roots, inside)
     held: dict[Path, float] = {}
-    """Vanished paths held back → when they are synced if nothing else changes."""
+    """Paths waiting → when they are synced if nothing else changes: vanished ones, and all of a
+    batch while another command holds the index."""
+    busy = False
     swept = time.monotonic()
     events = watchfiles.watch(
         *watched,
@@ -148,8 +150,12 @@ def _watch(uri: str, roots: Sequence[Source], options: WatchOptions, stop: threa
             batch = sorted(present | set(held))
             if _sync(lambda: sync_paths(uri, batch, options.build)):
                 held.clear()
+                busy = False
             else:
-                held.update((path, now + BUSY_RETRY_SECONDS) for path in present)
+                held = dict.fromkeys(batch, now + BUSY_RETRY_SECONDS)
+                if not busy:
+                    log.info("another arag-index command is changing the index; this batch waits for it")
+                busy = True
         elif now - swept >= options.reconcile_seconds:
             swept = now
             _sync(lambda: sync_index(uri, options.build))
@@ -194,7 +200,6 @@ def _sync(run: Callable[[], BuildSummary]) -> bool:
     try:
         summary = run()
     except IndexBusy:
-        log.info("another arag-index command is changing the index; retrying in %.0f s", BUSY_RETRY_SECONDS)
         return False
     except Exception as exc:  # noqa: BLE001 - one batch's failure must not stop the watch; the sweep retries it
         log.error("this batch failed, the index keeps its last commit: %s", exc)

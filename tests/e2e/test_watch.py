@@ -265,3 +265,18 @@ def test_local_sources_into_an_s3_index_are_watched_the_same_way(tmp_path: Path,
         (docs / "a.md").unlink()
         wait_for(lambda: [d["title"] for d in list_documents(index)] == ["Beta"], what="the deletion")
     assert "Traceback" not in log.read_text()
+
+
+def test_a_batch_waits_while_another_command_changes_the_index(tmp_path: Path):
+    docs = tmp_path / "docs"
+    _write(docs / "a.md", "# Alpha\n\nAlpha.")
+    index = tmp_path / "idx"
+    log = tmp_path / "watch.log"
+    with watcher(index, docs, log=log):
+        with filelock.FileLock(index / LOCK_FILE, timeout=0):  # as `arag-index add` holds it
+            _write(docs / "b.md", "# Beta\n\nBeta.")
+            wait_for(lambda: "this batch waits for it" in log.read_text(), what="the batch to wait")
+            time.sleep(6)  # past a retry
+            assert _titles(index) == ["Alpha"]
+        wait_for(_titles_are(index, ["Alpha", "Beta"]), what="the batch after the lock")
+    assert log.read_text().count("this batch waits for it") == 1
