@@ -4,7 +4,7 @@ unique in each shared corpus (a page a host names by its title must come first, 
 Uses bench/quality.py's indexes (built once, cached in bench/results/work). Titles the tool would
 refuse as keywords (too long, no letter or digit) are counted apart.
 
-    python bench/title_rank.py [--datasets musique 2wikimultihopqa ...] [--sample 0]
+    python bench/title_rank.py [--datasets musique 2wikimultihopqa ...] [--sample 0] [--rebuild]
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ def accepted(title: str) -> bool:
     )
 
 
-def title_rank(name: str, data: Path, sample: int) -> dict:
-    snapshot = build(load(name, data, quick=False, max_questions=None), rebuild=False, backend="onnx")
+def title_rank(name: str, data: Path, sample: int, rebuild: bool) -> dict:
+    snapshot = build(load(name, data, quick=False, max_questions=None), rebuild=rebuild, backend="onnx")
     corpus = Corpus(snapshot)
     documents = {}
     for chunk_id, title in zip(corpus.chunk_ids, corpus.titles):
@@ -69,6 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=BENCH_DATA)
     parser.add_argument("--datasets", nargs="+", choices=DATASETS, default=list(DATASETS))
     parser.add_argument("--sample", type=int, default=0, help="titles tried per set (0: all)")
+    parser.add_argument("--rebuild", action="store_true", help="rebuild the cached indexes")
     parser.add_argument("--out", type=Path, default=RESULTS / "title_rank.json")
     args = parser.parse_args(argv)
     if not args.data.exists():
@@ -77,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     results = {}
     for name in args.datasets:
         log(f"{name}: titles")
-        results[name] = title_rank(name, args.data, args.sample)
+        results[name] = title_rank(name, args.data, args.sample, args.rebuild)
         write_json(args.out, results)
         log(f"{name}: {results[name]['first']} of {results[name]['tried']} first ({results[name]['share_first']})")
     print(json.dumps(results, indent=2))
