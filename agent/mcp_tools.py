@@ -127,8 +127,9 @@ class ToolConversation:
 
 
 def named_chunks(structured: dict[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(every chunk id a result names, the ids whose full text it carries). The document tools name
-    chunks as `ref`: in each search result, and once for what find and open show of a document."""
+    """(every chunk id a result names, the ids whose full text it carries: a chunk's text, or a search
+    result marked whole). The document tools name chunks as `ref`: in each search result, and once
+    for what find and open show of a document."""
     named: list[str] = [structured["ref"]] if isinstance(structured.get("ref"), str) else []
     read: list[str] = []
     for key in ("results", "chunks"):
@@ -136,6 +137,6 @@ def named_chunks(structured: dict[str, Any]) -> tuple[tuple[str, ...], tuple[str
             cid = item.get("chunk_id") or item.get("ref") if isinstance(item, dict) else None
             if isinstance(cid, str):
                 named.append(cid)
-                if item.get("text") and item.get("status", "ok") == "ok":
+                if (item.get("text") or item.get("whole_chunk")) and item.get("status", "ok") == "ok":
                     read.append(cid)
     return tuple(dict.fromkeys(named)), tuple(dict.fromkeys(read))

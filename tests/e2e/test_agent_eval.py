@@ -185,10 +185,10 @@ def test_each_question_is_one_server_conversation(tmp_path, server_url, llm, cli
     assert eval_main(["run", "--dataset", str(data), "--server", server_url, "--out", str(out), *client_args]) == 0
 
     first_question = tool_messages(llm.requests[3])
-    assert "named it after Poland" in first_question[1]
-    assert "read before" in first_question[2]
+    assert "named it after Poland" in first_question[0] and "(whole chunk)" in first_question[0]
+    assert "read before" in first_question[1] and "read before" in first_question[2]
     second_question = tool_messages(llm.requests[7])
-    assert "named it after Poland" in second_question[1]
+    assert "named it after Poland" in second_question[0] and "(whole chunk)" in second_question[0]
     assert all("conversation" not in tool["function"]["parameters"]["properties"] for tool in llm.requests[0]["tools"])
 
 

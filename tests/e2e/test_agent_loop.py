@@ -88,7 +88,8 @@ def test_tools_run_through_mcp_and_their_text_reaches_the_model(ask, llm, served
     assert set(shown) == {"keyword_search", "semantic_search", "chunk_read"}
     assert all("conversation" not in schema["properties"] for schema in shown.values())
     assert polonium in tool_messages(second)[0]
-    assert "named it after Poland" in tool_messages(third)[1]
+    assert "named it after Poland" in tool_messages(third)[0]  # a short chunk comes whole in the search
+    assert "read before" in tool_messages(third)[1]
     assert result.retrieved_tokens == sum(c.retrieved_tokens for c in result.tool_calls) > 50
     assert (result.llm_calls, result.prompt_tokens, result.completion_tokens) == (3, 300, 30)
 
@@ -215,7 +216,9 @@ def test_ma_rag_runs_planner_steps_and_final_answer(ask, llm):
     roles = [request["messages"][0]["content"] for request in llm.requests]
     step = [prompts.STEP_DEFINER, prompts.EXTRACTOR, prompts.STEP_QA]
     assert roles == [prompts.PLANNER, *step, *step, prompts.FINAL_QA]
-    assert [c.name for c in result.tool_calls] == ["semantic_search", "chunk_read"] * 2
+    names = [c.name for c in result.tool_calls]
+    assert names.count("semantic_search") == 2 and set(names) == {"semantic_search", "chunk_read"}
+    assert names[0] == "semantic_search"  # each step searches, then reads what did not come whole
     assert result.tool_calls[0].arguments == {"query": "element named after Poland", "top_k": 5}
     assert result.tool_calls[2].arguments["query"] == "who discovered polonium"
     assert "Current step: Find who discovered that element" in llm.requests[4]["messages"][1]["content"]
