@@ -72,14 +72,13 @@ def test_stdout_carries_only_protocol(sample_index: Path):
 
 
 async def read_twice(base: str, transport: str, mode: str, chunk: str, results: dict) -> None:
-    """One client conversation: search, read a chunk, read it again; record what it saw."""
+    """One client conversation: read a chunk (its first call starts the conversation), read it
+    again; record what it saw."""
     async with http_client(base, transport, mode) as client:
-        found = await client.call_tool("keyword_search", {"keywords": ["pitchblende"]})
-        conversation = found.structured_content["conversation"]
-        arguments = {"chunk_ids": [chunk], "conversation": conversation}
-        first = await client.call_tool("chunk_read", arguments)
+        first = await client.call_tool("chunk_read", {"chunk_ids": [chunk]})
+        conversation = first.structured_content["conversation"]
         await anyio.sleep(0.2)  # let the other conversation read in between
-        second = await client.call_tool("chunk_read", arguments)
+        second = await client.call_tool("chunk_read", {"chunk_ids": [chunk], "conversation": conversation})
         results[chunk] = (
             conversation,
             first.structured_content["chunks"][0]["status"],
