@@ -141,7 +141,7 @@ class KeywordSearchOutput(ToolOutput):
     source: str | None = Field(None, description="the source of every result, when they share one")
     results: list[KeywordResult]
     passed_over: list[PassedOverResult] | None = Field(
-        None, description="chunks that ranked among these but whose whole text this conversation has"
+        None, description="chunks that ranked among these but whose text shown here this conversation was already sent"
     )
     next_offset: int | None = Field(None, description="pass as `offset` to see the results after these")
 
@@ -150,7 +150,7 @@ class SemanticSearchOutput(ToolOutput):
     source: str | None = Field(None, description="the source of every result, when they share one")
     results: list[SemanticResult]
     passed_over: list[PassedOverResult] | None = Field(
-        None, description="chunks that ranked among these but whose whole text this conversation has"
+        None, description="chunks that ranked among these but whose text shown here this conversation was already sent"
     )
     next_offset: int | None = Field(None, description="pass as `offset` to see the results after these")
 
@@ -267,7 +267,7 @@ def passed_over_text(passed: list[PassedOver]) -> str:
     if not passed:
         return ""
     named = ", ".join(f"[{p.rank}] {p.chunk_id} ({p.title})" for p in passed)
-    return f" Left out, this conversation has them whole: {named}; chunk_read with again: true sends one again."
+    return f" Left out, this conversation was already sent their text: {named}; chunk_read with again: true sends a chunk again."
 
 
 def next_offset_text(offset: int | None) -> str:
