@@ -77,18 +77,18 @@ def export_encoder(model_dir: Path, quantized: bool, load_model: Callable[[], An
     work = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
     try:
         with contextlib.redirect_stdout(sys.stderr):  # stdout may be the MCP stdio channel
-            if is_bert(model_dir):
+            traced = None if is_bert(model_dir) else load_model()
+            if traced is None:
                 recipe = _file_recipe(model_dir)
                 write_bert_graph(model_dir, work / "model.onnx")
                 shutil.copyfile(model_dir / "tokenizer.json", work / "tokenizer.json")
             else:
-                model = load_model()
-                recipe = _model_recipe(model)
-                _trace(model, work / "model.onnx", recipe["inputs"])
-                model.tokenizer.backend_tokenizer.save(str(work / "tokenizer.json"))
+                recipe = _model_recipe(traced)
+                _trace(traced, work / "model.onnx", recipe["inputs"])
+                traced.tokenizer.backend_tokenizer.save(str(work / "tokenizer.json"))
             (work / "recipe.json").write_text(json.dumps(recipe, indent=2))
-            if not is_bert(model_dir):
-                _verify_trace(model, OnnxEncoder(work))
+            if traced is not None:
+                _verify_trace(traced, OnnxEncoder(work))
             if quantized:
                 _quantize(work)
         try:

@@ -541,7 +541,7 @@ def keyword_search(
     ranking = order.top(top_chunks(tally.settled_scores(), tally.rank, depth), depth).tolist()
     bests: list[int] = []
     if offset == 0 and match == "word" and top_k >= len(keywords):
-        found = (order.best_of(tally, at, exclude) for at in range(len(keywords)))
+        found = (order.best_of(at, exclude) for at in range(len(keywords)))
         bests = list(dict.fromkeys(number for number in found if number is not None))
     page, passed, position = [], [], offset
     for number in ranking[offset:]:
@@ -576,10 +576,12 @@ class _Order:
 
     def __init__(self, tally: _Tally, pages: TitledPages | None) -> None:
         self.tally, self.pages = tally, pages
+        self.named = pages.all() if pages is not None else np.zeros(0, dtype=np.int64)
+        """The chunks the keywords name, in any class."""
         if pages is None:
             self.classes = np.zeros(len(tally.rank), dtype=np.int8)
             return
-        tally.read(pages.all())  # their scores settled: they rank whatever their score
+        tally.read(self.named)  # their scores settled: they rank whatever their score
         self.classes = pages.classes(len(tally.rank))
 
     def sorted(self, numbers: np.ndarray) -> np.ndarray:
@@ -588,12 +590,12 @@ class _Order:
 
     def top(self, by_score: np.ndarray, top_k: int) -> np.ndarray:
         """The first `top_k`, given the first `top_k` by score: named pages rank above any of them."""
-        named = self.pages.all() if self.pages is not None else by_score[:0]
-        return self.sorted(np.union1d(by_score, named))[:top_k]
+        return self.sorted(np.union1d(by_score, self.named))[:top_k]
 
-    def best_of(self, tally: _Tally, at: int, exclude: np.ndarray | None) -> int | None:
+    def best_of(self, at: int, exclude: np.ndarray | None) -> int | None:
         """Keyword `at`'s best chunk not in `exclude`: its page, else its "(qualifier)" page, else
         its best by score."""
+        tally = self.tally
         if self.pages is not None:
             for named in (self.pages.exact[at], self.pages.qualified[at]):
                 if exclude is not None:

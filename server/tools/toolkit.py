@@ -351,7 +351,7 @@ class Toolkit:
         received = self.conversations.received(call.current)
         depth = offset + top_k + min(len(received), MAX_PASSED_OVER)
         ranked = ranking.search(call.snapshot, self._query_vector(call.snapshot, query), depth, call.mask)
-        window = ranked[offset:]
+        window = ranked[offset:] if ranking.whole_chunks else _with_texts(call.snapshot, ranked[offset:])
         stale = self._nothing_new(call, window, [leading] * len(window), ranking.whole_chunks)
         hits, passed, position = [], [], offset
         for hit, known in zip(window, stale):
@@ -491,6 +491,12 @@ class Toolkit:
             return self.live.query_vectors(snapshot, queries, MODEL_WAIT_SECONDS)
         except ModelNotReady as exc:
             raise ToolError(str(exc)) from None
+
+
+def _with_texts(snapshot: IndexSnapshot, hits: list[Hit]) -> list[Hit]:
+    """The hits with their chunks' texts, read once for all that later look at them."""
+    chunks = _chunks_of(snapshot, hits)
+    return [replace(hit, chunk=chunks[hit.chunk.chunk_id]) for hit in hits]
 
 
 def _chunks_of(snapshot: IndexSnapshot, hits: list[Hit]) -> dict[str, Chunk]:
