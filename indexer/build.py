@@ -405,7 +405,9 @@ def _update(
         return summary
     if options.strict:
         _check_strict(changes.read, summary)
-    embedder = _embedder(options.model, options.device, options.backend, _carried_encoder(uri, previous, options))
+    carried = _carried_encoder(uri, previous, options)
+    folder = encoder_folder(uri, carried) if carried else None
+    embedder = _embedder(options.model, options.device, options.backend, folder)
     check_backend(previous, options, embedder.backend)
     from arag_mcp.indexer.index.writer import IndexWriter
 
@@ -421,7 +423,7 @@ def _update(
         changes = plan_changes(listed, _without(states or {}, {existing[doc_id].path for doc_id in damaged}), synced)
     if options.rebuild and writer.committed is not None:  # the index in service stays until the end
         options = replace(options, commit_sentences=sys.maxsize, commit_seconds=math.inf)
-    fields = {**_manifest_fields(uri, embedder, options, roots), "description": described or ""}
+    fields = {**_manifest_fields(uri, embedder, options, roots, carried), "description": described or ""}
     files = {file: state for file, state in (states or {}).items() if file not in changes.gone}
     files.update(changes.unchanged)
     for item in changes.read:
@@ -464,7 +466,7 @@ def _embedder(model: str, device: str | None, backend: str, encoder: Path | None
     return Embedder(model, device, backend, encoder).load()
 
 
-def _carried_encoder(uri: str, previous: dict[str, Any] | None, options: BuildOptions) -> Path | None:
+def _carried_encoder(uri: str, previous: dict[str, Any] | None, options: BuildOptions) -> EncoderFiles | None:
     """The encoder the index carries, where this build makes vectors the way the index's were made:
     an index is extended with its own encoder, never with a new export of its model."""
     if previous is None or options.rebuild or previous["embedding_backend"] != options.backend:
@@ -475,7 +477,7 @@ def _carried_encoder(uri: str, previous: dict[str, Any] | None, options: BuildOp
         files = EncoderFiles.from_dict(previous.get("encoder"))
     except ValueError:
         raise IndexStoreError(f"{uri}: the manifest's encoder record is damaged; {REBUILD_HINT}") from None
-    return encoder_folder(uri, files) if files else None
+    return files
 
 
 def _without(states: dict[str, FileState], files: set[str]) -> dict[str, FileState]:
@@ -727,9 +729,12 @@ def _embed_on_ray(
     return read
 
 
-def _manifest_fields(uri: str, embedder: Embedder, options: BuildOptions, roots: Sequence[Source]) -> dict[str, Any]:
-    """What a build records beside its tables; the encoder is put into the index here, before a commit names it."""
-    encoder = store_encoder(uri, embedder.encoder_folder) if embedder.encoder_folder else None
+def _manifest_fields(
+    uri: str, embedder: Embedder, options: BuildOptions, roots: Sequence[Source], carried: EncoderFiles | None
+) -> dict[str, Any]:
+    """What a build records beside its tables. The encoder the index carries stays as recorded (its
+    files were checked against it); a new one is put into the index here, before a commit names it."""
+    encoder = carried or (store_encoder(uri, embedder.encoder_folder) if embedder.encoder_folder else None)
     return {
         "model": options.model,
         "encoder": encoder.to_dict() if encoder else None,
