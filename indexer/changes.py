@@ -4,17 +4,14 @@ those changed, their content hash, against what the index recorded when it last 
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from arag_mcp.indexer.index.file_states import FileState
+from arag_mcp.indexer.index.file_states import FileState, file_sha256
 from arag_mcp.indexer.sources.files import SkippedFile, Source, display_name, file_key
-
-HASH_BLOCK = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -95,11 +92,7 @@ def _keep(changes: Changes, path: Path, source: Source, file: str, state: FileSt
 
 def content_sha256(path: Path) -> str:
     """The SHA-256 of the file's bytes; "" where they cannot be read."""
-    digest = hashlib.sha256()
     try:
-        with path.open("rb") as handle:
-            while block := handle.read(HASH_BLOCK):
-                digest.update(block)
+        return file_sha256(path)
     except OSError:
         return ""
-    return digest.hexdigest()

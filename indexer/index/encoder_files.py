@@ -17,6 +17,7 @@ from pathlib import Path
 
 from arag_mcp.indexer.user_cache import cache_root
 
+from .file_states import file_sha256
 from .manifest import ENCODER_DIR, REBUILD_HINT, EncoderFiles, IndexStoreError, is_remote, remote_filesystem
 
 CHUNK_BYTES = 1 << 20
@@ -33,7 +34,7 @@ def store_encoder(uri: str, source: Path) -> EncoderFiles:
     describe it. A folder already there with the same digest is kept; locally, files are hard links
     to `source` where it shares the disk."""
     names = sorted(path.name for path in source.iterdir() if path.is_file())
-    checksums = {name: _sha256(source / name) for name in names}
+    checksums = {name: file_sha256(source / name) for name in names}
     sizes = {name: (source / name).stat().st_size for name in names}
     digest = hashlib.sha256("".join(f"{n}:{c}\n" for n, c in checksums.items()).encode()).hexdigest()[:16]
     files = EncoderFiles(f"{ENCODER_DIR}/{digest}", checksums, sizes)
@@ -83,7 +84,7 @@ def encoder_folder(uri: str, files: EncoderFiles) -> Path:
     stamp = (str(folder), files.digest, tuple((n, (folder / n).stat().st_mtime_ns) for n in sorted(files.sizes)))
     if stamp not in _VERIFIED:  # a watcher's batches, one after another, check the files once
         for name, checksum in files.checksums.items():
-            if _sha256(folder / name) != checksum:
+            if file_sha256(folder / name) != checksum:
                 raise _altered(uri, files, name)
         _VERIFIED.add(stamp)
     return folder
@@ -119,14 +120,6 @@ def _matches(folder: Path, files: EncoderFiles) -> bool:
 def _made(folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     return folder
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while block := handle.read(CHUNK_BYTES):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _upload(uri: str, source: Path, files: EncoderFiles) -> None:

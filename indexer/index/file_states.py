@@ -9,12 +9,15 @@ next command reads every file once and writes it again.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from .manifest import read_index_file, write_index_file
 
+HASH_BLOCK = 1 << 20
 FILES_FILE = "files.json"
 
 
@@ -67,3 +70,12 @@ def write_file_states(uri: str, tables: dict[str, int], states: dict[str, FileSt
         for file, state in sorted(states.items())
     }
     write_index_file(uri, FILES_FILE, json.dumps({"tables": tables, "files": files}).encode("utf-8"))
+
+
+def file_sha256(path: Path) -> str:
+    """The SHA-256 of a file's bytes, read a block at a time; OSError where it cannot be read."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while block := handle.read(HASH_BLOCK):
+            digest.update(block)
+    return digest.hexdigest()
