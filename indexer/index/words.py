@@ -7,11 +7,12 @@ server's keyword counting and its snippets.
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Iterator, Sequence
 from typing import Literal
 
 import regex
+
+from ..normal_forms import normalized
 
 KeywordMatch = Literal["word", "substring"]
 """What a keyword match is: whole words compared after `fold` (the default), or the A-RAG paper's
@@ -37,10 +38,10 @@ INDIC_SCRIPTS = (
 )
 """Scripts whose combining signs (virama, vowel signs, nasalisation) are parts of letters, not accents."""
 _UNSPACED = regex.compile(f"[{UNSPACED_SCRIPTS}]")
-_ACCENT = regex.compile(f"(?<![{UNSPACED_SCRIPTS}{INDIC_SCRIPTS}]\\p{{Mn}}*)\\p{{Mn}}")
-"""A nonspacing mark that is an accent: one not on a letter of those scripts, where marks are
-letters' parts (Thai vowels and tones, the kana voicing marks of が and ぱ, the Devanagari virama
-of हिन्दी)."""
+_MARKS = regex.compile(f"([{UNSPACED_SCRIPTS}{INDIC_SCRIPTS}]?)\\p{{Mn}}+")
+"""A run of nonspacing marks, with the letter before it where that is a letter of those scripts, whose
+marks are the letters' parts (Thai vowels and tones, the kana voicing marks of が and ぱ, the
+Devanagari virama of हिन्दी); any other run is accents. One pass, linear in the text."""
 
 
 AMPERSAND = "&"
@@ -58,8 +59,13 @@ def fold(word: str) -> str:
     letters, half-width kana, ligatures), case folded, and accents removed."""
     if word.isascii():
         return word.lower()
-    decomposed = unicodedata.normalize("NFD", unicodedata.normalize("NFKC", word).casefold())
-    return unicodedata.normalize("NFC", _ACCENT.sub("", decomposed))
+    decomposed = normalized("NFD", normalized("NFKC", word).casefold())
+    return normalized("NFC", _MARKS.sub(_without_accents, decomposed))
+
+
+def _without_accents(marks: regex.Match[str]) -> str:
+    """A run of marks kept on a letter whose parts they are, else removed as accents."""
+    return marks[0] if marks[1] else ""
 
 
 QUALIFIED_TITLE = regex.compile(r"^(.*?\S)\s*\(([^()]*[^()\s][^()]*)\)\s*$")
@@ -101,3 +107,4 @@ def word_matches(words: Sequence[str], pieces: Sequence[str]) -> Iterator[int]:
         for at in range(len(words) - span + 1)
         if all(piece in word if unspaced(piece) else piece == word for piece, word in zip(pieces, words[at:]))
     )
+

@@ -9,8 +9,9 @@ takes the heading path in force at its first character and the pages of its firs
 from __future__ import annotations
 
 import bisect
-import unicodedata
 from collections.abc import Sequence
+
+from ..normal_forms import normalized
 
 HeadingMarks = tuple[tuple[int, tuple[str, ...]], ...]
 """(offset, heading path) where each section begins, in offset order."""
@@ -21,7 +22,7 @@ PageMarks = tuple[tuple[int, int], ...]
 def composed(text: str) -> str:
     """`text` in Unicode's composed form (NFC): macOS and some converters write "が" as "か" and a
     combining voicing mark, which words, keywords and search compare as one letter only once composed."""
-    return text if text.isascii() else unicodedata.normalize("NFC", text)
+    return text if text.isascii() else normalized("NFC", text)
 
 
 class NotReadable(Exception):
