@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import regex
-from arag_mcp.indexer.index.words import fold, qualified_subject, unspaced
+from arag_mcp.indexer.index.words import MarkedKeyword, compared_form, fold, qualified_subject, token_core, unspaced
 from arag_mcp.server.search.keyword_weights import K1, B
 
 
@@ -46,6 +46,7 @@ class WordCorpus:
     ) -> None:
         """`lengths`: each chunk's length in tokens, as the index records it."""
         self.chunk_ids = list(chunk_ids)
+        self.titles, self.texts = list(titles), list(texts)
         self.fields = [(folded_words(title), folded_words(text)) for title, text in zip(titles, texts)]
         self.subjects = [folded_words(qualified_subject(title.lower()) or "") for title in titles]
         """Of a title "subject (qualifier)", the subject's folded words ([] for other titles)."""
@@ -58,6 +59,9 @@ class WordCorpus:
         sequence) occurs where its folded words occur as consecutive words of the chunk's title or
         of its text; a keyword's word with letters of a script written without spaces occurs in
         every word that holds it, and a keyword of that one word counts each time a word holds it.
+        A keyword of one token whose punctuation or capitals matter ("C++", "ALL") counts where the
+        title or text has it as written (words.MarkedKeyword), and is named by a title that is it;
+        where no chunk has it so, it is matched by its words.
         A chunk scores Σ over keywords, in the order given, of
         idf · count·(K1+1) / (count + K1·(1 − B + B·length/average length)), with
         idf = ln(1 + (N − df + 0.5) / (df + 0.5)), N the chunks searched and df those holding
@@ -66,9 +70,21 @@ class WordCorpus:
         others; within each, by score, then chunk id. When top_k >= the number of keywords, each
         matching keyword's best chunk (the first in that order, its class counted for that keyword
         alone) is kept, the remaining places going in order; the result is in that order."""
-        terms = list(dict.fromkeys(tuple(folded_words(k)) for k in keywords if k.strip()))
-        counts = [[self.count(words, at) for at in range(len(self.chunk_ids))] for words in terms]
-        holding = [sum(self.holds(words, at) for at in range(len(self.chunk_ids))) for words in terms]
+        terms: list[tuple[str, ...] | MarkedKeyword] = []
+        counts: list[list[int]] = []
+        for keyword in keywords:
+            marked = MarkedKeyword.of(keyword) if keyword.strip() else None
+            found = [self.count_as_written(marked, at) for at in range(len(self.chunk_ids))] if marked else []
+            term = marked if any(found) else tuple(folded_words(keyword))
+            if keyword.strip() and term not in terms:
+                terms.append(term)
+                counts.append(found if any(found) else [self.count(term, at) for at in range(len(self.chunk_ids))])
+        holding = [
+            sum(1 for count in found if count)
+            if isinstance(term, MarkedKeyword)
+            else sum(self.holds(term, at) for at in range(len(self.chunk_ids)))
+            for term, found in zip(terms, counts)
+        ]
         chunks = len(self.chunk_ids)
         idfs = [math.log(1 + (chunks - df + 0.5) / (df + 0.5)) for df in holding]
         scores: dict[str, float] = {}
@@ -84,12 +100,22 @@ class WordCorpus:
                 scores[cid] = score
         at_of = {cid: at for at, cid in enumerate(self.chunk_ids)}
 
-        def naming(cid: str, wanted: Sequence[tuple[str, ...]]) -> int:
+        def naming(cid: str, wanted: Sequence[tuple[str, ...] | MarkedKeyword]) -> int:
             """0: titled as a keyword, 1: titled "keyword (qualifier)", 2: neither."""
-            title, subject = tuple(self.fields[at_of[cid]][0]), tuple(self.subjects[at_of[cid]])
-            return 0 if title and title in wanted else 1 if subject and subject in wanted else 2
+            at = at_of[cid]
+            title, subject = tuple(self.fields[at][0]), tuple(self.subjects[at])
+            raw_title, raw_subject = self.titles[at].strip(), qualified_subject(self.titles[at])
+            for form in (0, 1):
+                for term in wanted:
+                    if isinstance(term, MarkedKeyword):
+                        named = raw_title if form == 0 else raw_subject
+                        if named is not None and compared_form(token_core(named), term.capitals) == term.core:
+                            return form
+                    elif (title if form == 0 else subject) and (title if form == 0 else subject) == term:
+                        return form
+            return 2
 
-        def order(cid: str, wanted: Sequence[tuple[str, ...]] = terms) -> tuple[int, float, str]:
+        def order(cid: str, wanted: Sequence[tuple[str, ...] | MarkedKeyword] = terms) -> tuple[int, float, str]:
             return naming(cid, wanted), -scores[cid], cid
 
         ranked = sorted(scores, key=order)
@@ -101,6 +127,13 @@ class WordCorpus:
             kept = list(dict.fromkeys(bests))
             chosen = kept + [cid for cid in ranked if cid not in kept][: top_k - len(kept)]
         return [(cid, scores[cid]) for cid in sorted(chosen, key=order)]
+
+    def count_as_written(self, marked: MarkedKeyword, at: int) -> int:
+        """How often a keyword whose punctuation or capitals matter occurs in chunk `at`'s title and
+        text, as written (words.MarkedKeyword), found by scanning them."""
+        return sum(
+            marked.count_in(compared_form(field, marked.capitals)) for field in (self.titles[at], self.texts[at])
+        )
 
     def holds(self, words: tuple[str, ...], at: int) -> bool:
         """Whether chunk `at` holds every one of these words (one of a script written without

@@ -1,11 +1,13 @@
-"""Keyword search's side of the index: the vocabulary and title words held in memory, and the
-postings of the terms table read for the words a search finds."""
+"""Keyword search's side of the index: the vocabulary and title words held in memory, the marked
+tokens of texts and titles in the forms keywords compare them in (made when first asked for), and
+the postings of the terms table read for the words and tokens a search finds."""
 
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Literal
 
 import numpy as np
 import pyarrow as pa
@@ -14,10 +16,23 @@ import pyarrow.compute as pc
 from .catalogue import ChunkCatalogue
 from .reading import reading, scan
 from .schema import TERMS, TermColumn, terms_schema
-from .terms import folded, lower, word_text
-from .words import UNSPACED_SCRIPTS, WORD_BREAK, unspaced
+from .terms import MARKED_PREFIX, folded, lower, word_text
+from .words import (
+    CLOSING_MARKS,
+    MARKED_TOKEN,
+    OPENING_MARKS,
+    TOKEN_BREAK,
+    UNSPACED_SCRIPTS,
+    WORD_BREAK,
+    compared_form,
+    unspaced,
+)
 
 T = TermColumn
+
+TokenForm = Literal["folded", "capitals", "lowered"]
+"""How marked tokens are compared: as words.compared_form makes them (folded, or in capitals with
+case kept), or lower-cased as substring matching compares text."""
 
 
 @dataclass(frozen=True)
@@ -29,8 +44,12 @@ class KeywordLookup:
 
     uri: str
     table: Any
+    titles: pa.Array
+    """Every chunk's title, by chunk number."""
     words: pa.Array
-    """The distinct words of the terms table, sorted."""
+    """The distinct terms of the terms table, sorted: the marked tokens first (`token_count` of
+    them, terms.MARKED_PREFIX before each), then the words."""
+    token_count: int
     folded_spellings: dict[str, list[int]]
     """Folded form → positions in `words` of the non-ASCII words that fold to it (an ASCII word,
     stored lower-cased, is its own folded form): whole-word matching looks words up folded."""
@@ -53,6 +72,8 @@ class KeywordLookup:
     unspaced_title_words: pa.Array
     """The folded title words with such letters, and the chunk number of each."""
     unspaced_title_owners: np.ndarray
+    _token_forms: dict[tuple[str, TokenForm], pa.Array] = field(default_factory=dict, compare=False, repr=False)
+    """The marked tokens of the texts ("texts") and of the titles ("titles") in each form asked for."""
 
     @classmethod
     def load(cls, uri: str, catalogue: ChunkCatalogue, terms: Any) -> KeywordLookup:
@@ -71,7 +92,9 @@ class KeywordLookup:
         title_owners = pc.list_parent_indices(title_split).filter(kept).to_numpy().astype(np.int64)
         by_title_word = _stable_order(title_words)
         words = sorted_words.filter(pa.array(first))
+        token_count = int(pc.sum(pc.starts_with(words, MARKED_PREFIX)).as_py() or 0)
         other = np.flatnonzero(~pc.string_is_ascii(words).to_numpy(zero_copy_only=False))
+        other = other[other >= token_count]
         other_folded = folded(words.take(pa.array(other, pa.int64())))
         spellings: dict[str, list[int]] = {}
         for at, word in zip(other.tolist(), other_folded.to_pylist()):
@@ -81,7 +104,9 @@ class KeywordLookup:
         return cls(
             uri,
             terms,
+            catalogue.titles,
             words,
+            token_count,
             spellings,
             rows["_rowid"].to_numpy()[by_word.to_numpy()],
             np.diff(np.append(starts, len(sorted_words))),
@@ -106,6 +131,7 @@ class KeywordLookup:
     def rows_containing(self, piece: str) -> np.ndarray:
         """Terms-table row ids of every word that contains `piece` (lower-cased)."""
         matched = pc.match_substring(self.words, pattern=piece).to_numpy(zero_copy_only=False)
+        matched[: self.token_count] = False
         return self.word_rows[np.repeat(matched, self.rows_per_word)]
 
     def spellings(self, folded_word: str) -> list[int]:
@@ -129,6 +155,32 @@ class KeywordLookup:
         spans = [self.word_rows[starts[at] : starts[at] + lengths[at]] for at in positions]
         return np.concatenate([self.word_rows[:0], *spans])
 
+    def token_forms(self, form: TokenForm) -> pa.Array:
+        """Every marked token in this form (see `_forms`), in `words` order; made when first asked for."""
+        if ("texts", form) not in self._token_forms:
+            tokens = pc.utf8_slice_codeunits(self.words.slice(0, self.token_count), len(MARKED_PREFIX))
+            self._token_forms["texts", form] = _forms(tokens, form)
+        return self._token_forms["texts", form]
+
+    def rows_of_token(self, position: int) -> np.ndarray:
+        """Terms-table row ids of the marked token at `position` in `words`."""
+        start = self.word_row_starts[position]
+        return self.word_rows[start : start + self.rows_per_word[position]]
+
+    @cached_property
+    def title_tokens(self) -> tuple[pa.Array, np.ndarray]:
+        """The marked tokens of every title, as written, and the chunk number of each."""
+        split = pc.split_pattern_regex(self.titles, TOKEN_BREAK)
+        cores = pc.utf8_rtrim(pc.utf8_ltrim(pc.list_flatten(split), characters=OPENING_MARKS), characters=CLOSING_MARKS)
+        marked = pc.match_substring_regex(cores, MARKED_TOKEN)
+        return cores.filter(marked), pc.list_parent_indices(split).filter(marked).to_numpy().astype(np.int64)
+
+    def title_token_forms(self, form: TokenForm) -> pa.Array:
+        """The marked tokens of the titles (`title_tokens`) in this form."""
+        if ("titles", form) not in self._token_forms:
+            self._token_forms["titles", form] = _forms(self.title_tokens[0], form)
+        return self._token_forms["titles", form]
+
     def title_counts(self, folded_word: str) -> np.ndarray:
         """How often each chunk's title holds the word `folded_word` (folded; for a word of a script
         written without spaces, its characters in a row inside a title's word), by chunk number."""
@@ -146,6 +198,20 @@ class KeywordLookup:
         first = bisect.bisect_left(self.title_words, folded_word, key=_text)
         last = bisect.bisect_right(self.title_words, folded_word, lo=first, key=_text)
         return self.title_owners[first:last]
+
+
+def _forms(tokens: pa.Array, form: TokenForm) -> pa.Array:
+    """Tokens in a form: Arrow does the ASCII ones (most), `compared_form` the others."""
+    if form == "lowered":
+        return lower(tokens)
+    ascii_form = pc.replace_substring(lower(tokens) if form == "folded" else tokens, pattern="`", replacement="'")
+    other = np.flatnonzero(~pc.string_is_ascii(tokens).to_numpy(zero_copy_only=False))
+    if not len(other):
+        return ascii_form
+    mask = np.zeros(len(tokens), dtype=bool)
+    mask[other] = True
+    replacements = [compared_form(token, form == "capitals") for token in tokens.take(pa.array(other)).to_pylist()]
+    return pc.replace_with_mask(ascii_form, pa.array(mask), pa.array(replacements, pa.string()))
 
 
 def _stable_order(words: pa.Array) -> np.ndarray:

@@ -12,6 +12,10 @@ Whole-word matching (the default) compares words after `fold`, which removes cas
 width, so a folded vocabulary (derived from the stored words when an index is opened) answers it
 from the same postings; substring matching (the paper's) searches the stored words themselves.
 
+Beside the words, a chunk's marked tokens (words.MARKED_TOKEN: "--table", "C++", "T-ALL", "ALL")
+are inverted as written, each after MARKED_PREFIX: a keyword of one such token occurs only inside
+the marked tokens that hold it, so its count too is exact from the postings.
+
 Postings name chunks by number: the rank of the chunk's LanceDB row id in the table version the
 manifest commits, so reader and writer agree without relying on scan order.
 """
@@ -25,7 +29,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .schema import terms_schema
-from .words import AMPERSAND, AMPERSAND_WORD, WORD_BREAK, fold
+from .words import AMPERSAND, AMPERSAND_WORD, CLOSING_MARKS, MARKED_TOKEN, OPENING_MARKS, TOKEN_BREAK, WORD_BREAK, fold
 
 SEGMENT_POSTINGS = 20_000_000
 """Postings inverted at a time when the terms table is written: bounds the writer's memory.
@@ -56,15 +60,56 @@ def folded(words: pa.Array | pa.ChunkedArray) -> pa.Array:
     return pc.replace_with_mask(result, pa.array(mask), replacements)
 
 
+MARKED_PREFIX = " "
+"""Begins every marked token stored as a term (words.MARKED_TOKEN): no word holds a space, so the
+terms table keeps tokens and words apart, the tokens sorted before the words."""
+
+
 def chunk_terms(texts: pa.Array | pa.ChunkedArray) -> tuple[pa.ListArray, pa.ListArray]:
+    """For each text, its distinct words and marked tokens (MARKED_PREFIX first), and how many times
+    each occurs."""
+    texts = _combined(texts)
+    owners, words = _split(word_text(lower(texts)), WORD_BREAK)
+    token_owners, tokens = _split(texts, TOKEN_BREAK)
+    cores = pc.utf8_rtrim(pc.utf8_ltrim(tokens, characters=OPENING_MARKS), characters=CLOSING_MARKS)
+    marked = pc.match_substring_regex(cores, MARKED_TOKEN)
+    pairs = pa.concat_tables(
+        [
+            pa.table({"owner": owners, "term": words}),
+            pa.table(
+                {
+                    "owner": token_owners.filter(marked),
+                    "term": pc.binary_join_element_wise(MARKED_PREFIX, cores.filter(marked), ""),
+                }
+            ),
+        ]
+    )
+    return _counted(pairs, len(texts))
+
+
+def chunk_words(texts: pa.Array | pa.ChunkedArray) -> tuple[pa.ListArray, pa.ListArray]:
     """For each text, its distinct words and how many times each occurs."""
-    if isinstance(texts, pa.ChunkedArray):
-        texts = texts.combine_chunks()
-    split = pc.split_pattern_regex(word_text(lower(texts)), WORD_BREAK)
-    words = pc.list_flatten(split)
-    pairs = pa.table({"owner": pc.list_parent_indices(split), "term": words}).filter(pc.not_equal(words, ""))
+    texts = _combined(texts)
+    owners, words = _split(word_text(lower(texts)), WORD_BREAK)
+    return _counted(pa.table({"owner": owners, "term": words}), len(texts))
+
+
+def _combined(texts: pa.Array | pa.ChunkedArray) -> pa.Array:
+    return texts.combine_chunks() if isinstance(texts, pa.ChunkedArray) else texts
+
+
+def _split(texts: pa.Array, pattern: str) -> tuple[pa.Array, pa.Array]:
+    """(index of its text, piece) for every non-empty piece of the texts between matches of `pattern`."""
+    split = pc.split_pattern_regex(texts, pattern)
+    pieces = pc.list_flatten(split)
+    kept = pc.not_equal(pieces, "")
+    return pc.list_parent_indices(split).filter(kept), pieces.filter(kept)
+
+
+def _counted(pairs: pa.Table, text_count: int) -> tuple[pa.ListArray, pa.ListArray]:
+    """Per text, its distinct terms and their counts, from (owner, term) pairs."""
     grouped = pairs.group_by(["owner", "term"], use_threads=False).aggregate([([], "count_all")]).sort_by("owner")
-    per_text = np.bincount(grouped["owner"].to_numpy(), minlength=len(texts))
+    per_text = np.bincount(grouped["owner"].to_numpy(), minlength=text_count)
     offsets = pa.array(np.concatenate([[0], np.cumsum(per_text)]), pa.int32())
     terms = pa.ListArray.from_arrays(offsets, grouped["term"].combine_chunks())
     counts = pa.ListArray.from_arrays(offsets, grouped["count_all"].cast(pa.int32()).combine_chunks())

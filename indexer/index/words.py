@@ -8,6 +8,7 @@ server's keyword counting and its snippets.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 import regex
@@ -108,3 +109,87 @@ def word_matches(words: Sequence[str], pieces: Sequence[str]) -> Iterator[int]:
         if all(piece in word if unspaced(piece) else piece == word for piece, word in zip(pieces, words[at:]))
     )
 
+
+TOKEN_BREAK = "[\t\n\v\f\r\u0085\\p{Z}]+"
+"""Pattern between the tokens of a text (whitespace, in RE2 and `regex` alike)."""
+OPENING_MARKS = "([{<\"'“‘«"
+"""Stripped from a token's start: brackets and quotes around a term are not part of it."""
+CLOSING_MARKS = ")]}>\"'”’».,;:!?"
+"""Stripped from a token's end: brackets, quotes and the punctuation that ends a clause."""
+MARKED_TOKEN = r"[\pL\pN].*[^\pL\pM\pN_]|[^\pL\pM\pN_].*[\pL\pN]|^[^\p{Ll}]*\p{Lu}[^\p{Ll}]*\p{Lu}[^\p{Ll}]*$"
+"""A token (stripped of its marks) whose spelling matters to matching: one that holds a letter or
+digit and punctuation ("--table", "C++", "pg_hba.conf", "T-ALL"), or one written in capitals, two or
+more, with no small letter ("ALL", "IT"). Such tokens are indexed as written beside the words
+(terms.py). The same pattern parses in `regex` and in RE2 (Arrow)."""
+_MARKED_TOKEN = regex.compile(MARKED_TOKEN)
+_TOKEN_BREAK = regex.compile(TOKEN_BREAK)
+_SAME_MARKS = str.maketrans(
+    {**dict.fromkeys("‐‑‒–—―−﹣－", "-"), **dict.fromkeys("’‘ʼ′`´", "'"), **dict.fromkeys("“”„″", '"')}
+)
+"""Dashes, apostrophes and quotes that typesetting varies, as the ASCII mark they stand for."""
+_WORD_CHARACTER = regex.compile(r"[\p{L}\p{M}\p{N}_]")
+_CAPITALS = regex.compile(r"^[^\p{Ll}]*\p{Lu}[^\p{Ll}]*\p{Lu}[^\p{Ll}]*$")
+_LETTER_OR_DIGIT = regex.compile(r"[\p{L}\p{N}]")
+
+
+def token_core(token: str) -> str:
+    """A token without the brackets, quotes and clause punctuation around it."""
+    return token.lstrip(OPENING_MARKS).rstrip(CLOSING_MARKS)
+
+
+def marked_tokens(text: str) -> list[str]:
+    """The tokens of `text` whose spelling matters to matching (MARKED_TOKEN), stripped, as written."""
+    cores = (token_core(token) for token in _TOKEN_BREAK.split(text))
+    return [core for core in cores if core and _MARKED_TOKEN.search(core)]
+
+
+def in_capitals(text: str) -> bool:
+    """Whether `text` is written in capitals: two or more capital letters and no small one ("ALL", "T-ALL")."""
+    return _CAPITALS.match(text) is not None
+
+
+@dataclass(frozen=True)
+class MarkedKeyword:
+    """A keyword of one token whose punctuation or capitals matter ("--table", "C++", "ALL"): it
+    matches inside a token where the token has it as written, its ends on word boundaries (where
+    they are letters or digits). Case is ignored unless the keyword is in capitals; dashes,
+    apostrophes and quotes of any kind are alike; compatibility forms (width) are unified, and, for
+    a keyword not in capitals, accents removed as `fold` removes them."""
+
+    core: str
+    """The keyword stripped of its marks, as it is compared (`compared_form`)."""
+    capitals: bool
+    pattern: regex.Pattern
+
+    @classmethod
+    def of(cls, keyword: str) -> MarkedKeyword | None:
+        """The marked form of a keyword, or None for a keyword of several tokens or whose spelling
+        does not matter (plain words, matched as words)."""
+        core = token_core(keyword.strip())
+        if not core or _TOKEN_BREAK.search(core) or not _MARKED_TOKEN.search(core):
+            return None
+        capitals = in_capitals(core)
+        compared = compared_form(core, capitals)
+        before = "(?<![\\p{L}\\p{M}\\p{N}_])" if _bounded(compared[0]) else ""
+        after = "(?![\\p{L}\\p{M}\\p{N}_])" if _bounded(compared[-1]) else ""
+        return cls(compared, capitals, regex.compile(before + regex.escape(compared) + after))
+
+    def count_in(self, token: str) -> int:
+        """How often the keyword occurs in a token (as written in the text)."""
+        return len(self.pattern.findall(compared_form(token, self.capitals), overlapped=True))
+
+    def count_in_text(self, text: str) -> int:
+        return sum(self.count_in(token) for token in marked_tokens(text))
+
+
+def compared_form(text: str, capitals: bool) -> str:
+    """A token as a marked keyword compares it: `fold`ed, or, for a keyword in capitals, with only
+    compatibility forms unified (case kept); typeset dashes, apostrophes and quotes as ASCII."""
+    form = normalized("NFKC", text) if capitals else fold(text)
+    return form.translate(_SAME_MARKS)
+
+
+def _bounded(character: str) -> bool:
+    """Whether a keyword's end must fall on a word boundary: where it is a letter or digit of a
+    script written with spaces."""
+    return _LETTER_OR_DIGIT.match(character) is not None and not _UNSPACED.match(character)

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 import pyarrow as pa
 from arag_mcp.indexer.index.chunks import PATH_SEPARATOR, below_title
-from arag_mcp.indexer.index.terms import chunk_terms
+from arag_mcp.indexer.index.terms import chunk_words
 
 SENTENCE_CONTEXT = "title+heading-path+chunk-terms-8"
 """Recorded in the manifest: an index is only extended with the context it was embedded with."""
@@ -41,7 +41,7 @@ def chunk_context_terms(chunk_texts: Sequence[str]) -> list[list[str]]:
     chunks, best first; empty lists for a document of one chunk. Words are the keyword index's."""
     if len(chunk_texts) < 2:
         return [[] for _ in chunk_texts]
-    words, counts = chunk_terms(pa.array(chunk_texts, pa.string()))
+    words, counts = chunk_words(pa.array(chunk_texts, pa.string()))
     frequencies = [
         {word: tf for word, tf in zip(chunk_words, chunk_counts) if _is_content_word(word)}
         for chunk_words, chunk_counts in zip(words.to_pylist(), counts.to_pylist())

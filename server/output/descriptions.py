@@ -66,8 +66,11 @@ Ask about one thing at a time: split a multi-hop question into single-fact sub-q
 KEYWORD_MATCHING = {
     "word": (
         'A keyword matches whole words, ignoring case, accents and width: "Einstein" finds '
-        '"EINSTEIN\'s", not "Einsteinium"; "Benitez" finds "Benìtez"; "&" and "and" are the same. A '
-        "chunk's title counts as part of it, and the page a keyword names (titled as the keyword, or "
+        '"EINSTEIN\'s", not "Einsteinium"; "Benitez" finds "Benìtez"; "&" and "and" are the same. '
+        'A one-word keyword with punctuation ("--table", "C++", "pg_hba.conf", "T-ALL") matches only where '
+        'the text has that punctuation, and one in capitals ("ALL", "IT") only the acronym, not the common '
+        "word; where no chunk has it so, its words match. A chunk's title counts as part of it, and the "
+        "page a keyword names (titled as the keyword, or "
         '"keyword (qualifier)") ranks above every page that only mentions it, whatever its length.'
     ),
     "substring": "Matching is case-insensitive and literal: each keyword is looked up as written, independently, "

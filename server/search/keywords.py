@@ -15,13 +15,17 @@ chosen when the server starts:
   score, then chunk id. When top_k is at least the number of keywords, the best chunk of every
   keyword that matches anywhere (its page, else its "(qualifier)" page, else the highest-scoring
   chunk it matches) is among the results, so a frequent keyword cannot drown a rare one; the other
-  places go by that order.
+  places go by that order. A keyword of one token whose punctuation or capitals matter ("--table",
+  "-O2", "C++", "pg_hba.conf", "T-ALL", "ALL", "IT") matches where a token has it as written
+  (words.MarkedKeyword: "ALL" is the acronym, not "all"); where no chunk searched has it so, it is
+  matched by its words.
 - "substring": the paper's definition, unchanged: case-insensitive substring counts in the chunk
   text (titles not counted), scored Σ count · len(keyword), plain top k by score (ties: chunk id).
 
 A single-word keyword (in substring mode: one made only of word characters) is counted from the
-postings alone. A longer one occurs no more often than its rarest word, which bounds its count
-and so its weight (which only grows with the count); it is counted in the texts of the chunks
+postings alone, and so is a keyword of one marked token (in substring mode: one with
+punctuation), from the postings of the marked tokens that hold it (terms.py). A longer one occurs
+no more often than its rarest word, which bounds its count and so its weight (which only grows with the count); it is counted in the texts of the chunks
 whose bound could still matter, best bound first, until none can: exact results while reading a
 few texts, not thousands. Per-keyword chunk counts come from the same arrays; where settling
 one would take more than COUNT_READ_LIMIT further texts, it is given as a range.
@@ -37,13 +41,18 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import regex
+from arag_mcp.indexer.index.keyword_lookup import TokenForm
 from arag_mcp.indexer.index.schema import TermColumn as T
 from arag_mcp.indexer.index.terms import folded, lower
 from arag_mcp.indexer.index.words import (
     SHORT_WORD_BREAK,
     KeywordMatch,
+    MarkedKeyword,
+    compared_form,
     fold,
+    marked_tokens,
     qualified_subject,
+    token_core,
     unspaced,
     with_and,
     word_matches,
@@ -71,6 +80,69 @@ class Keyword:
     """The words looked up in the postings (word mode: folded)."""
     single: bool
     """Counted exactly from the postings; otherwise bounded by its pieces and counted in texts."""
+    as_written: TokenMatch | None = None
+    """For a keyword of one token whose punctuation or capitals matter ("--table", "C++", "ALL"):
+    how it is counted in the marked tokens, exactly from their postings. Where no chunk searched has
+    it so, it is matched by its words (`by_words`)."""
+
+    def by_words(self) -> Keyword:
+        return Keyword(self.text, self.pieces, len(self.pieces) == 1)
+
+    @property
+    def key(self) -> tuple[object, ...]:
+        """What makes two keywords the same search."""
+        return ("written", self.as_written.core, self.as_written.form) if self.as_written else self.pieces
+
+
+class TokenMatch(Protocol):
+    """How a keyword counts inside tokens (KeywordLookup.token_forms)."""
+
+    core: str
+    """What a token must hold (in `form`) for the keyword to occur in it."""
+    form: TokenForm
+
+    def count_in(self, text: str) -> int:
+        """Occurrences in a token or a text, given in `form`."""
+        ...
+
+    def count_in_text(self, text: str) -> int:
+        """Occurrences in a text as written."""
+        ...
+
+
+@dataclass(frozen=True)
+class WrittenWord:
+    """Whole-word matching of a marked keyword (words.MarkedKeyword)."""
+
+    marked: MarkedKeyword
+
+    @property
+    def core(self) -> str:
+        return self.marked.core
+
+    @property
+    def form(self) -> TokenForm:
+        return "capitals" if self.marked.capitals else "folded"
+
+    def count_in(self, text: str) -> int:
+        return self.marked.count_in(text)
+
+    def count_in_text(self, text: str) -> int:
+        return self.marked.count_in(compared_form(text, self.marked.capitals))
+
+
+@dataclass(frozen=True)
+class WrittenSubstring:
+    """Substring matching of a keyword with punctuation in it: lower-cased, counted where it occurs."""
+
+    core: str
+    form: TokenForm = "lowered"
+
+    def count_in(self, text: str) -> int:
+        return text.count(self.core)
+
+    def count_in_text(self, text: str) -> int:
+        return lower(pa.array([text], pa.string()))[0].as_py().count(self.core)
 
 
 @dataclass(frozen=True)
@@ -130,6 +202,10 @@ class Matcher(Protocol):
 
     def piece_counts(self, snapshot: IndexSnapshot, pieces: Sequence[str]) -> PieceCounts: ...
 
+    def written_counts(self, snapshot: IndexSnapshot, keyword: Keyword) -> np.ndarray:
+        """Per chunk number, the count of a keyword matched as written (`Keyword.as_written`)."""
+        ...
+
     def count_in(
         self, snapshot: IndexSnapshot, numbers: np.ndarray, keywords: Sequence[Keyword]
     ) -> tuple[np.ndarray, list[np.ndarray]]: ...
@@ -159,8 +235,21 @@ class WordMatch:
         unique: dict[tuple[str, ...], Keyword] = {}
         for text, words in zip(stripped, words_of(lower(pa.array(stripped, pa.string())).to_pylist())):
             pieces = tuple(fold(word) for word in words)
-            unique.setdefault(pieces, Keyword(text, pieces, len(pieces) == 1))
+            marked = MarkedKeyword.of(text)
+            keyword = Keyword(text, pieces, len(pieces) == 1, WrittenWord(marked) if marked else None)
+            unique.setdefault(keyword.key, keyword)
         return list(unique.values())
+
+    def written_counts(self, snapshot: IndexSnapshot, keyword: Keyword) -> np.ndarray:
+        """Per chunk number, a marked keyword's occurrences in the chunk's text and title."""
+        written = keyword.as_written
+        lookup = snapshot.keywords
+        forms = lookup.title_token_forms(written.form)
+        holders = np.flatnonzero(pc.match_substring(forms, pattern=written.core).to_numpy(zero_copy_only=False))
+        inside = np.array([written.count_in(form) for form in forms.take(pa.array(holders)).to_pylist()], np.int64)
+        owners = lookup.title_tokens[1][holders]
+        in_titles = np.bincount(owners, weights=inside, minlength=lookup.chunk_count).astype(np.int64)
+        return _token_counts(snapshot, written) + in_titles
 
     def piece_counts(self, snapshot: IndexSnapshot, pieces: Sequence[str]) -> PieceCounts:
         lookup = snapshot.keywords
@@ -192,12 +281,17 @@ class WordMatch:
         words, so one without a keyword's first word inside it is passed over unsplit."""
         sentences = chunk.sentences
         lowered = lower(pa.array(sentences, pa.string())).to_pylist()
-        firsts = [keyword.pieces[0] for keyword in keywords if keyword.pieces]
+        written = [keyword.as_written for keyword in keywords if keyword.as_written]
+        by_words = [keyword for keyword in keywords if not keyword.as_written]
+        firsts = [keyword.pieces[0] for keyword in by_words if keyword.pieces]
         return [
             sentence
             for sentence, text in zip(sentences, lowered)
-            if (not text.isascii() or any(first in text for first in firsts))
-            and _holds_any(_folded_words(text), keywords)
+            if any(match.count_in_text(sentence) for match in written)
+            or (
+                (not text.isascii() or any(first in text for first in firsts))
+                and _holds_any(_folded_words(text), by_words)
+            )
         ]
 
     def weights(
@@ -214,6 +308,11 @@ class WordMatch:
         lookup = snapshot.keywords
         exact, qualified = [], []
         for keyword in keywords:
+            if keyword.as_written:
+                named = _titles_naming_written(snapshot, keyword.as_written, scope)
+                exact.append(named[0])
+                qualified.append(named[1])
+                continue
             span = len(keyword.pieces)
             holders = lookup.title_holders(keyword.pieces[0]) if span else np.zeros(0, dtype=np.int64)
             if scope is not None:
@@ -238,6 +337,47 @@ def _titles_naming(snapshot: IndexSnapshot, numbers: np.ndarray, pieces: tuple[s
         subject = title if whole else qualified_subject(title)
         named[title] = subject is not None and tuple(_folded_words(subject)) == pieces
     return numbers[np.array([named[title] for title in lowered], dtype=bool)]
+
+
+def _titles_naming_written(
+    snapshot: IndexSnapshot, written: WrittenWord, scope: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The chunks in scope titled as a marked keyword ("C++"), and those titled "keyword (qualifier)"."""
+    lookup = snapshot.keywords
+    forms = lookup.title_token_forms(written.form)
+    holders = np.flatnonzero(pc.equal(forms, written.core).to_numpy(zero_copy_only=False))
+    numbers = np.unique(lookup.title_tokens[1][holders])
+    if scope is not None:
+        numbers = numbers[scope[numbers]]
+    titles = lookup.titles.take(pa.array(numbers, pa.int64())).to_pylist()
+    exact = [compared_form(token_core(title.strip()), written.marked.capitals) == written.core for title in titles]
+    qualified = [
+        (subject := qualified_subject(title)) is not None
+        and compared_form(token_core(subject), written.marked.capitals) == written.core
+        for title in titles
+    ]
+    return numbers[np.array(exact, dtype=bool)], numbers[np.array(qualified, dtype=bool)]
+
+
+def _token_counts(snapshot: IndexSnapshot, written: TokenMatch) -> np.ndarray:
+    """Per chunk number, a keyword's occurrences in the chunks' marked tokens: Σ over the tokens
+    holding it of its count in the token · the token's count in the chunk."""
+    lookup = snapshot.keywords
+    forms = lookup.token_forms(written.form)
+    holders = np.flatnonzero(pc.match_substring(forms, pattern=written.core).to_numpy(zero_copy_only=False))
+    inside = [written.count_in(form) for form in forms.take(pa.array(holders, pa.int64())).to_pylist()]
+    counted = [(int(at), count) for at, count in zip(holders, inside) if count]
+    counts = np.zeros(lookup.chunk_count, dtype=np.int64)
+    if not counted:
+        return counts
+    per_token = {lookup.words[at].as_py(): count for at, count in counted}
+    postings = lookup.postings(np.concatenate([lookup.rows_of_token(at) for at, _ in counted]))
+    per_row = np.array([per_token[term] for term in postings[T.TERM].to_pylist()], dtype=np.int64)
+    lengths = pc.list_value_length(postings[T.CHUNKS]).to_numpy(zero_copy_only=False)
+    chunks = pc.list_flatten(postings[T.CHUNKS]).to_numpy(zero_copy_only=False)
+    occurrences = pc.list_flatten(postings[T.COUNTS]).to_numpy(zero_copy_only=False)
+    np.add.at(counts, chunks, occurrences * np.repeat(per_row, lengths))
+    return counts
 
 
 def _folded_words(lowered: str) -> list[str]:
@@ -288,7 +428,14 @@ class SubstringMatch:
     def keywords(self, given: Sequence[str]) -> list[Keyword]:
         stripped = [keyword.strip() for keyword in given if keyword.strip()]
         terms = list(dict.fromkeys(lower(pa.array(stripped, pa.string())).to_pylist()))
-        return [Keyword(term, tuple(words), words == [term]) for term, words in zip(terms, words_of(terms))]
+        return [
+            Keyword(term, tuple(words), words == [term], WrittenSubstring(term) if _one_marked_token(term) else None)
+            for term, words in zip(terms, words_of(terms))
+        ]
+
+    def written_counts(self, snapshot: IndexSnapshot, keyword: Keyword) -> np.ndarray:
+        """Per chunk number, the occurrences of a keyword with punctuation in the chunk's text."""
+        return _token_counts(snapshot, keyword.as_written)
 
     def piece_counts(self, snapshot: IndexSnapshot, pieces: Sequence[str]) -> PieceCounts:
         """A piece can only occur inside a word, so its count is Σ_w count(piece, w) · tf(w, chunk)
@@ -322,6 +469,12 @@ class SubstringMatch:
         self, snapshot: IndexSnapshot, keywords: Sequence[Keyword], scope: np.ndarray | None
     ) -> TitledPages | None:
         return None
+
+
+def _one_marked_token(lowered: str) -> bool:
+    """Whether a substring keyword is one marked token as it stands (nothing stripped): then every
+    token it occurs in is marked, and its count is the sum of its counts in them."""
+    return marked_tokens(lowered) == [lowered]
 
 
 class PieceCounts:
@@ -372,13 +525,19 @@ class _Tally:
     by the matcher's weights, ties broken by chunk id (`rank`, smaller first)."""
 
     def __init__(
-        self, snapshot: IndexSnapshot, matcher: Matcher, keywords: list[Keyword], scope: np.ndarray | None
+        self,
+        snapshot: IndexSnapshot,
+        matcher: Matcher,
+        keywords: list[Keyword],
+        scope: np.ndarray | None,
+        written: dict[int, np.ndarray],
     ) -> None:
-        """`scope`: the chunk numbers searched (a mask); chunks outside it count nothing."""
+        """`scope`: the chunk numbers searched (a mask); chunks outside it count nothing.
+        `written`: the counts (within scope) of the keywords matched as written, by position."""
         self.snapshot, self.matcher, self.keywords = snapshot, matcher, keywords
         self.rank = snapshot.catalogue.id_rank
         chunk_count = len(self.rank)
-        pieces = sorted({piece for keyword in keywords for piece in keyword.pieces})
+        pieces = sorted({piece for at, keyword in enumerate(keywords) if at not in written for piece in keyword.pieces})
         piece_counts = matcher.piece_counts(snapshot, pieces)
         self.counts: list[np.ndarray] = []
         self.bounds: list[np.ndarray | None] = []
@@ -386,15 +545,18 @@ class _Tally:
         def within(counts: np.ndarray) -> np.ndarray:
             return counts if scope is None else np.where(scope, counts, 0)
 
-        for keyword in keywords:
-            if keyword.single:
+        for at, keyword in enumerate(keywords):
+            if at in written:
+                self.counts.append(written[at])
+                self.bounds.append(None)
+            elif keyword.single:
                 self.counts.append(within(piece_counts.of(keyword.pieces[0])))
                 self.bounds.append(None)
             else:
                 bound = _phrase_bound(keyword.pieces, piece_counts, chunk_count, matcher.reads_all_without_words)
                 self.counts.append(np.zeros(chunk_count, dtype=np.int64))
                 self.bounds.append(within(bound))
-        self.phrases = [at for at, keyword in enumerate(keywords) if not keyword.single]
+        self.phrases = [at for at, bound in enumerate(self.bounds) if bound is not None]
         maybe = [counts if bound is None else bound for counts, bound in zip(self.counts, self.bounds)]
         holding = [int(np.count_nonzero(counts)) for counts in maybe]
         self.weights = matcher.weights(snapshot, keywords, holding, scope)
@@ -529,10 +691,10 @@ def keyword_search(
     `exclude` holds (a mask: those whose text a conversation already has), which are named in
     `passed_over`; on the first page each keyword's best chunk is its best one not excluded."""
     matcher = MATCHERS[match]
-    keywords = matcher.keywords(given)
+    keywords, written = _as_written_or_by_words(snapshot, matcher, matcher.keywords(given), scope)
     if not keywords:
         return KeywordFindings([], [], [], ChunkCount(0, 0))
-    tally = _Tally(snapshot, matcher, keywords, scope)
+    tally = _Tally(snapshot, matcher, keywords, scope, written)
     pages = matcher.titled_pages(snapshot, keywords, scope)
     excluded = 0 if exclude is None else int(np.count_nonzero(exclude & (tally.single_match | tally.phrase_match)))
     depth = offset + top_k + excluded
@@ -569,6 +731,29 @@ def keyword_search(
     return KeywordFindings(
         hits, [k.text for k in keywords], per_keyword, matching, passed_over, after if more else None
     )
+
+
+def _as_written_or_by_words(
+    snapshot: IndexSnapshot, matcher: Matcher, keywords: list[Keyword], scope: np.ndarray | None
+) -> tuple[list[Keyword], dict[int, np.ndarray]]:
+    """The keywords to search, and the counts (within scope) of those matched as written, by position.
+    A marked keyword that no chunk searched has as written is matched by its words instead
+    ("covid-19" where the texts write "COVID 19"), unless another keyword already is."""
+    counted: list[tuple[Keyword, np.ndarray | None]] = []
+    for keyword in keywords:
+        if keyword.as_written:
+            counts = matcher.written_counts(snapshot, keyword)
+            counts = counts if scope is None else np.where(scope, counts, 0)
+            if counts.any():
+                counted.append((keyword, counts))
+                continue
+            keyword = keyword.by_words()
+        counted.append((keyword, None))
+    unique: dict[tuple[object, ...], tuple[Keyword, np.ndarray | None]] = {}
+    for keyword, counts in counted:
+        unique.setdefault(keyword.key, (keyword, counts))
+    kept = list(unique.values())
+    return [keyword for keyword, _ in kept], {at: counts for at, (_, counts) in enumerate(kept) if counts is not None}
 
 
 class _Order:

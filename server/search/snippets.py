@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import regex
-from arag_mcp.indexer.index.words import fold, with_and, word_matches, words_of
+from arag_mcp.indexer.index.words import MarkedKeyword, compared_form, fold, with_and, word_matches, words_of
 
 MAX_SNIPPET_CHARS = 1200
 LONG_SENTENCE_CHARS = 300
@@ -136,14 +136,23 @@ def _positions(sentences: Sequence[str], matched: Sequence[str]) -> list[int]:
 
 def keyword_spans(sentence: str, keywords: Sequence[str], match: str) -> list[tuple[int, int]]:
     """Where the keywords occur in `sentence`, as keyword matching finds them: whole words after
-    folding ("word"; a word of a script written without spaces also inside a longer one) or
+    folding ("word"; a word of a script written without spaces also inside a longer one; a marked
+    keyword as written, or by its words where folding moved the sentence's characters) or
     case-insensitive substrings ("substring")."""
     if match == "substring":
         return [found.span() for k in keywords for found in regex.finditer(regex.escape(k), sentence, regex.I)]
     found = list(_WORD.finditer(sentence))
     words = [fold(with_and(word.group().lower()).strip()) for word in found]
     spans = []
-    for pieces in words_of([keyword.lower() for keyword in keywords]):
+    by_words = []
+    for keyword in keywords:
+        marked = MarkedKeyword.of(keyword)
+        compared = compared_form(sentence, marked.capitals) if marked else ""
+        if marked and len(compared) == len(sentence):  # positions there are positions in the sentence
+            spans += [occurrence.span() for occurrence in marked.pattern.finditer(compared, overlapped=True)]
+        else:
+            by_words.append(keyword)
+    for pieces in words_of([keyword.lower() for keyword in by_words]):
         wanted = [fold(piece) for piece in pieces]
         spans += [(found[at].start(), found[at + len(wanted) - 1].end()) for at in word_matches(words, wanted)]
     return spans
