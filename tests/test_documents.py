@@ -89,6 +89,80 @@ def test_html_keeps_the_main_content_and_its_structure():
     assert path_at(page, "The configuration file") == ("Widget Guide", "Configuring")
 
 
+DOCBOOK_PAGE = """<?xml version="1.0" encoding="UTF-8"?>
+<html xmlns="http://www.w3.org/1999/xhtml"><head><title>Chapter 2. Packages</title></head><body>
+<div class="navheader"><table summary="Navigation header"><tr><th>Chapter 2. Packages</th></tr>
+<tr><td><a href="ch01.html">Prev</a></td><td><a href="ch03.html">Next</a></td></tr></table><hr/></div>
+<div class="chapter"><div class="titlepage"><div><div><h1 class="title"><a id="c2"/>Chapter 2. Packages</h1>
+</div></div></div>
+<div class="toc"><p><strong>Table of Contents</strong></p><dl class="toc"><dt><span class="section">
+<a href="#s1">2.1. Downgrading</a></span></dt></dl></div>
+<p>Packages come from the archive.</p>
+<div class="section"><div class="titlepage"><div><div><h2 class="title"><a id="s1"/>2.1. Downgrading</h2>
+</div></div></div>
+<div class="note"><table border="0" summary="Note"><tr><td rowspan="2"><img alt="[Note]" src="note.png"/></td>
+<th align="left">Note</th></tr><tr><td><p>Downgrading is not supported.</p></td></tr></table></div>
+<p>Change the owner: <code class="literal">sudo chown <em class="replaceable"><code>my_name</code></em>
+<em class="replaceable"><code>some_file</code></em></code> runs as root.</p>
+<p>Avoid many "<code class="literal">dpkg -i <span class="emphasis"><em>broken-package</em></span>_<span
+class="emphasis"><em>old-version</em></span>.deb</code>" commands.</p>
+<div class="section"><div class="titlepage"><div><div><h3 class="title"><a id="s11"/>2.1.1. Pinning</h3>
+</div></div></div>
+<p>Set the "<code class="literal">/etc/apt/preferences</code>" file as the following.</p>
+<pre class="screen">Package: *
+Pin: release a=testing
+Pin-Priority: 500</pre>
+<div class="variablelist"><dl class="variablelist"><dt><span class="term"><code class="literal">scram-sha-256</code></span>
+</dt><dd><p>Perform SCRAM authentication.</p><p>The most secure method.</p></dd></dl></div>
+<div class="itemizedlist"><ul class="itemizedlist"><li class="listitem"><p>one <b>bold</b>word</p></li>
+<li class="listitem"><p>two</p></li></ul></div>
+</div></div></div>
+<div class="navfooter"><hr/><table summary="Navigation footer"><tr><td><a href="ch01.html">Prev</a></td>
+<td><a href="index.html">Home</a></td></tr></table></div>
+</body></html>"""
+
+
+def test_docbook_page_sections_and_inline_text(tmp_path: Path):
+    (tmp_path / "ch02.html").write_text(DOCBOOK_PAGE)
+    page = read_one(tmp_path / "ch02.html")
+    for navigation in ("Prev", "Next", "Home", "Table of Contents"):
+        assert navigation not in page.text
+    assert page.text.startswith("Chapter 2. Packages\n\nPackages come from the archive.\n\n2.1. Downgrading")
+    assert page.text.count("2.1. Downgrading") == 1  # the heading, not the table of contents
+    assert "Note\nDowngrading is not supported." in page.text
+    assert "Change the owner: sudo chown my_name some_file runs as root." in page.text
+    assert 'Avoid many "dpkg -i broken-package_old-version.deb" commands.' in page.text
+    assert "Package: *\nPin: release a=testing\nPin-Priority: 500" in page.text
+    assert "- scram-sha-256\n\n- Perform SCRAM authentication.\n\nThe most secure method." in page.text
+    assert "- one boldword\n- two" in page.text  # no space where the source has none
+    assert path_at(page, "Packages come") == ("Chapter 2. Packages",)
+    assert path_at(page, "Downgrading is not") == ("Chapter 2. Packages", "2.1. Downgrading")
+    assert path_at(page, "Change the owner") == ("Chapter 2. Packages", "2.1. Downgrading")
+    assert path_at(page, "Pin-Priority") == ("Chapter 2. Packages", "2.1. Downgrading", "2.1.1. Pinning")
+    assert path_at(page, "The most secure") == ("Chapter 2. Packages", "2.1. Downgrading", "2.1.1. Pinning")
+
+
+def test_inline_elements_keep_the_spaces_around_them(tmp_path: Path):
+    (tmp_path / "page.html").write_text(
+        "<html><head><title>Inline</title></head><body><main><h1>Inline</h1>"
+        "<p>Run <code>make</code> then <a href='#'>read</a>\n<span>the</span> <tt>log</tt>.</p>"
+        "<p><b>foo</b>bar and <i>x</i>, <i>y</i></p></main></body></html>"
+    )
+    page = read_one(tmp_path / "page.html")
+    assert page.text == "Inline\n\nRun make then read the log.\n\nfoobar and x, y"
+
+
+def test_plain_page_headings_are_sections(tmp_path: Path):
+    sentences = " ".join(f"Sentence {n} about sprockets and the gears they turn." for n in range(40))
+    (tmp_path / "plain.html").write_text(
+        f"<html><head><title>Plain</title></head><body><h1>Sprockets</h1><p>{sentences}</p>"
+        f"<h2>Gears</h2><p>Gears turn. {sentences}</p></body></html>"
+    )
+    page = read_one(tmp_path / "plain.html")
+    assert path_at(page, "Sentence 0") == ("Sprockets",)
+    assert path_at(page, "Gears turn.") == ("Sprockets", "Gears")
+
+
 def test_xhtml_with_an_xml_declaration_is_read(tmp_path: Path):
     (tmp_path / "page.xhtml.html").write_text(
         '<?xml version="1.0" encoding="utf-8"?>\n<html xmlns="http://www.w3.org/1999/xhtml"><head><title>X</title></head>'
@@ -153,6 +227,26 @@ def test_pdf_pages_without_running_headers_or_contents_lines(tmp_path: Path):
     starts = dict(manual.pages)
     assert sorted(starts.values()) == [1, 2, 3]
     assert manual.text.index("Sprockets are") == next(o for o, page in manual.pages if page == 2)
+
+
+def test_pdf_running_headers_with_the_page_number_are_dropped(tmp_path: Path):
+    chapters = ["Chapter 1: Sprockets", "Chapter 1: Sprockets", "Chapter 2: Gears", "Chapter 2: Gears"]
+    bodies = [
+        ["Sprockets carry teeth.", "Each tooth meets a chain link.", "Count them in groups of 12"],
+        ["Teeth wear with use.", "Worn teeth slip under load.", "Replace them after 400 hours"],
+        ["Gears mesh in pairs.", "Ratios run from 1 to 9", "A pair sets the ratio."],  # 9: this page's number
+        ["Oil keeps gears quiet.", "Dry gears whine.", "Oil them every 30 days"],
+    ]
+    page = canvas.Canvas(str(tmp_path / "manual.pdf"), pagesize=A4)
+    for index, (chapter, lines) in enumerate(zip(chapters, bodies)):
+        page.drawString(72, 800, f"{chapter} {index + 7}")  # printed numbers start at 7
+        for at, line in enumerate(lines):
+            page.drawString(72, 740 - 16 * at, line)
+        page.showPage()
+    page.save()
+    manual = read_one(tmp_path / "manual.pdf")
+    assert "Chapter" not in manual.text
+    assert all(line in manual.text for lines in bodies for line in lines)
 
 
 def test_hyphens_join_split_words_and_keep_compounds():

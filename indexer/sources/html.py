@@ -1,13 +1,19 @@
 """The main content of an HTML page, as text with its headings marked.
 
-trafilatura finds the main content (it drops menus, sidebars, tables of contents, footers and
-other boilerplate by their markup and link density). Before it runs, what is never content is
-cut out by its markup: <nav>, <aside>, <footer>, role="navigation", buttons ("copy"), a page
-<header> outside an <article>, and heading permalink marks (an anchor "#" or "¶" inside a
-heading). A page too short for trafilatura to judge is read whole, with the same cuts.
+What is never content is cut out by its markup first: <nav>, <aside>, <footer>, role="navigation",
+buttons ("copy"), a page <header> outside an <article>, DocBook's navigation header and footer and
+its tables of contents, and heading permalink marks (an anchor "#" or "¶" inside a heading). Then
+a page that names its main content is read from that element as it stands: <main> or
+role="main" (Sphinx, Javadoc and most documentation themes), a lone <article>, or the body of a
+DocBook page (a body holding a DocBook division: chapter, sect1, refentry...). Other pages go to
+trafilatura, which finds the main content by its markup and link density (it drops menus,
+sidebars and footers, but moves or drops inline text and headings of pages it was not made for);
+a page too short for it to judge is read whole.
 
-Headings become blocks that mark sections; paragraphs, list items and table rows are blocks with
-their whitespace collapsed; code blocks keep theirs.
+Headings (h1-h6) become blocks that mark sections; paragraphs, list items and table rows are
+blocks with their whitespace collapsed as a browser collapses it (inline elements keep the spaces
+the source has around them, and no more); code blocks keep their lines. An element holding blocks
+(a list item or table cell with paragraphs, a DocBook note) is read block by block.
 """
 
 from __future__ import annotations
@@ -22,16 +28,27 @@ from .outline import BlockText, NotReadable
 NEVER_CONTENT = (
     "//nav | //aside | //footer | //button | //script | //style | //noscript | //template"
     " | //*[@role='navigation'] | //*[@hidden] | //header[not(ancestor::article)]"
+    " | //div[@class='navheader' or @class='navfooter' or @class='toc' or starts-with(@class, 'list-of-')]"
 )
 PERMALINK_LABELS = frozenset({"", "#", "¶", "§", "🔗", "link"})
-HEADING_TAGS = {f"h{level}": level for level in range(1, 7)}
-BLOCK_CONTAINERS = frozenset(
-    "main div section article body list ul ol dl table tbody thead tfoot quote blockquote figure details".split()
+MAIN_CONTENT = "//main | //*[@role='main']"
+DOCBOOK_DIVISIONS = frozenset(
+    "appendix article bibliography book chapter colophon dedication glossary index legalnotice part preface"
+    " reference refentry sect1 section set".split()
 )
-"""Elements whose children are blocks (trafilatura's XML and HTML names)."""
-CODE_TAGS = frozenset({"code", "pre"})
+"""Classes of the <div> that DocBook's HTML gives a page's top division."""
+HEADING_TAGS = {f"h{level}": level for level in range(1, 7)}
+BLOCK_TAGS = frozenset(
+    "address article aside blockquote body caption center dd details dialog div dl dt fieldset figcaption figure"
+    " footer form h1 h2 h3 h4 h5 h6 header hgroup hr legend li main menu nav ol p pre section summary table tbody"
+    " td tfoot th thead tr ul"
+    # trafilatura's XML
+    " head list item row cell quote".split()
+)
+"""Elements a browser lays out as blocks: their text never runs into the text around them."""
 ITEM_TAGS = frozenset({"item", "li", "dt", "dd"})
 ROW_TAGS = frozenset({"row", "tr"})
+CELL_TAGS = frozenset({"cell", "td", "th"})
 LINE_BREAKS = frozenset({"lb", "br"})
 _SPACES = regex.compile(r"\s+")
 _XML_DECLARATION = regex.compile(r"\A\s*<\?xml[^>]*\?>")
@@ -66,15 +83,36 @@ def html_to_text(html: str) -> tuple[str, BlockText]:
     for anchor in page.xpath("//h1//a | //h2//a | //h3//a | //h4//a | //h5//a | //h6//a"):
         if anchor.text_content().strip().lower() in PERMALINK_LABELS:
             _drop(anchor)
+    text = BlockText()
+    content = _named_main_content(page)
+    if content is not None:
+        _BlockReader(text, content).read(content)
+        return " ".join(title.split()), text
+    headings = _PageHeadings(page)
     extracted = trafilatura.extract(
         page, output_format="xml", include_formatting=True, include_tables=True, include_comments=False,
         favor_recall=True,
     )  # fmt: skip
     content = etree.fromstring(extracted.encode(), _XML_PARSER).find("main") if extracted else page.find("body")
-    text = BlockText()
     if content is not None:
-        _blocks(content, text)
+        _BlockReader(text, content, headings if extracted else None).read(content)
     return " ".join(title.split()), text
+
+
+def _named_main_content(page: etree._Element) -> etree._Element | None:
+    """The element the page's markup names as its main content (see the module's docstring), if any."""
+    for main in page.xpath(MAIN_CONTENT):
+        if main.text_content().strip():
+            return main
+    articles = page.xpath("//article")
+    if len(articles) == 1 and articles[0].text_content().strip():
+        return articles[0]
+    body = page.find("body")
+    if body is not None and any(
+        child.tag == "div" and DOCBOOK_DIVISIONS.intersection(child.get("class", "").split()) for child in body
+    ):
+        return body
+    return None
 
 
 def _check_shape(page: etree._Element) -> None:
@@ -100,50 +138,168 @@ def _drop(element: etree._Element) -> None:
         element.drop_tree()
 
 
-def _blocks(element: etree._Element, text: BlockText) -> None:
-    """Add the blocks under `element` to `text`, in document order; inline content between
-    blocks is a paragraph of its own."""
-    loose = [element.text or ""]
+class _BlockReader:
+    """Adds the blocks under an element to a BlockText, in document order."""
 
-    def flush() -> None:
-        text.add(_inline("".join(loose)))
-        loose.clear()
+    def __init__(self, text: BlockText, content: etree._Element, page_headings: _PageHeadings | None = None) -> None:
+        self.text = text
+        self.page_headings = page_headings
+        """For trafilatura's XML: the page's own headings, put back before the blocks they precede
+        (trafilatura drops or flattens many). None where the page itself is read."""
+        self.from_trafilatura = page_headings is not None
+        self.holders = _block_holders(content, self.from_trafilatura)
+        self.marker = ""
+        """A list item's "- ", waiting for the item's first block."""
 
-    for child in element:
-        tag = child.tag if isinstance(child.tag, str) else None
-        level = HEADING_TAGS.get(tag or "") or _trafilatura_heading(child)
-        if tag is None:
-            pass
-        elif level:
-            flush()
-            text.heading(level, child.xpath("string()"))
-        elif tag in CODE_TAGS and (tag == "pre" or element.tag != "p"):
-            flush()
-            text.add(child.xpath("string()"))
-        elif tag in ITEM_TAGS:
-            flush()
-            text.add("- " + _paragraph(child), group=element)
-        elif tag in ROW_TAGS:
-            flush()
-            text.add(" | ".join(_paragraph(cell) for cell in child if isinstance(cell.tag, str)), group=element)
-        elif tag in BLOCK_CONTAINERS:
-            flush()
-            _blocks(child, text)
-        elif tag == "p":
-            flush()
-            text.add(_paragraph(child))
+    def add(self, block: str, group: object = None) -> None:
+        if not block.strip():
+            return
+        if self.page_headings is not None and self.page_headings.put_back_before(block, self.text):
+            return
+        block, self.marker = self.marker + block, ""
+        self.text.add(block, group)
+
+    def heading(self, level: int, title: str) -> None:
+        if self.page_headings is None or not self.page_headings.put_back_before(title, self.text):
+            self.text.heading(level, title)
+
+    def read(self, element: etree._Element) -> None:
+        """The blocks under `element`; inline content between blocks is a paragraph of its own."""
+        loose = [element.text or ""]
+
+        def flush() -> None:
+            self.add(_inline("".join(loose)))
+            loose.clear()
+
+        for child in element:
+            tag = child.tag if isinstance(child.tag, str) else ""
+            level = HEADING_TAGS.get(tag) or self.trafilatura_heading(child)
+            if not tag:
+                pass
+            elif level:
+                flush()
+                self.heading(level, _paragraph(child))
+            elif tag == "pre" or (tag == "code" and self.from_trafilatura and element.tag != "p"):
+                flush()
+                self.add(child.xpath("string()"))
+            elif tag in ITEM_TAGS:
+                flush()
+                self.item(child, element)
+            elif tag in ROW_TAGS:
+                flush()
+                self.row(child)
+            elif child in self.holders:
+                flush()
+                self.read(child)
+            elif tag in BLOCK_TAGS:
+                flush()
+                self.add(_paragraph(child))
+            else:
+                loose.extend([BREAK] if tag in LINE_BREAKS else _flatten(child))
+            loose.append(child.tail or "")
+        flush()
+
+    def trafilatura_heading(self, element: etree._Element) -> int | None:
+        """The level of trafilatura's <head rend="h2">."""
+        if not self.from_trafilatura or element.tag != "head":
+            return None
+        rend = element.get("rend", "h2")
+        return int(rend[1]) if regex.fullmatch(r"h[1-6]", rend) else 2
+
+    def item(self, item: etree._Element, in_list: etree._Element) -> None:
+        """A list item: one line of its list, or, holding blocks, its blocks, the first marked."""
+        if self.holds_blocks(item):
+            self.marker = "- "
+            self.read(item)
+            self.marker = ""
         else:
-            loose.append(BREAK if tag in LINE_BREAKS else "".join(_flatten(child)))
-        loose.append(child.tail or "")
-    flush()
+            self.add("- " + _paragraph(item), group=in_list)
+
+    def holds_blocks(self, element: etree._Element) -> bool:
+        """Whether an item or cell is read block by block: one that holds a lone paragraph (DocBook
+        writes every list item as one) stays one line of its list or table."""
+        if element not in self.holders:
+            return False
+        blocks = [inner for inner in element.iterdescendants() if inner.tag in BLOCK_TAGS or inner in self.holders]
+        return not (len(blocks) == 1 and blocks[0].tag == "p")
+
+    def row(self, row: etree._Element) -> None:
+        """A table row: one line of its table, cells between " | " (the empty ones at its ends
+        left out: a layout table's icon cell); a row whose cells hold blocks, their blocks."""
+        cells = [cell for cell in row if cell.tag in CELL_TAGS]
+        if any(self.holds_blocks(cell) for cell in cells):
+            for cell in cells:
+                self.read(cell)
+            return
+        texts = [_paragraph(cell) for cell in cells]
+        while texts and not texts[-1]:
+            texts.pop()
+        while texts and not texts[0]:
+            texts.pop(0)
+        table = row.getparent()
+        if table is not None and table.tag in {"tbody", "thead", "tfoot"}:
+            table = table.getparent()
+        self.add(" | ".join(texts), group=table)
 
 
-def _trafilatura_heading(element: etree._Element) -> int | None:
-    """The level of trafilatura's <head rend="h2">."""
-    if element.tag != "head":
-        return None
-    rend = element.get("rend", "h2")
-    return int(rend[1]) if regex.fullmatch(r"h[1-6]", rend) else 2
+class _PageHeadings:
+    """A page's headings, each with where it stands in the page's text (whitespace left out), to
+    put back among trafilatura's blocks: before a block, the headings that precede it on the page."""
+
+    KEY_CHARS = 40
+    """A block is found on the page by its first characters."""
+
+    def __init__(self, page: etree._Element) -> None:
+        pieces: list[str] = []
+        length = 0
+        self.waiting: list[tuple[int, int, str]] = []
+        """(offset, level, title) of the headings not yet put back, in page order."""
+        for event, element in etree.iterwalk(page, events=("start", "end")):
+            if not isinstance(element.tag, str):
+                continue
+            if event == "start" and element.tag in HEADING_TAGS:
+                self.waiting.append((length, HEADING_TAGS[element.tag], _paragraph(element)))
+            piece = _squeezed((element.text if event == "start" else element.tail) or "")
+            pieces.append(piece)
+            length += len(piece)
+        self.page_text = "".join(pieces)
+        self.cursor = 0
+
+    def put_back_before(self, block: str, text: BlockText) -> bool:
+        """Add to `text` the headings that precede `block` on the page; True where `block` is
+        itself the last of them (a heading trafilatura gave as a paragraph)."""
+        first_line = block.removeprefix("- ").split(" | ")[0].split("\n")[0]
+        key = _squeezed(first_line)[: self.KEY_CHARS]
+        at = self.page_text.find(key, self.cursor) if key else -1
+        if at < 0:
+            return False
+        self.cursor = at
+        due = [heading for heading in self.waiting if heading[0] <= at]
+        self.waiting = self.waiting[len(due) :]
+        for _, level, title in due:
+            text.heading(level, title)
+        return bool(due) and _squeezed(due[-1][2]) == _squeezed(block)
+
+
+def _squeezed(text: str) -> str:
+    return _SPACES.sub("", text)
+
+
+def _block_holders(content: etree._Element, from_trafilatura: bool) -> set[etree._Element]:
+    """The elements under `content` that hold a block element (found once, without recursion)."""
+    holders: set[etree._Element] = set()
+    for element in content.iter():
+        tag = element.tag if isinstance(element.tag, str) else ""
+        block = tag in BLOCK_TAGS or (tag == "code" and from_trafilatura)
+        if not block or element is content:
+            continue
+        parent = element.getparent()
+        while parent is not None and parent not in holders:
+            holders.add(parent)
+            if parent is content:
+                break
+            parent = parent.getparent()
+    return holders
 
 
 def _paragraph(element: etree._Element) -> str:
