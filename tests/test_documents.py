@@ -112,6 +112,7 @@ class="emphasis"><em>old-version</em></span>.deb</code>" commands.</p>
 <pre class="screen">Package: *
 Pin: release a=testing
 Pin-Priority: 500</pre>
+<div class="tip"><h3 class="title">Tip</h3><p>Pin with care.</p></div><p>After the tip.</p>
 <div class="variablelist"><dl class="variablelist"><dt><span class="term"><code class="literal">scram-sha-256</code></span>
 </dt><dd><p>Perform SCRAM authentication.</p><p>The most secure method.</p></dd></dl></div>
 <div class="itemizedlist"><ul class="itemizedlist"><li class="listitem"><p>one <b>bold</b>word</p></li>
@@ -139,7 +140,51 @@ def test_docbook_page_sections_and_inline_text(tmp_path: Path):
     assert path_at(page, "Downgrading is not") == ("Chapter 2. Packages", "2.1. Downgrading")
     assert path_at(page, "Change the owner") == ("Chapter 2. Packages", "2.1. Downgrading")
     assert path_at(page, "Pin-Priority") == ("Chapter 2. Packages", "2.1. Downgrading", "2.1.1. Pinning")
+    assert "Tip\n\nPin with care." in page.text
+    assert path_at(page, "After the tip.") == ("Chapter 2. Packages", "2.1. Downgrading", "2.1.1. Pinning")
     assert path_at(page, "The most secure") == ("Chapter 2. Packages", "2.1. Downgrading", "2.1.1. Pinning")
+
+
+SPHINX_PAGE = """<html><head><title>Gears — Manual 1.0 documentation</title></head><body>
+<div class="related" role="navigation"><ul><li><a href="index.html">Manual 1.0</a></li></ul></div>
+<div class="document"><div class="documentwrapper"><div class="bodywrapper"><div class="body" role="main">
+<section id="gears"><h1>Gears<a class="headerlink" href="#gears">¶</a></h1><p>Gears turn.</p>
+<section id="ratios"><h2>Ratios<a class="headerlink" href="#ratios">¶</a></h2><p>Use <code class="docutils literal
+notranslate"><span class="pre">ratio()</span></code> to read one.</p></section></section></div></div></div>
+<div class="sphinxsidebar" role="navigation"><h3>Navigation</h3><ul><li><a href="a.html">Sprockets</a></li></ul></div>
+</div><div class="footer">&#169; Copyright 2024.</div></body></html>"""
+JAVADOC_PAGE = """<html><head><title>Gear (Machines API)</title></head><body class="class-declaration-page">
+<header role="banner"><nav role="navigation"><ul><li><a href="package-summary.html">Package</a></li></ul></nav></header>
+<div class="flex-content"><main role="main"><div class="header"><h1 title="Class Gear" class="title">Class Gear</h1></div>
+<section class="class-description"><div class="block">A toothed wheel.</div></section>
+<section class="method-details"><h2>Method Details</h2><ul class="member-list"><li><section class="detail">
+<h3>ratio</h3><div class="member-signature"><span class="return-type">double</span>&nbsp;<span
+class="element-name">ratio</span>()</div><div class="block">The ratio of <code>this</code> gear.</div></section></li>
+</ul></section></main><footer role="contentinfo"><p>Copyright 2024</p></footer></div></body></html>"""
+
+
+@pytest.mark.parametrize(
+    "markup, text, paths",
+    [
+        (
+            SPHINX_PAGE,
+            "Gears\n\nGears turn.\n\nRatios\n\nUse ratio() to read one.",
+            {"Gears turn.": ("Gears",), "Use ratio()": ("Gears", "Ratios")},
+        ),
+        (
+            JAVADOC_PAGE,
+            "Class Gear\n\nA toothed wheel.\n\nMethod Details\n\nratio\n\n- double ratio()\n\nThe ratio of this gear.",
+            {"A toothed wheel.": ("Class Gear",), "double ratio()": ("Class Gear", "Method Details", "ratio")},
+        ),
+    ],
+    ids=["sphinx", "javadoc"],
+)
+def test_documentation_generators_sections(tmp_path: Path, markup: str, text: str, paths: dict):
+    (tmp_path / "page.html").write_text(markup)
+    page = read_one(tmp_path / "page.html")
+    assert page.text == text  # navigation, sidebars, footers and permalink marks left out
+    for passage, path in paths.items():
+        assert path_at(page, passage) == path
 
 
 def test_inline_elements_keep_the_spaces_around_them(tmp_path: Path):

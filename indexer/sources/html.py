@@ -38,6 +38,9 @@ DOCBOOK_DIVISIONS = frozenset(
 )
 """Classes of the <div> that DocBook's HTML gives a page's top division."""
 HEADING_TAGS = {f"h{level}": level for level in range(1, 7)}
+BOX_CLASSES = frozenset({"note", "tip", "caution", "warning", "important", "sidebar"})
+"""Classes of a <div> whose heading titles a box (DocBook's <h3 class="title">Note</h3>), not a
+section: it is read as a paragraph, so the text after the box is not filed under "Note"."""
 BLOCK_TAGS = frozenset(
     "address article aside blockquote body caption center dd details dialog div dl dt fieldset figcaption figure"
     " footer form h1 h2 h3 h4 h5 h6 header hgroup hr legend li main menu nav ol p pre section summary table tbody"
@@ -173,7 +176,7 @@ class _BlockReader:
 
         for child in element:
             tag = child.tag if isinstance(child.tag, str) else ""
-            level = HEADING_TAGS.get(tag) or self.trafilatura_heading(child)
+            level = (HEADING_TAGS.get(tag) if not _titles_a_box(child) else None) or self.trafilatura_heading(child)
             if not tag:
                 pass
             elif level:
@@ -257,7 +260,7 @@ class _PageHeadings:
         for event, element in etree.iterwalk(page, events=("start", "end")):
             if not isinstance(element.tag, str):
                 continue
-            if event == "start" and element.tag in HEADING_TAGS:
+            if event == "start" and element.tag in HEADING_TAGS and not _titles_a_box(element):
                 self.waiting.append((length, HEADING_TAGS[element.tag], _paragraph(element)))
             piece = _squeezed((element.text if event == "start" else element.tail) or "")
             pieces.append(piece)
@@ -279,6 +282,11 @@ class _PageHeadings:
         for _, level, title in due:
             text.heading(level, title)
         return bool(due) and _squeezed(due[-1][2]) == _squeezed(block)
+
+
+def _titles_a_box(heading: etree._Element) -> bool:
+    parent = heading.getparent()
+    return parent is not None and not BOX_CLASSES.isdisjoint(parent.get("class", "").split())
 
 
 def _squeezed(text: str) -> str:
