@@ -17,7 +17,7 @@ elements) and without DocBook's navigation (div.navheader, div.navfooter) and ta
 - ``pair recall``: consecutive word pairs of the rendered content found consecutive in the
   extracted text (text moved within a paragraph or glued loses pairs);
 - ``glued words``: extracted words the rendered content lacks (beyond its count) that are two
-  of its words joined.
+  consecutive words of it joined.
 
     python bench/html_text.py /usr/share/debian-reference /usr/share/doc/postgresql-doc-15/html
 """
@@ -100,11 +100,11 @@ def overlap(expected: Iterable, found: Iterable) -> tuple[int, int]:
 
 
 def glued(extracted: list[str], reference: list[str]) -> list[str]:
-    """Extracted words beyond the reference's count of them that are two reference words joined."""
-    vocabulary, surplus = set(reference), Counter(extracted) - Counter(reference)
+    """Extracted words beyond the reference's count of them that are two consecutive reference words joined."""
+    pairs, surplus = set(zip(reference, reference[1:])), Counter(extracted) - Counter(reference)
     found = []
     for word, count in surplus.items():
-        if any(word[:cut] in vocabulary and word[cut:] in vocabulary for cut in range(1, len(word))):
+        if any((word[:cut], word[cut:]) in pairs for cut in range(1, len(word))):
             found.extend([word] * count)
     return found
 
@@ -113,6 +113,7 @@ def measure(folder: Path, embedder: Embedder, chunk_tokens: int) -> dict:
     skipped: list[SkippedFile] = []
     totals = Counter()
     glued_examples: list[str] = []
+    page_recall: list[tuple[float, str]] = []
     for path, source in list_files([Source.at(folder)], skipped):
         if path.suffix.lower() not in {".html", ".htm"}:
             continue
@@ -130,6 +131,8 @@ def measure(folder: Path, embedder: Embedder, chunk_tokens: int) -> dict:
             hit, total = overlap(expected, found)
             totals[f"{name} found"] += hit
             totals[f"{name} expected"] += total
+            if name == "words" and total:
+                page_recall.append((round(100 * hit / total, 2), str(path.relative_to(folder))))
         joined = glued(extracted, reference)
         totals["glued words"] += len(joined)
         glued_examples.extend(f"{path.name}: {word}" for word in joined[:3])
@@ -155,6 +158,7 @@ def measure(folder: Path, embedder: Embedder, chunk_tokens: int) -> dict:
         "words": totals["words expected"],
         "glued words": totals["glued words"],
         "glued examples": glued_examples[:30],
+        "lowest word recall": sorted(page_recall)[:15],
         "skipped": [str(skip) for skip in skipped],
     }
 
