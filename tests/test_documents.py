@@ -191,10 +191,13 @@ def test_inline_elements_keep_the_spaces_around_them(tmp_path: Path):
     (tmp_path / "page.html").write_text(
         "<html><head><title>Inline</title></head><body><main><h1>Inline</h1>"
         "<p>Run <code>make</code> then <a href='#'>read</a>\n<span>the</span> <tt>log</tt>.</p>"
-        "<p><b>foo</b>bar and <i>x</i>, <i>y</i></p></main></body></html>"
+        "<p><b>foo</b>bar and <i>x</i>, <i>y</i></p><pre>Structure <a>Match</a><br/>struct _Match {\n  int  n;</pre>"
+        "</main></body></html>"
     )
     page = read_one(tmp_path / "page.html")
-    assert page.text == "Inline\n\nRun make then read the log.\n\nfoobar and x, y"
+    assert page.text == (
+        "Inline\n\nRun make then read the log.\n\nfoobar and x, y\n\nStructure Match\nstruct _Match {\n  int  n;"
+    )
 
 
 def test_plain_page_headings_are_sections(tmp_path: Path):

@@ -5,10 +5,11 @@ buttons ("copy"), a page <header> outside an <article>, DocBook's navigation hea
 its tables of contents, and heading permalink marks (an anchor "#" or "¶" inside a heading). Then
 a page that names its main content is read from that element as it stands: <main> or
 role="main" (Sphinx, Javadoc and most documentation themes), a lone <article>, or the body of a
-DocBook page (a body holding a DocBook division: chapter, sect1, refentry...). Other pages go to
-trafilatura, which finds the main content by its markup and link density (it drops menus,
-sidebars and footers, but moves or drops inline text and headings of pages it was not made for);
-a page too short for it to judge is read whole.
+DocBook page (a body holding a DocBook division: chapter, sect1, refentry...). In other pages
+trafilatura finds the main content by its markup and link density (it drops menus, sidebars and
+footers); its own text glues, moves or drops inline text and headings, so the page's body is read
+here as it stands and only the blocks whose text trafilatura kept are kept (`_KeptText`), with the
+headings above them. A page too short for trafilatura to judge is read whole.
 
 Headings (h1-h6) become blocks that mark sections; paragraphs, list items and table rows are
 blocks with their whitespace collapsed as a browser collapses it (inline elements keep the spaces
@@ -17,6 +18,8 @@ the source has around them, and no more); code blocks keep their lines. An eleme
 """
 
 from __future__ import annotations
+
+import copy
 
 import lxml.html
 import regex
@@ -44,15 +47,11 @@ section: it is read as a paragraph, so the text after the box is not filed under
 BLOCK_TAGS = frozenset(
     "address article aside blockquote body caption center dd details dialog div dl dt fieldset figcaption figure"
     " footer form h1 h2 h3 h4 h5 h6 header hgroup hr legend li main menu nav ol p pre section summary table tbody"
-    " td tfoot th thead tr ul"
-    # trafilatura's XML
-    " head list item row cell quote".split()
+    " td tfoot th thead tr ul".split()
 )
 """Elements a browser lays out as blocks: their text never runs into the text around them."""
-ITEM_TAGS = frozenset({"item", "li", "dt", "dd"})
-ROW_TAGS = frozenset({"row", "tr"})
-CELL_TAGS = frozenset({"cell", "td", "th"})
-LINE_BREAKS = frozenset({"lb", "br"})
+ITEM_TAGS = frozenset({"li", "dt", "dd"})
+CELL_TAGS = frozenset({"td", "th"})
 _SPACES = regex.compile(r"\s+")
 _XML_DECLARATION = regex.compile(r"\A\s*<\?xml[^>]*\?>")
 """XHTML's declaration: lxml refuses it in text already decoded."""
@@ -91,14 +90,14 @@ def html_to_text(html: str) -> tuple[str, BlockText]:
     if content is not None:
         _BlockReader(text, content).read(content)
         return " ".join(title.split()), text
-    headings = _PageHeadings(page)
+    body = page.find("body")
+    if body is None:
+        return " ".join(title.split()), text
     extracted = trafilatura.extract(
-        page, output_format="xml", include_formatting=True, include_tables=True, include_comments=False,
-        favor_recall=True,
-    )  # fmt: skip
-    content = etree.fromstring(extracted.encode(), _XML_PARSER).find("main") if extracted else page.find("body")
-    if content is not None:
-        _BlockReader(text, content, headings if extracted else None).read(content)
+        copy.deepcopy(page), output_format="xml", include_tables=True, include_comments=False, favor_recall=True
+    )  # it cleans the tree it is given
+    main = etree.fromstring(extracted.encode(), _XML_PARSER).find("main") if extracted else None
+    _BlockReader(text, body, _KeptText("".join(main.itertext())) if main is not None else None).read(body)
     return " ".join(title.split()), text
 
 
@@ -144,27 +143,34 @@ def _drop(element: etree._Element) -> None:
 class _BlockReader:
     """Adds the blocks under an element to a BlockText, in document order."""
 
-    def __init__(self, text: BlockText, content: etree._Element, page_headings: _PageHeadings | None = None) -> None:
+    def __init__(self, text: BlockText, content: etree._Element, kept: _KeptText | None = None) -> None:
         self.text = text
-        self.page_headings = page_headings
-        """For trafilatura's XML: the page's own headings, put back before the blocks they precede
-        (trafilatura drops or flattens many). None where the page itself is read."""
-        self.from_trafilatura = page_headings is not None
-        self.holders = _block_holders(content, self.from_trafilatura)
+        self.kept = kept
+        """What trafilatura kept of the page: the blocks it did not keep are left out, and the
+        headings with nothing kept under them. None: every block is kept."""
+        self.holders = _block_holders(content)
         self.marker = ""
         """A list item's "- ", waiting for the item's first block."""
+        self.pending: list[tuple[int, str]] = []
+        """(level, title) of the headings trafilatura did not keep, not yet added: they wait for a
+        block kept under them."""
 
     def add(self, block: str, group: object = None) -> None:
-        if not block.strip():
+        if not block.strip() or (self.kept is not None and not self.kept.holds(block)):
             return
-        if self.page_headings is not None and self.page_headings.put_back_before(block, self.text):
-            return
+        for level, title in self.pending:
+            self.text.heading(level, title)
+        self.pending.clear()
         block, self.marker = self.marker + block, ""
         self.text.add(block, group)
 
     def heading(self, level: int, title: str) -> None:
-        if self.page_headings is None or not self.page_headings.put_back_before(title, self.text):
-            self.text.heading(level, title)
+        # a heading of the same or a higher level closes the sections still waiting
+        self.pending = [(above, name) for above, name in self.pending if above < level] + [(level, title)]
+        if self.kept is None or self.kept.holds(title):
+            for waiting, name in self.pending:
+                self.text.heading(waiting, name)
+            self.pending.clear()
 
     def read(self, element: etree._Element) -> None:
         """The blocks under `element`; inline content between blocks is a paragraph of its own."""
@@ -176,19 +182,19 @@ class _BlockReader:
 
         for child in element:
             tag = child.tag if isinstance(child.tag, str) else ""
-            level = (HEADING_TAGS.get(tag) if not _titles_a_box(child) else None) or self.trafilatura_heading(child)
+            level = HEADING_TAGS.get(tag) if not _titles_a_box(child) else None
             if not tag:
                 pass
             elif level:
                 flush()
                 self.heading(level, _paragraph(child))
-            elif tag == "pre" or (tag == "code" and self.from_trafilatura and element.tag != "p"):
+            elif tag == "pre":
                 flush()
-                self.add(child.xpath("string()"))
+                self.add("".join(_flatten(child)).replace(BREAK, "\n"))
             elif tag in ITEM_TAGS:
                 flush()
                 self.item(child, element)
-            elif tag in ROW_TAGS:
+            elif tag == "tr":
                 flush()
                 self.row(child)
             elif child in self.holders:
@@ -198,16 +204,9 @@ class _BlockReader:
                 flush()
                 self.add(_paragraph(child))
             else:
-                loose.extend([BREAK] if tag in LINE_BREAKS else _flatten(child))
+                loose.extend([BREAK] if tag == "br" else _flatten(child))
             loose.append(child.tail or "")
         flush()
-
-    def trafilatura_heading(self, element: etree._Element) -> int | None:
-        """The level of trafilatura's <head rend="h2">."""
-        if not self.from_trafilatura or element.tag != "head":
-            return None
-        rend = element.get("rend", "h2")
-        return int(rend[1]) if regex.fullmatch(r"h[1-6]", rend) else 2
 
     def item(self, item: etree._Element, in_list: etree._Element) -> None:
         """A list item: one line of its list, or, holding blocks, its blocks, the first marked."""
@@ -245,43 +244,31 @@ class _BlockReader:
         self.add(" | ".join(texts), group=table)
 
 
-class _PageHeadings:
-    """A page's headings, each with where it stands in the page's text (whitespace left out), to
-    put back among trafilatura's blocks: before a block, the headings that precede it on the page."""
+class _KeptText:
+    """The text trafilatura kept of a page, whitespace left out (its own spacing glues words), to
+    tell which of the page's blocks it kept: a block is kept where its first KEY_CHARS characters
+    are found there, a short block only a little after the last block found, as it stands on the
+    page (a menu's "Home" is not kept for a word of the text)."""
 
     KEY_CHARS = 40
-    """A block is found on the page by its first characters."""
+    SHORT_KEY = 20
+    SHORT_WINDOW = 200
 
-    def __init__(self, page: etree._Element) -> None:
-        pieces: list[str] = []
-        length = 0
-        self.waiting: list[tuple[int, int, str]] = []
-        """(offset, level, title) of the headings not yet put back, in page order."""
-        for event, element in etree.iterwalk(page, events=("start", "end")):
-            if not isinstance(element.tag, str):
-                continue
-            if event == "start" and element.tag in HEADING_TAGS and not _titles_a_box(element):
-                self.waiting.append((length, HEADING_TAGS[element.tag], _paragraph(element)))
-            piece = _squeezed((element.text if event == "start" else element.tail) or "")
-            pieces.append(piece)
-            length += len(piece)
-        self.page_text = "".join(pieces)
+    def __init__(self, kept: str) -> None:
+        self.kept = _squeezed(kept)
         self.cursor = 0
 
-    def put_back_before(self, block: str, text: BlockText) -> bool:
-        """Add to `text` the headings that precede `block` on the page; True where `block` is
-        itself the last of them (a heading trafilatura gave as a paragraph)."""
-        first_line = block.removeprefix("- ").split(" | ")[0].split("\n")[0]
-        key = _squeezed(first_line)[: self.KEY_CHARS]
-        at = self.page_text.find(key, self.cursor) if key else -1
-        if at < 0:
-            return False
-        self.cursor = at
-        due = [heading for heading in self.waiting if heading[0] <= at]
-        self.waiting = self.waiting[len(due) :]
-        for _, level, title in due:
-            text.heading(level, title)
-        return bool(due) and _squeezed(due[-1][2]) == _squeezed(block)
+    def holds(self, block: str) -> bool:
+        whole = _squeezed(block.removeprefix("- ").replace(" | ", ""))
+        key = whole[: self.KEY_CHARS]
+        at = self.kept.find(key, self.cursor)
+        if len(key) < self.SHORT_KEY:
+            if at < 0 or at > self.cursor + self.SHORT_WINDOW:
+                return False
+        elif at < 0:
+            return self.kept.find(key) >= 0  # moved by trafilatura: kept, but the place is not followed
+        self.cursor = at + (len(whole) if self.kept.startswith(whole, at) else len(key))
+        return True
 
 
 def _titles_a_box(heading: etree._Element) -> bool:
@@ -293,13 +280,11 @@ def _squeezed(text: str) -> str:
     return _SPACES.sub("", text)
 
 
-def _block_holders(content: etree._Element, from_trafilatura: bool) -> set[etree._Element]:
+def _block_holders(content: etree._Element) -> set[etree._Element]:
     """The elements under `content` that hold a block element (found once, without recursion)."""
     holders: set[etree._Element] = set()
-    for element in content.iter():
-        tag = element.tag if isinstance(element.tag, str) else ""
-        block = tag in BLOCK_TAGS or (tag == "code" and from_trafilatura)
-        if not block or element is content:
+    for element in content.iter(*BLOCK_TAGS):
+        if element is content:
             continue
         parent = element.getparent()
         while parent is not None and parent not in holders:
@@ -311,7 +296,7 @@ def _block_holders(content: etree._Element, from_trafilatura: bool) -> set[etree
 
 
 def _paragraph(element: etree._Element) -> str:
-    """An element's text with whitespace collapsed and line breaks (<br>, <lb>) kept."""
+    """An element's text with whitespace collapsed and line breaks (<br>) kept."""
     return _inline("".join(_flatten(element)))
 
 
@@ -319,7 +304,7 @@ def _flatten(element: etree._Element) -> list[str]:
     pieces = [element.text or ""]
     for child in element:
         if isinstance(child.tag, str):
-            pieces.extend([BREAK] if child.tag in LINE_BREAKS else _flatten(child))
+            pieces.extend([BREAK] if child.tag == "br" else _flatten(child))
         pieces.append(child.tail or "")
     return pieces
 
