@@ -281,7 +281,7 @@ def test_pdf_running_headers_with_the_page_number_are_dropped(tmp_path: Path):
     chapters = ["Chapter 1: Sprockets", "Chapter 1: Sprockets", "Chapter 2: Gears", "Chapter 2: Gears"]
     bodies = [
         ["Sprockets carry teeth.", "Each tooth meets a chain link.", "Count them in groups of 12"],
-        ["Teeth wear with use.", "Worn teeth slip under load.", "Replace them after 400 hours"],
+        ["Teeth wear with use.", "Replace them after 400 hours", "8 A footnote numbered as its page"],
         ["Gears mesh in pairs.", "Ratios run from 1 to 9", "A pair sets the ratio."],  # 9: this page's number
         ["Oil keeps gears quiet.", "Dry gears whine.", "Oil them every 30 days"],
     ]
