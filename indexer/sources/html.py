@@ -80,6 +80,7 @@ def html_to_text(html: str) -> tuple[str, BlockText]:
     if not title.strip():
         first = page.find(".//h1")
         title = first.text_content() if first is not None else ""
+    title = " ".join(title.split())
     for element in page.xpath(NEVER_CONTENT):
         _drop(element)
     for anchor in page.xpath("//h1//a | //h2//a | //h3//a | //h4//a | //h5//a | //h6//a"):
@@ -89,16 +90,16 @@ def html_to_text(html: str) -> tuple[str, BlockText]:
     content = _named_main_content(page)
     if content is not None:
         _BlockReader(text, content).read(content)
-        return " ".join(title.split()), text
+        return title, text
     body = page.find("body")
     if body is None:
-        return " ".join(title.split()), text
+        return title, text
     extracted = trafilatura.extract(
         copy.deepcopy(page), output_format="xml", include_tables=True, include_comments=False, favor_recall=True
     )  # it cleans the tree it is given
     main = etree.fromstring(extracted.encode(), _XML_PARSER).find("main") if extracted else None
     _BlockReader(text, body, _KeptText("".join(main.itertext())) if main is not None else None).read(body)
-    return " ".join(title.split()), text
+    return title, text
 
 
 def _named_main_content(page: etree._Element) -> etree._Element | None:
