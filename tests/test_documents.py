@@ -200,15 +200,21 @@ def test_inline_elements_keep_the_spaces_around_them(tmp_path: Path):
     )
 
 
-def test_plain_page_headings_are_sections(tmp_path: Path):
-    sentences = " ".join(f"Sentence {n} about sprockets and the gears they turn." for n in range(40))
+def test_plain_page_keeps_trafilaturas_blocks_as_the_page_shows_them(tmp_path: Path):
+    sentences = " ".join(f"Sentence {n} explains how sprockets mesh with gear number {n}." for n in range(25))
+    menu = "".join(f"<li><a href='p{n}.html'>Page {n}</a></li>" for n in range(20))
     (tmp_path / "plain.html").write_text(
-        f"<html><head><title>Plain</title></head><body><h1>Sprockets</h1><p>{sentences}</p>"
-        f"<h2>Gears</h2><p>Gears turn. {sentences}</p></body></html>"
+        f"<html><head><title>Plain</title></head><body><div class='sidebar'><ul>{menu}</ul></div>"
+        f"<div class='content'><h1>Sprockets</h1><p>{sentences}</p><h2>Calling</h2><p>Call <strong>void</strong>"
+        " <strong>sha256_init</strong> (<var>ctx</var>) first, then <code>dpkg -i <em>broken-package</em>_<em>"
+        f"old-version</em>.deb</code> as needed. {sentences.replace('Sentence', 'Line')}</p></div>"
+        "<div class='footer'><a href='a'>About</a> | <a href='b'>Contact</a></div></body></html>"
     )
     page = read_one(tmp_path / "plain.html")
+    assert "Page 3" not in page.text and "Contact" not in page.text  # trafilatura's boilerplate left out
+    assert "Call void sha256_init (ctx) first, then dpkg -i broken-package_old-version.deb as needed." in page.text
     assert path_at(page, "Sentence 0") == ("Sprockets",)
-    assert path_at(page, "Gears turn.") == ("Sprockets", "Gears")
+    assert path_at(page, "Call void") == ("Sprockets", "Calling")
 
 
 def test_xhtml_with_an_xml_declaration_is_read(tmp_path: Path):
