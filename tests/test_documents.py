@@ -89,6 +89,134 @@ def test_html_keeps_the_main_content_and_its_structure():
     assert path_at(page, "The configuration file") == ("Widget Guide", "Configuring")
 
 
+DOCBOOK_PAGE = """<?xml version="1.0" encoding="UTF-8"?>
+<html xmlns="http://www.w3.org/1999/xhtml"><head><title>Chapter 2. Packages</title></head><body>
+<div class="navheader"><table summary="Navigation header"><tr><th>Chapter 2. Packages</th></tr>
+<tr><td><a href="ch01.html">Prev</a></td><td><a href="ch03.html">Next</a></td></tr></table><hr/></div>
+<div class="chapter"><div class="titlepage"><div><div><h1 class="title"><a id="c2"/>Chapter 2. Packages</h1>
+</div></div></div>
+<div class="toc"><p><strong>Table of Contents</strong></p><dl class="toc"><dt><span class="section">
+<a href="#s1">2.1. Downgrading</a></span></dt></dl></div>
+<p>Packages come from the archive.</p>
+<div class="section"><div class="titlepage"><div><div><h2 class="title"><a id="s1"/>2.1. Downgrading</h2>
+</div></div></div>
+<div class="note"><table border="0" summary="Note"><tr><td rowspan="2"><img alt="[Note]" src="note.png"/></td>
+<th align="left">Note</th></tr><tr><td><p>Downgrading is not supported.</p></td></tr></table></div>
+<p>Change the owner: <code class="literal">sudo chown <em class="replaceable"><code>my_name</code></em>
+<em class="replaceable"><code>some_file</code></em></code> runs as root.</p>
+<p>Avoid many "<code class="literal">dpkg -i <span class="emphasis"><em>broken-package</em></span>_<span
+class="emphasis"><em>old-version</em></span>.deb</code>" commands.</p>
+<div class="section"><div class="titlepage"><div><div><h3 class="title"><a id="s11"/>2.1.1. Pinning</h3>
+</div></div></div>
+<p>Set the "<code class="literal">/etc/apt/preferences</code>" file as the following.</p>
+<pre class="screen">Package: *
+Pin: release a=testing
+Pin-Priority: 500</pre>
+<div class="tip"><h3 class="title">Tip</h3><p>Pin with care.</p></div><p>After the tip.</p>
+<div class="variablelist"><dl class="variablelist"><dt><span class="term"><code class="literal">scram-sha-256</code></span>
+</dt><dd><p>Perform SCRAM authentication.</p><p>The most secure method.</p></dd></dl></div>
+<div class="itemizedlist"><ul class="itemizedlist"><li class="listitem"><p>one <b>bold</b>word</p></li>
+<li class="listitem"><p>two</p></li></ul></div>
+</div></div></div>
+<div class="navfooter"><hr/><table summary="Navigation footer"><tr><td><a href="ch01.html">Prev</a></td>
+<td><a href="index.html">Home</a></td></tr></table></div>
+</body></html>"""
+
+
+def test_docbook_page_sections_and_inline_text(tmp_path: Path):
+    (tmp_path / "ch02.html").write_text(DOCBOOK_PAGE)
+    page = read_one(tmp_path / "ch02.html")
+    for navigation in ("Prev", "Next", "Home", "Table of Contents"):
+        assert navigation not in page.text
+    assert page.text.startswith("Chapter 2. Packages\n\nPackages come from the archive.\n\n2.1. Downgrading")
+    assert page.text.count("2.1. Downgrading") == 1  # the heading, not the table of contents
+    assert "Note\nDowngrading is not supported." in page.text
+    assert "Change the owner: sudo chown my_name some_file runs as root." in page.text
+    assert 'Avoid many "dpkg -i broken-package_old-version.deb" commands.' in page.text
+    assert "Package: *\nPin: release a=testing\nPin-Priority: 500" in page.text
+    assert "- scram-sha-256\n\n- Perform SCRAM authentication.\n\nThe most secure method." in page.text
+    assert "- one boldword\n- two" in page.text  # no space where the source has none
+    assert path_at(page, "Packages come") == ("Chapter 2. Packages",)
+    assert path_at(page, "Downgrading is not") == ("Chapter 2. Packages", "2.1. Downgrading")
+    assert path_at(page, "Change the owner") == ("Chapter 2. Packages", "2.1. Downgrading")
+    assert path_at(page, "Pin-Priority") == ("Chapter 2. Packages", "2.1. Downgrading", "2.1.1. Pinning")
+    assert "Tip\n\nPin with care." in page.text
+    assert path_at(page, "After the tip.") == ("Chapter 2. Packages", "2.1. Downgrading", "2.1.1. Pinning")
+    assert path_at(page, "The most secure") == ("Chapter 2. Packages", "2.1. Downgrading", "2.1.1. Pinning")
+
+
+SPHINX_PAGE = """<html><head><title>Gears — Manual 1.0 documentation</title></head><body>
+<div class="related" role="navigation"><ul><li><a href="index.html">Manual 1.0</a></li></ul></div>
+<div class="document"><div class="documentwrapper"><div class="bodywrapper"><div class="body" role="main">
+<section id="gears"><h1>Gears<a class="headerlink" href="#gears">¶</a></h1><p>Gears turn.</p>
+<section id="ratios"><h2>Ratios<a class="headerlink" href="#ratios">¶</a></h2><p>Use <code class="docutils literal
+notranslate"><span class="pre">ratio()</span></code> to read one.</p></section></section></div></div></div>
+<div class="sphinxsidebar" role="navigation"><h3>Navigation</h3><ul><li><a href="a.html">Sprockets</a></li></ul></div>
+</div><div class="footer">&#169; Copyright 2024.</div></body></html>"""
+JAVADOC_PAGE = """<html><head><title>Gear (Machines API)</title></head><body class="class-declaration-page">
+<header role="banner"><nav role="navigation"><ul><li><a href="package-summary.html">Package</a></li></ul></nav></header>
+<div class="flex-content"><main role="main"><div class="header"><h1 title="Class Gear" class="title">Class Gear</h1></div>
+<section class="class-description"><div class="block">A toothed wheel.</div></section>
+<section class="method-details"><h2>Method Details</h2><ul class="member-list"><li><section class="detail">
+<h3>ratio</h3><div class="member-signature"><span class="return-type">double</span>&nbsp;<span
+class="element-name">ratio</span>()</div><div class="block">The ratio of <code>this</code> gear.</div></section></li>
+</ul></section></main><footer role="contentinfo"><p>Copyright 2024</p></footer></div></body></html>"""
+
+
+@pytest.mark.parametrize(
+    "markup, text, paths",
+    [
+        (
+            SPHINX_PAGE,
+            "Gears\n\nGears turn.\n\nRatios\n\nUse ratio() to read one.",
+            {"Gears turn.": ("Gears",), "Use ratio()": ("Gears", "Ratios")},
+        ),
+        (
+            JAVADOC_PAGE,
+            "Class Gear\n\nA toothed wheel.\n\nMethod Details\n\nratio\n\n- double ratio()\n\nThe ratio of this gear.",
+            {"A toothed wheel.": ("Class Gear",), "double ratio()": ("Class Gear", "Method Details", "ratio")},
+        ),
+    ],
+    ids=["sphinx", "javadoc"],
+)
+def test_documentation_generators_sections(tmp_path: Path, markup: str, text: str, paths: dict):
+    (tmp_path / "page.html").write_text(markup)
+    page = read_one(tmp_path / "page.html")
+    assert page.text == text  # navigation, sidebars, footers and permalink marks left out
+    for passage, path in paths.items():
+        assert path_at(page, passage) == path
+
+
+def test_inline_elements_keep_the_spaces_around_them(tmp_path: Path):
+    (tmp_path / "page.html").write_text(
+        "<html><head><title>Inline</title></head><body><main><h1>Inline</h1>"
+        "<p>Run <code>make</code> then <a href='#'>read</a>\n<span>the</span> <tt>log</tt>.</p>"
+        "<p><b>foo</b>bar and <i>x</i>, <i>y</i></p><pre>Structure <a>Match</a><br/>struct _Match {\n  int  n;</pre>"
+        "</main></body></html>"
+    )
+    page = read_one(tmp_path / "page.html")
+    assert page.text == (
+        "Inline\n\nRun make then read the log.\n\nfoobar and x, y\n\nStructure Match\nstruct _Match {\n  int  n;"
+    )
+
+
+def test_plain_page_keeps_trafilaturas_blocks_as_the_page_shows_them(tmp_path: Path):
+    sentences = " ".join(f"Sentence {n} explains how sprockets mesh with gear number {n}." for n in range(25))
+    menu = "".join(f"<li><a href='p{n}.html'>Page {n}</a></li>" for n in range(20))
+    (tmp_path / "plain.html").write_text(
+        f"<html><head><title>Plain</title></head><body><div class='sidebar'><ul>{menu}</ul></div>"
+        f"<div class='content'><h1>Sprockets</h1><p>{sentences}</p><h2>Calling</h2><p>Call <strong>void</strong>"
+        " <strong>sha256_init</strong> (<var>ctx</var>) first, then <code>dpkg -i <em>broken-package</em>_<em>"
+        f"old-version</em>.deb</code> as needed. {sentences.replace('Sentence', 'Line')}</p></div>"
+        "<div class='footer'><a href='a'>About</a> | <a href='b'>Contact</a></div></body></html>"
+    )
+    page = read_one(tmp_path / "plain.html")
+    assert "Page 3" not in page.text and "Contact" not in page.text  # trafilatura's boilerplate left out
+    assert "Call void sha256_init (ctx) first, then dpkg -i broken-package_old-version.deb as needed." in page.text
+    assert path_at(page, "Sentence 0") == ("Sprockets",)
+    assert path_at(page, "Call void") == ("Sprockets", "Calling")
+
+
 def test_xhtml_with_an_xml_declaration_is_read(tmp_path: Path):
     (tmp_path / "page.xhtml.html").write_text(
         '<?xml version="1.0" encoding="utf-8"?>\n<html xmlns="http://www.w3.org/1999/xhtml"><head><title>X</title></head>'
@@ -153,6 +281,26 @@ def test_pdf_pages_without_running_headers_or_contents_lines(tmp_path: Path):
     starts = dict(manual.pages)
     assert sorted(starts.values()) == [1, 2, 3]
     assert manual.text.index("Sprockets are") == next(o for o, page in manual.pages if page == 2)
+
+
+def test_pdf_running_headers_with_the_page_number_are_dropped(tmp_path: Path):
+    chapters = ["Chapter 1: Sprockets", "Chapter 1: Sprockets", "Chapter 2: Gears", "Chapter 2: Gears"]
+    bodies = [
+        ["Sprockets carry teeth.", "Each tooth meets a chain link.", "Count them in groups of 12"],
+        ["Teeth wear with use.", "Replace them after 400 hours", "8 A footnote numbered as its page"],
+        ["Gears mesh in pairs.", "Ratios run from 1 to 9", "A pair sets the ratio."],  # 9: this page's number
+        ["Oil keeps gears quiet.", "Dry gears whine.", "Oil them every 30 days"],
+    ]
+    page = canvas.Canvas(str(tmp_path / "manual.pdf"), pagesize=A4)
+    for index, (chapter, lines) in enumerate(zip(chapters, bodies)):
+        page.drawString(72, 800, f"{chapter} {index + 7}")  # printed numbers start at 7
+        for at, line in enumerate(lines):
+            page.drawString(72, 740 - 16 * at, line)
+        page.showPage()
+    page.save()
+    manual = read_one(tmp_path / "manual.pdf")
+    assert "Chapter" not in manual.text
+    assert all(line in manual.text for lines in bodies for line in lines)
 
 
 def test_hyphens_join_split_words_and_keep_compounds():

@@ -112,7 +112,8 @@ def test_html_is_reduced_to_visible_blocks(tmp_path: Path):
     (tmp_path / "no-title.htm").write_text("<h1>Big <i>Heading</i></h1><div>Text</div><h1>Second</h1>")
     page = read_one(tmp_path / "page.html")
     assert page.title == "The Page"
-    assert page.text == "First & only para.\n\nLine one\nline two\n\n- item a\n- item b\n\nx | y"
+    assert page.text == "Head\n\nFirst & only para.\n\nLine one\nline two\n\n- item a\n- item b\n\nx | y"
+    assert page.headings == ((0, ("Head",)),)
     fallback = read_one(tmp_path / "no-title.htm")
     assert fallback.title == "Big Heading" and fallback.text == "Big Heading\n\nText\n\nSecond"
     assert fallback.headings == ((0, ("Big Heading",)), (19, ("Second",)))

@@ -3,7 +3,10 @@
 - Running headers and footers: a line among the first or last RUNNING_ZONE lines of a page that
   recurs (digits ignored, so "Page 3" and "Page 4" are one line) in that place on more than half
   of the pages, of a document of at least MIN_RUNNING_PAGES pages; a bare page number ("3",
-  "- 3 -", "Page 3 of 9") there is dropped on any page.
+  "- 3 -", "Page 3 of 9") there is dropped on any page. A page's first line that starts or ends
+  with its printed number, or its last line that ends with it ("Chapter 5: R Add-On Packages 23",
+  whose title changes with the chapter), is a running header too, where the printed numbers of
+  more than half of the pages follow their order (the page's index plus one offset).
 - Table-of-contents lines: a title, a dot leader and a page number ("Introduction ..... 3").
 - Words hyphenated across a line break are joined ("inter-\\nnational" -> "international"). A
   hyphen is kept where the word is a compound: where either part holds a hyphen already
@@ -24,6 +27,8 @@ RUNNING_ZONE = 2
 MIN_RUNNING_PAGES = 3
 _PAGE_NUMBER = regex.compile(r"(?i)(?:page\s*)?[-–—\s]*\d{1,4}[-–—\s]*(?:(?:of|/)\s*\d{1,4})?")
 _DOT_LEADER = regex.compile(r"\S.*?(?:\s*(?:\.\s?|…|·\s?)){4,}\s*(?:\d{1,4}|[ivxlcdm]{1,6})", regex.I)
+_LEADING_NUMBER = regex.compile(r"\s*(\d{1,4})(?:\s+\S.*)?")
+_TRAILING_NUMBER = regex.compile(r".*\S\s+(\d{1,4})\s*")
 _HYPHENATED = regex.compile(r"(\p{L}[\p{L}\-]*)-\n[ \t]*(\p{Ll}[\p{L}\-]*)")
 _WORD = regex.compile(r"\p{L}[\p{L}\-]*\p{L}|\p{L}")
 
@@ -50,14 +55,22 @@ def page_text(pages: list[list[str]]) -> BlockText:
     """The pages' lines, cleaned as the module says, as text with a mark where each page begins."""
     pages = [[line.rstrip() for line in lines if line.strip()] for lines in pages]
     running = _running_lines(pages)
+    offset = _page_number_offset(pages)
     cleaned = []
-    for lines in pages:
+    for index, lines in enumerate(pages):
         zone = set(range(RUNNING_ZONE)) | set(range(len(lines) - RUNNING_ZONE, len(lines)))
         cleaned.append(
             "\n".join(
                 line
                 for at, line in enumerate(lines)
-                if not (at in zone and (_shape(line) in running or _PAGE_NUMBER.fullmatch(line.strip())))
+                if not (
+                    at in zone
+                    and (
+                        _shape(line) in running
+                        or _PAGE_NUMBER.fullmatch(line.strip())
+                        or (offset is not None and _edge_number(lines, at) == index + offset)
+                    )
+                )
                 and not _DOT_LEADER.fullmatch(line.strip())
             )
         )
@@ -77,6 +90,28 @@ def _running_lines(pages: list[list[str]]) -> set[str]:
     for lines in pages:
         seen.update({_shape(line) for line in lines[:RUNNING_ZONE] + lines[-RUNNING_ZONE:]})
     return {shape for shape, count in seen.items() if count > len(pages) / 2}
+
+
+def _page_number_offset(pages: list[list[str]]) -> int | None:
+    """The offset from a page's index (from 0) to its printed number, where more than half of the
+    pages carry that number where `_edge_number` finds it; else None."""
+    if len(pages) < MIN_RUNNING_PAGES:
+        return None
+    offsets = Counter()
+    for index, lines in enumerate(pages):
+        numbers = {_edge_number(lines, 0), _edge_number(lines, len(lines) - 1)}
+        offsets.update({number - index for number in numbers if number is not None})
+    common = [offset for offset, count in offsets.items() if count > len(pages) / 2]
+    return common[0] if common else None
+
+
+def _edge_number(lines: list[str], at: int) -> int | None:
+    """The number that starts a page's first line or ends its first or last line (a footnote at
+    the bottom starts with its number: not a header)."""
+    if at not in {0, len(lines) - 1}:
+        return None
+    found = (at == 0 and _LEADING_NUMBER.fullmatch(lines[at])) or _TRAILING_NUMBER.fullmatch(lines[at])
+    return int(found.group(1)) if found else None
 
 
 def _shape(line: str) -> str:
