@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Literal
 
 import regex
@@ -159,7 +160,6 @@ class MarkedKeyword:
     core: str
     """The keyword stripped of its marks, as it is compared (`compared_form`)."""
     capitals: bool
-    pattern: regex.Pattern
 
     @classmethod
     def of(cls, keyword: str) -> MarkedKeyword | None:
@@ -169,10 +169,15 @@ class MarkedKeyword:
         if not core or _TOKEN_BREAK.search(core) or not _MARKED_TOKEN.search(core):
             return None
         capitals = in_capitals(core)
-        compared = compared_form(core, capitals)
-        before = "(?<![\\p{L}\\p{M}\\p{N}_])" if _bounded(compared[0]) else ""
-        after = "(?![\\p{L}\\p{M}\\p{N}_])" if _bounded(compared[-1]) else ""
-        return cls(compared, capitals, regex.compile(before + regex.escape(compared) + after))
+        return cls(compared_form(core, capitals), capitals)
+
+    @cached_property
+    def pattern(self) -> regex.Pattern:
+        """Its occurrences in a text in `compared_form`; compiled when first needed (most keywords
+        are held by no token, and need none)."""
+        before = "(?<![\\p{L}\\p{M}\\p{N}_])" if _bounded(self.core[0]) else ""
+        after = "(?![\\p{L}\\p{M}\\p{N}_])" if _bounded(self.core[-1]) else ""
+        return regex.compile(before + regex.escape(self.core) + after)
 
     def count_in(self, token: str) -> int:
         """How often the keyword occurs in a token (as written in the text)."""
