@@ -14,10 +14,13 @@ from arag_mcp.indexer.index.manifest import (
     EncoderFiles,
     IndexStoreError,
     Manifest,
+    StoreUnanswered,
     check_manifest,
+    is_remote,
     normalise_uri,
     read_manifest,
 )
+from arag_mcp.indexer.index.store_reads import StoreState, store_reads
 
 if TYPE_CHECKING:
     import numpy as np
@@ -72,6 +75,7 @@ class LiveIndex:
         self._open_error: str | None = None
         self._checked = 0.0
         self._lock = threading.Lock()
+        self._probing = threading.Lock()
         self._model_lock = threading.Lock()
         self._embedders: dict[EmbeddingKey, Embedder] = {}
         self._ready: dict[EmbeddingKey, threading.Event] = {}
@@ -122,11 +126,13 @@ class LiveIndex:
             raise IndexStoreError(f"{self.uri} is still being opened; retry in a few seconds")
         if self._snapshot is None:
             raise IndexStoreError(self._open_error or f"{self.uri} could not be opened")
-        if time.monotonic() - self._checked >= self.reload_seconds:
-            with self._lock:
+        if time.monotonic() - self._checked >= self.reload_seconds and self._lock.acquire(blocking=False):
+            try:  # one request looks; the others are served the build they have meanwhile
                 if time.monotonic() - self._checked >= self.reload_seconds:
                     self._reload_if_changed()
                     self._checked = time.monotonic()
+            finally:
+                self._lock.release()
         return self._snapshot
 
     def look_again(self) -> None:
@@ -137,7 +143,7 @@ class LiveIndex:
         from arag_mcp.indexer.index.snapshot import open_index
 
         try:
-            manifest = read_manifest(self.uri)
+            manifest = self._read_manifest()
             if manifest and manifest.get("tables") != self._snapshot.manifest.raw["tables"]:
                 self._snapshot = open_index(self.uri, previous=self._snapshot)
                 self.manifest = self._snapshot.manifest
@@ -146,8 +152,33 @@ class LiveIndex:
             elif manifest and manifest != self._snapshot.manifest.raw:  # the same build, described anew
                 self.manifest = Manifest.from_dict(self.uri, manifest)
                 self._snapshot = replace(self._snapshot, manifest=self.manifest)
+        except StoreUnanswered:
+            pass  # keep serving the build we have; the store's silence is logged once (store_reads.py)
         except Exception as exc:  # noqa: BLE001 - keep serving the build we have
             log.warning("could not open the new build of %s, still serving the previous one: %s", self.uri, exc)
+
+    def _read_manifest(self) -> dict | None:
+        """The committed manifest, read within the store deadline on an object store."""
+        if is_remote(self.uri):
+            return store_reads(self.uri).run(lambda: read_manifest(self.uri))
+        return read_manifest(self.uri)
+
+    def store_state(self) -> StoreState | None:
+        """How the object store holding the index answers (None for a local index). Looks at the store
+        again on a thread of its own, one look at a time, so the state follows the store without traffic."""
+        if not is_remote(self.uri):
+            return None
+        if self._probing.acquire(blocking=False):
+            threading.Thread(target=self._probe_store, name="arag-store-probe", daemon=True).start()
+        return store_reads(self.uri).state()
+
+    def _probe_store(self) -> None:
+        try:
+            self._read_manifest()
+        except IndexStoreError:
+            pass  # the store's state says so
+        finally:
+            self._probing.release()
 
     def _queue_vectors(self, snapshot: IndexSnapshot) -> None:
         with self._vectors_read:
