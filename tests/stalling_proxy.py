@@ -6,8 +6,6 @@ from __future__ import annotations
 import socket
 import threading
 
-POLL_SECONDS = 0.05
-
 
 class StallingProxy:
     """Forwards connections on `port` to `target_port` on the loopback.
@@ -39,7 +37,7 @@ class StallingProxy:
             listener, self._listener = self._listener, None
             dropped, self._open = self._open, []
         if listener is not None:
-            listener.close()
+            _close(listener)  # shut down first: a close alone leaves the accept in progress listening
         for connection in dropped:
             _close(connection)
 
@@ -82,8 +80,7 @@ class StallingProxy:
     def _pump(self, source: socket.socket, sink: socket.socket) -> None:
         try:
             while data := source.recv(65536):
-                while not self._resumed.wait(POLL_SECONDS):
-                    pass
+                self._resumed.wait()
                 sink.sendall(data)
         except OSError:
             pass

@@ -91,12 +91,16 @@ async def keyword_search(client: Client) -> object:
 
 
 async def serves(client: Client, within: float) -> bool:
-    """Whether keyword_search finds its chunk again within `within` seconds."""
+    """Whether keyword_search and semantic_search (its model loaded) find their chunk again within
+    `within` seconds."""
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
         found = await keyword_search(client)
-        if not found.is_error:
-            return [hit["chunk_id"] for hit in found.structured_content["results"]] == [RADIUM]
+        semantic = await client.call_tool("semantic_search", {"query": "Which element glows faintly blue?"})
+        if not found.is_error and not semantic.is_error:
+            return [hit["chunk_id"] for hit in found.structured_content["results"]] == [RADIUM] and (
+                semantic.structured_content["results"][0]["chunk_id"] == RADIUM
+            )
         await anyio.sleep(0.5)
     return False
 

@@ -22,9 +22,10 @@ from .store import store_deadline, store_location, unanswered, unanswered_messag
 
 STORE_THREADS = 8
 """Reads of one store running at once; LanceDB runs each read's requests in parallel besides."""
-STORE_WAITERS = 16
+STORE_WAITERS = 32
 """Callers waiting on one store at once; more are refused at once, so that a silent store holds at
-most this many of a server's threads (the MCP SDK runs tools on 40)."""
+most this many of a server's threads (the MCP SDK runs tools on 40: the others stay free for calls
+that need no store), while a store that answers is rarely read by so many calls at once."""
 PROBE_SECONDS = 2.0
 """While a store is silent, how often a read goes through to find out whether it answers again."""
 
@@ -116,9 +117,10 @@ class StoreReads:
 
     def _silent(self) -> None:
         with self._changed:
+            now = time.monotonic()
+            self._last_probe = now  # the next probe waits its turn from here: a call's later reads fail at once
             if self._silent_since is None:
-                self._silent_since = time.monotonic()
-                self._last_probe = self._silent_since
+                self._silent_since = now
                 log.warning("%s", unanswered_message(self.uri))
             self._silences += 1
             self._changed.notify_all()

@@ -201,6 +201,7 @@ class LiveIndex:
         with self._model_lock:
             event = self._ready.get(key)
             if event is None:
+                self._errors.pop(key, None)
                 event = self._ready[key] = threading.Event()
                 threading.Thread(target=self._load, args=(key, event), name="arag-model", daemon=True).start()
         return event
@@ -219,17 +220,22 @@ class LiveIndex:
         except Exception as exc:  # noqa: BLE001 - reported to the caller of query_vector
             self._errors[key] = str(exc)
             log.error("embedding model %s failed to load: %s", model, exc)
+            if isinstance(exc, StoreUnanswered):  # the encoder is on a store that did not answer: load it again later
+                with self._model_lock:
+                    self._ready.pop(key, None)
         finally:
             done.set()
 
     def query_vectors(self, snapshot: IndexSnapshot, queries: list[str], timeout: float) -> np.ndarray:
         """The queries' embeddings under the model `snapshot` was built with."""
         key = embedding_key(snapshot.manifest)
-        if not self._ensure_loading(key).wait(timeout):
+        loaded = self._ensure_loading(key).wait(timeout)
+        error, embedder = self._errors.get(key), self._embedders.get(key)
+        if loaded and error is not None:
+            raise ModelNotReady(f"semantic_search is unavailable: {error}; use keyword_search")
+        if embedder is None:  # still loading, or loading again after its store did not answer
             raise ModelNotReady(
                 "the embedding model is still loading; retry semantic_search in a few seconds "
                 "(keyword_search and chunk_read work meanwhile)"
             )
-        if key in self._errors:
-            raise ModelNotReady(f"semantic_search is unavailable: {self._errors[key]}; use keyword_search")
-        return self._embedders[key].encode_queries(queries)
+        return embedder.encode_queries(queries)

@@ -72,7 +72,7 @@ async def test_the_server_rides_out_a_store_outage(proxy: StallingProxy, index_u
             proxy.stall()
             took, result = await keyword_search()
             assert result.is_error and took < STORE_TIMEOUT + SLACK, (took, result.content[0].text)
-            assert "does not answer" in result.content[0].text and "damaged" not in result.content[0].text
+            assert "does not answer" in result.content[0].text and "is damaged" not in result.content[0].text
             assert health_until(base, 503, STORE_TIMEOUT + SLACK)["status"] == "store unreachable"
 
             stuck: list[tuple[float, object]] = []
