@@ -1,9 +1,9 @@
 """How long an object store is given to answer, and telling a store that does not answer from a damaged
 index.
 
-LanceDB and Arrow wait minutes for a store that stopped answering (Lance retries a request up to ten
+LanceDB and Arrow wait minutes for a store that stopped answering (LanceDB retries a request three
 times within three minutes, each attempt allowed 30 s, and a read makes several requests); the
-deadline set here bounds each request, its retries and, in `reading.py`, a whole read."""
+deadline set here bounds each request and its retries, and `store_reads.py` bounds a whole read."""
 
 from __future__ import annotations
 
