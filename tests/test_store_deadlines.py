@@ -18,7 +18,7 @@ from arag_mcp.server.app import create_server
 from arag_mcp.server.search.live_index import LiveIndex
 from mcp import Client
 
-from .conftest import BUCKET, SAMPLE, live_index
+from .conftest import BUCKET, SAMPLE, live_index, run_cli
 from .mcp_helpers import app_for, asgi_client
 from .stalling_proxy import StallingProxy
 
@@ -185,6 +185,23 @@ async def test_health_reports_a_store_that_does_not_answer(store: Store, index_u
             )
             store.proxy.recover()
             assert (await health_until(200, 2 * DEADLINE + 5))["status"] == "ok"
+
+
+@pytest.mark.parametrize("failure", ["stall", "vanish"])
+def test_commands_name_a_store_that_does_not_answer(store: Store, index_uri: str, failure: str):
+    getattr(store.proxy, failure)()
+    deadline = ["--store-timeout", str(DEADLINE)]
+    for module, args in (
+        ("arag_mcp.indexer", ["info", "--index", index_uri]),
+        ("arag_mcp.indexer", ["build", str(SAMPLE), "--index", index_uri, "--quiet"]),
+        ("arag_mcp.server", ["--index", index_uri]),
+    ):
+        result = run_cli(module, *args, *deadline)
+        assert result.returncode == 2, (args, result.stderr)
+        line = result.stderr.strip()
+        assert "\n" not in line and "Traceback" not in line, line
+        assert f"the object store at {store.proxy.endpoint} ({index_uri}) does not answer" in line, line
+        assert "is damaged" not in line, line
 
 
 def test_a_local_index_has_no_store_to_report(sample_index):  # noqa: ANN001 - Path

@@ -112,7 +112,7 @@ def store_location(uri: str) -> str:
 def unanswered_message(uri: str) -> str:
     """One line for a read or write the store did not answer in time."""
     return (
-        f"the object store at {store_location(uri)} does not answer (gave up after "
-        f"{store_deadline().seconds:g} s); the index is not damaged: retry once the store is reachable, "
+        f"the object store at {store_location(uri)} does not answer within {store_deadline().seconds:g} s; "
+        "the index is not damaged: retry once the store is reachable, "
         "and check the endpoint, the network and the store's status (--store-timeout sets the wait)"
     )
