@@ -28,12 +28,14 @@ class AragServer(MCPServer):
     """MCPServer whose argument errors are one actionable line, with common slips coerced, and
     whose health is the object store's (`health`)."""
 
-    live: LiveIndex | None = None
+    def __init__(self, live: LiveIndex, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.live = live
 
     def health(self) -> tuple[int, dict[str, Any]]:
         """The HTTP status and body of the health check: 503 while the object store holding the index
         does not answer (a load balancer then sends calls elsewhere), 200 otherwise."""
-        state = self.live.store_state() if self.live is not None else None
+        state = self.live.store_state()
         if state is None:
             return 200, {"status": "ok"}
         if state.answering:
@@ -69,13 +71,13 @@ def create_server(
     counts = live.manifest.counts
     collection = live.manifest.description
     server = AragServer(
+        live,
         "arag-mcp",
         title="A-RAG retrieval",
         instructions=f"{profile.instructions(collection)}\n\nIndex: {counts.documents} documents, "
         f"{counts.chunks} chunks. Profile: {profile.name}.",
         version=_version(),
     )
-    server.live = live
     if conversations is None:  # not `or`: an empty Conversations is falsy
         conversations = Conversations()
     toolkit = Toolkit(live, conversations, profile.full_text, keyword_match)

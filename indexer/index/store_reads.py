@@ -40,7 +40,6 @@ class StoreState:
     location: str
     answering: bool
     silent_seconds: float | None
-    waiting: int
 
 
 class StoreReads:
@@ -91,10 +90,7 @@ class StoreReads:
         with self._changed:
             since = self._silent_since
             return StoreState(
-                store_location(self.uri),
-                since is None,
-                None if since is None else time.monotonic() - since,
-                self._waiting,
+                store_location(self.uri), since is None, None if since is None else time.monotonic() - since
             )
 
     def _admit(self) -> None:
