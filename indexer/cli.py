@@ -16,6 +16,7 @@ from dataclasses import replace
 from arag_mcp.indexer.embedding.embedder import ModelError
 from arag_mcp.indexer.embedding.settings import BACKENDS, DEFAULT_BACKEND, DEFAULT_MODEL, limit_cpu_threads
 from arag_mcp.indexer.index.manifest import IndexStoreError
+from arag_mcp.indexer.index.store import set_store_deadline
 from arag_mcp.indexer.sources.files import SUPPORTED_SUFFIXES, CorpusError
 
 from .command_options import (
@@ -23,6 +24,7 @@ from .command_options import (
     INDEX,
     LOCAL_RAY,
     LOG_LEVEL,
+    STORE_TIMEOUT,
     THREADS,
     add_version,
     env_name,
@@ -50,6 +52,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     common = argparse.ArgumentParser(add_help=False)
     INDEX.add(common, ENV_PREFIX, required=True, help="index folder or object-store URI (s3://, gs://, az://)")
     LOG_LEVEL.add(common, ENV_PREFIX)
+    STORE_TIMEOUT.add(common, ENV_PREFIX)
     env_option(
         common, "--quiet", _env("--quiet"), action="store_true", help="no progress bars (every command takes it)"
     )
@@ -374,6 +377,8 @@ COMMANDS = {
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level=args.log_level, format="%(message)s")
+    if args.store_timeout:
+        set_store_deadline(args.store_timeout)
     from arag_mcp.indexer.index.lock import IndexBusy
 
     from .build import BuildFailed

@@ -76,6 +76,16 @@ def log_level(value: str) -> str:
     return value.strip().upper()
 
 
+def positive_seconds(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = 0.0
+    if not 0 < seconds < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {value!r}")
+    return seconds
+
+
 def positive_int(value: str) -> int:
     try:
         number = int(value)
@@ -109,6 +119,17 @@ DEVICE = SharedOption(
 )
 THREADS = SharedOption(
     "--threads", {"type": positive_int, "default": None, "help": "CPU threads for embedding (default: up to 4)"}
+)
+
+STORE_TIMEOUT = SharedOption(
+    "--store-timeout",
+    {
+        "type": positive_seconds,
+        "default": None,
+        "metavar": "SECONDS",
+        "help": "how long an object store (s3://, gs://, az://) has to answer a read or write, its retries "
+        "included, before the call fails saying that the store does not answer (default: 30)",
+    },
 )
 
 

@@ -25,7 +25,26 @@ PRIVATE_MANIFEST_KEYS = frozenset({"sources"})
 
 
 class AragServer(MCPServer):
-    """MCPServer whose argument errors are one actionable line, with common slips coerced."""
+    """MCPServer whose argument errors are one actionable line, with common slips coerced, and
+    whose health is the object store's (`health`)."""
+
+    def __init__(self, live: LiveIndex, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.live = live
+
+    def health(self) -> tuple[int, dict[str, Any]]:
+        """The HTTP status and body of the health check: 503 while the object store holding the index
+        does not answer (a load balancer then sends calls elsewhere), 200 otherwise."""
+        state = self.live.store_state()
+        if state is None:
+            return 200, {"status": "ok"}
+        if state.answering:
+            return 200, {"status": "ok", "store": f"the object store at {state.location} answers"}
+        return 503, {
+            "status": "store unreachable",
+            "store": f"the object store at {state.location} does not answer "
+            f"(for {state.silent_seconds:.0f} s); calls that read it fail until it does",
+        }
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Context | None = None) -> Any:
         tool = self._tool_manager.get_tool(name)
@@ -52,6 +71,7 @@ def create_server(
     counts = live.manifest.counts
     collection = live.manifest.description
     server = AragServer(
+        live,
         "arag-mcp",
         title="A-RAG retrieval",
         instructions=f"{profile.instructions(collection)}\n\nIndex: {counts.documents} documents, "

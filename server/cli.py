@@ -13,6 +13,7 @@ from arag_mcp.indexer.command_options import (
     DEVICE,
     INDEX,
     LOG_LEVEL,
+    STORE_TIMEOUT,
     THREADS,
     add_version,
     env_name,
@@ -21,6 +22,7 @@ from arag_mcp.indexer.command_options import (
 )
 from arag_mcp.indexer.embedding.settings import limit_cpu_threads
 from arag_mcp.indexer.index.manifest import IndexStoreError
+from arag_mcp.indexer.index.store import set_store_deadline
 from arag_mcp.indexer.index.words import KEYWORD_MATCHES
 from arag_mcp.server.tools.profiles import DEFAULT_PROFILE, PROFILES, Profile
 
@@ -90,6 +92,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     DEVICE.add(parser, ENV_PREFIX, help="torch device for query embedding (default: cpu)")
     THREADS.add(parser, ENV_PREFIX)
     LOG_LEVEL.add(parser, ENV_PREFIX)
+    STORE_TIMEOUT.add(parser, ENV_PREFIX)
     parser.add_argument(
         "--call",
         nargs="+",
@@ -152,6 +155,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             return 2
     limit_cpu_threads(args.threads)
+    if args.store_timeout:
+        set_store_deadline(args.store_timeout)
     from arag_mcp.server.search.live_index import LiveIndex
 
     from .app import create_server

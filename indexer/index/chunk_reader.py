@@ -13,7 +13,7 @@ import pyarrow.compute as pc
 from .catalogue import ChunkCatalogue
 from .chunks import Chunk
 from .ids import parse_chunk_id
-from .reading import reading
+from .reading import read
 from .schema import CHUNKS, ChunkColumn
 
 C = ChunkColumn
@@ -59,8 +59,8 @@ class ChunkReader:
             schema = pa.schema([*(self.table.schema.field(c) for c in columns), pa.field("number", pa.int64())])
             return schema.empty_table()
         row_ids = self.catalogue.row_ids[numbers]
-        with reading(self.uri, CHUNKS):
-            table = self.table.take_row_ids(row_ids.tolist()).select(list(columns)).with_row_id().to_arrow()
+        rows = self.table.take_row_ids(row_ids.tolist()).select(list(columns)).with_row_id()
+        table = read(self.uri, CHUNKS, rows.to_arrow)
         found = np.searchsorted(self.catalogue.row_ids, table["_rowid"].to_numpy())
         table = table.drop_columns(["_rowid"]).append_column("number", pa.array(found, pa.int64()))
         return table.take(pc.sort_indices(table["number"]))

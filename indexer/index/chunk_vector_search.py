@@ -9,7 +9,7 @@ import numpy as np
 
 from . import writer
 from .catalogue import ChunkCatalogue
-from .reading import reading
+from .reading import read
 from .schema import CHUNK_VECTORS, ChunkVectorColumn
 
 V = ChunkVectorColumn
@@ -32,6 +32,7 @@ class ChunkVectorSearch:
             search = search.where(
                 f"{V.DOC_KEY} IN ({writer.sql_list(self.catalogue.doc_keys_in(scope))})", prefilter=True
             )
-        with reading(self.uri, CHUNK_VECTORS):
-            found = search.distance_type("dot").limit(limit).select([V.CHUNK_ID, "_distance"]).to_arrow()
+        found = read(
+            self.uri, CHUNK_VECTORS, search.distance_type("dot").limit(limit).select([V.CHUNK_ID, "_distance"]).to_arrow
+        )
         return list(zip(found[V.CHUNK_ID].to_pylist(), (1.0 - found["_distance"].to_numpy()).tolist()))

@@ -18,7 +18,16 @@ from pathlib import Path
 from arag_mcp.indexer.user_cache import cache_root
 
 from .file_states import file_sha256
-from .manifest import ENCODER_DIR, REBUILD_HINT, EncoderFiles, IndexStoreError, is_remote, remote_filesystem
+from .manifest import (
+    ENCODER_DIR,
+    REBUILD_HINT,
+    EncoderFiles,
+    IndexStoreError,
+    StoreUnanswered,
+    is_remote,
+    remote_filesystem,
+)
+from .store import unanswered, unanswered_message
 
 CHUNK_BYTES = 1 << 20
 _VERIFIED: set[tuple] = set()
@@ -146,6 +155,10 @@ def _download(uri: str, files: EncoderFiles, folder: Path) -> None:
                 raise EncoderDamaged(
                     f"{uri}: its query encoder file {files.folder}/{name} is missing; {REBUILD_HINT}"
                 ) from None
+            except OSError as exc:
+                if unanswered(exc):
+                    raise StoreUnanswered(unanswered_message(uri)) from None
+                raise
         shutil.rmtree(folder, ignore_errors=True)
         try:
             work.rename(folder)

@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .catalogue import ChunkCatalogue
-from .reading import reading, scan
+from .reading import read, reading, scan
 from .schema import TERMS, TermColumn, terms_schema
 from .terms import MARKED_PREFIX, folded, lower, word_text
 from .words import (
@@ -125,8 +125,8 @@ class KeywordLookup:
         """Rows (term, chunks, counts) of the terms table with these row ids."""
         if not len(row_ids):
             return terms_schema().empty_table()
-        with reading(self.uri, TERMS):
-            return self.table.take_row_ids(row_ids.tolist()).select(terms_schema().names).to_arrow()
+        rows = self.table.take_row_ids(row_ids.tolist()).select(terms_schema().names)
+        return read(self.uri, TERMS, rows.to_arrow)
 
     def rows_containing(self, piece: str) -> np.ndarray:
         """Terms-table row ids of every word that contains `piece` (lower-cased)."""

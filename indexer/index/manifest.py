@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 from .collection import metadata_line
 from .schema import TABLES
+from .store import STORE_RETRIES, store_deadline, unanswered, unanswered_message
 
 FORMAT = "arag-index"
 FORMAT_VERSION = 4
@@ -32,6 +33,10 @@ REBUILD_HINT = "rebuild it with `arag-index build ... --rebuild`"
 
 class IndexStoreError(Exception):
     """The index location cannot be used; the message names the fix."""
+
+
+class StoreUnanswered(IndexStoreError):
+    """The object store did not answer in time: the index may well be whole."""
 
 
 @dataclass(frozen=True)
@@ -188,6 +193,8 @@ def read_index_file(uri: str, name: str) -> bytes | None:
             f"{_join(uri, name)} is not readable by this user; let it read the index (chmod -R a+rX {uri})"
         ) from None
     except OSError as exc:
+        if is_remote(uri) and unanswered(exc):
+            raise StoreUnanswered(unanswered_message(uri)) from None
         if is_remote(uri):
             raise IndexStoreError(
                 f"{uri}: cannot read {name} ({exc}); check the URI, the credentials and the endpoint"
@@ -225,7 +232,7 @@ def remote_filesystem(uri: str) -> tuple[pafs.FileSystem, str]:
         if endpoint.startswith("http://") and env("AWS_ALLOW_HTTP", "").lower() not in ("1", "true", "yes", "on"):
             raise IndexStoreError(f"the S3 endpoint {endpoint} is plain http; set AWS_ALLOW_HTTP=true to use it")
         region = env("AWS_REGION") or env("AWS_DEFAULT_REGION")
-        return pafs.S3FileSystem(endpoint_override=endpoint, region=region), path
+        return pafs.S3FileSystem(endpoint_override=endpoint, region=region, **_s3_deadline()), path
     if scheme in ("az", "azure"):
         account = env("AZURE_STORAGE_ACCOUNT_NAME")
         if not account:
@@ -234,11 +241,24 @@ def remote_filesystem(uri: str) -> tuple[pafs.FileSystem, str]:
             )
         return pafs.AzureFileSystem(account, account_key=env("AZURE_STORAGE_ACCOUNT_KEY")), path
     try:
-        return pafs.FileSystem.from_uri(uri)
+        fs, path = pafs.FileSystem.from_uri(uri)
     except pa.ArrowInvalid:
         raise IndexStoreError(
             f"{scheme}:// is not a supported storage scheme; use a local path or s3://, gs://, az://"
         ) from None
+    if isinstance(fs, pafs.S3FileSystem):  # AWS itself: the region found, the deadline added
+        fs = pafs.S3FileSystem(region=fs.region, **_s3_deadline())
+    return fs, path
+
+
+def _s3_deadline() -> dict[str, Any]:
+    """pyarrow S3FileSystem's timeouts and retries under the store deadline (store.py)."""
+    import pyarrow.fs as pafs
+
+    return {
+        **store_deadline().arrow_options(),
+        "retry_strategy": pafs.AwsStandardS3RetryStrategy(max_attempts=STORE_RETRIES + 1),
+    }
 
 
 def missing_bucket(uri: str) -> str | None:

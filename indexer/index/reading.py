@@ -1,15 +1,18 @@
-"""Reading a table: every row of a query in large batches, and a storage failure told as one line
-naming the table and the fix."""
+"""Reading a table: every row of a query in large batches, a read of an object store within its
+deadline (store_reads.py), and a storage failure told as one line naming the table and the fix, or
+the store that does not answer."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 import pyarrow as pa
 
-from .manifest import IndexStoreError
+from .manifest import IndexStoreError, StoreUnanswered, is_remote
+from .store import unanswered, unanswered_message
+from .store_reads import store_reads
 
 SCAN_BATCH_ROWS = 65_536
 """Rows per batch when every row of a query is read. LanceDB's default batch (about 1,000 rows)
@@ -19,19 +22,33 @@ read in those, 0.1 s in batches of this size."""
 STORAGE_ERRORS = (OSError, RuntimeError, ValueError)
 """What LanceDB and Arrow raise for unreadable data (lance errors are RuntimeError or OSError)."""
 
+T = TypeVar("T")
+
 
 def scan(query: Any, batch_rows: int = SCAN_BATCH_ROWS) -> pa.RecordBatchReader:
     """Every row of `query` (a LanceDB query), in batches of `batch_rows`."""
     return query.limit(None).to_batches(batch_size=batch_rows)
 
 
+def read(uri: str, table: str, fetch: Callable[[], T]) -> T:
+    """`fetch()`, a read of `table` that a tool call waits for: on an object store, run within the
+    store deadline and without the caller's thread (store_reads.py); its failure told as `reading` tells it."""
+    with reading(uri, table):
+        return store_reads(uri).run(fetch) if is_remote(uri) else fetch()
+
+
 @contextmanager
 def reading(uri: str, table: str) -> Iterator[None]:
     """LanceDB reports a deleted or truncated data file as a long message with internal paths; the
-    reader knows which table it was reading, which is what the user needs."""
+    reader knows which table it was reading, which is what the user needs. A store that did not
+    answer is named as such: the table may be whole, and rebuilding it would not help."""
     try:
         yield
+    except StoreUnanswered:
+        raise
     except STORAGE_ERRORS as exc:
+        if is_remote(uri) and unanswered(exc):
+            raise StoreUnanswered(unanswered_message(uri)) from None
         raise IndexStoreError(
             f"{uri}: table {table!r} is damaged ({_damage(exc)}); "
             f"rebuild the index with `arag-index build SOURCE... --index {uri} --rebuild`"

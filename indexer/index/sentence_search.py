@@ -14,7 +14,7 @@ from . import writer
 from .catalogue import SENTENCE_COUNT, ChunkCatalogue
 from .document_lines import DocumentLines
 from .manifest import Manifest
-from .reading import reading
+from .reading import read, reading
 from .schema import SENTENCES, SentenceColumn
 from .vectors import SentenceMatches, SentenceVectors
 
@@ -59,8 +59,7 @@ class SentenceSearch:
             vector_index = self.manifest.vector_index
             if vector_index:
                 search = search.nprobes(vector_index["nprobes"]).refine_factor(vector_index["refine_factor"])
-            with reading(self.uri, SENTENCES):
-                found = search.select([S.CHUNK_ID, S.POSITION, S.TEXT, "_distance"]).to_arrow()
+            found = read(self.uri, SENTENCES, search.select([S.CHUNK_ID, S.POSITION, S.TEXT, "_distance"]).to_arrow)
         numbers, known = self.catalogue.locate(found[S.CHUNK_ID].to_numpy(zero_copy_only=False))
         return SentenceMatches(
             numbers[known],
@@ -77,28 +76,26 @@ class SentenceSearch:
 
     def of_document(self, document: DocumentLines) -> tuple[list[str], list[int], np.ndarray]:
         """(chunk id, start offset in its chunk, vector) of every sentence of `document`."""
-        with reading(self.uri, SENTENCES):
-            table = (
-                self.table.search()
-                .where(f"{S.DOC_KEY} = '{document.doc_key}'")
-                .select([S.CHUNK_ID, S.START, S.VECTOR])
-                .limit(None)
-                .to_arrow()
-            )
+        query = (
+            self.table.search()
+            .where(f"{S.DOC_KEY} = '{document.doc_key}'")
+            .select([S.CHUNK_ID, S.START, S.VECTOR])
+            .limit(None)
+        )
+        table = read(self.uri, SENTENCES, query.to_arrow)
         vectors = np.asarray(table[S.VECTOR].combine_chunks().flatten().to_numpy(), dtype=np.float32)
         return table[S.CHUNK_ID].to_pylist(), table[S.START].to_pylist(), vectors.reshape(table.num_rows, -1)
 
     def _nearest_in(self, vector: np.ndarray, limit: int, doc_keys: Sequence[str]) -> pa.Table:
         """Exact search over these documents' sentences, read with their vectors (the doc key is
         indexed), as the index search reports it."""
-        with reading(self.uri, SENTENCES):
-            rows = (
-                self.table.search()
-                .where(f"{S.DOC_KEY} IN ({writer.sql_list(doc_keys)})")
-                .select([S.CHUNK_ID, S.POSITION, S.TEXT, S.VECTOR])
-                .limit(None)
-                .to_arrow()
-            )
+        query = (
+            self.table.search()
+            .where(f"{S.DOC_KEY} IN ({writer.sql_list(doc_keys)})")
+            .select([S.CHUNK_ID, S.POSITION, S.TEXT, S.VECTOR])
+            .limit(None)
+        )
+        rows = read(self.uri, SENTENCES, query.to_arrow)
         vectors = rows[S.VECTOR].combine_chunks().flatten().to_numpy().reshape(rows.num_rows, -1)
         scores = vectors @ vector.astype(np.float32)
         best = np.argsort(-scores, kind="stable")[:limit]

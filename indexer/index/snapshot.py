@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import lancedb
+import pyarrow as pa
 
 from . import writer
 from .catalogue import HELD_COLUMNS, ChunkCatalogue
@@ -20,9 +20,10 @@ from .chunk_vector_search import ChunkVectorSearch
 from .document_assembly import DocumentAssembler
 from .keyword_lookup import KeywordLookup
 from .manifest import Manifest, check_manifest, normalise_uri
-from .reading import reading, scan
+from .reading import read, reading, scan
 from .schema import CHUNK_VECTORS, CHUNKS, DOCUMENTS, SENTENCES, TERMS, ChunkColumn, DocumentColumn, SentenceColumn
 from .sentence_search import SentenceSearch
+from .store import connect
 from .vectors import SentenceVectors
 
 C = ChunkColumn
@@ -59,7 +60,7 @@ def open_index(uri: str, previous: IndexSnapshot | None = None) -> IndexSnapshot
     for the documents this build left unchanged."""
     uri = normalise_uri(uri)
     manifest = check_manifest(uri)
-    db = lancedb.connect(uri)
+    db = connect(uri)
     tables: dict[str, Any] = {}
     for name in manifest.tables:
         with reading(uri, name):
@@ -105,8 +106,11 @@ def list_documents(uri: str) -> list[dict[str, Any]]:
     Only the documents table is opened. IndexStoreError says what is wrong."""
     uri = normalise_uri(uri)
     manifest = check_manifest(uri)
-    with reading(uri, DOCUMENTS):
-        table = lancedb.connect(uri).open_table(DOCUMENTS)
+
+    def fetch() -> pa.Table:
+        table = connect(uri).open_table(DOCUMENTS)
         table.checkout(manifest.tables[DOCUMENTS])
-        rows = scan(table.search().select(list(LISTED_COLUMNS))).read_all()
+        return scan(table.search().select(list(LISTED_COLUMNS))).read_all()
+
+    rows = read(uri, DOCUMENTS, fetch)
     return rows.sort_by([(DocumentColumn.SOURCE, "ascending"), (DocumentColumn.ID, "ascending")]).to_pylist()

@@ -28,7 +28,6 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import lancedb
 import numpy as np
 import pyarrow as pa
 from lancedb.index import BTree, IvfPq
@@ -63,6 +62,7 @@ from .schema import (
     sentences_schema,
     terms_schema,
 )
+from .store import connect
 from .terms import chunk_terms, invert
 
 NO_CLEANUP = timedelta(days=365_000)
@@ -193,7 +193,7 @@ class IndexWriter:
         """The manifest whose table versions, and all later ones, this build keeps: the one it
         found, or on a new index the first one it commits (before that, no server reads any)."""
         self.previous = None if rebuild else self.committed
-        self._db = lancedb.connect(self.uri)
+        self._db = connect(self.uri)
         self.chunks = self._start_table(CHUNKS, chunks_schema())
         self.sentences = self._start_table(SENTENCES, sentences_schema(dimension))
         self.terms = self._start_table(TERMS, terms_schema())

@@ -9,7 +9,7 @@ import hmac
 import ipaddress
 import logging
 
-from mcp.server.mcpserver import MCPServer
+from arag_mcp.server.app import AragServer
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse
@@ -83,7 +83,7 @@ def _host_names(host: str) -> list[str]:
 
 
 def build_app(
-    server: MCPServer,
+    server: AragServer,
     transport: str,
     host: str,
     token: str | None,
@@ -93,7 +93,8 @@ def build_app(
 ) -> ASGIApp:
     @server.custom_route(HEALTH_PATH, methods=["GET"])
     async def health(_: Request) -> JSONResponse:
-        return JSONResponse({"status": "ok"})
+        status, body = server.health()
+        return JSONResponse(body, status_code=status)
 
     security = security_settings(host, allowed_hosts)
     if transport == "sse":
@@ -107,7 +108,7 @@ def build_app(
 
 
 def serve_http(
-    server: MCPServer,
+    server: AragServer,
     transport: str,
     host: str,
     port: int,

@@ -14,10 +14,13 @@ from arag_mcp.indexer.index.manifest import (
     EncoderFiles,
     IndexStoreError,
     Manifest,
+    StoreUnanswered,
     check_manifest,
+    is_remote,
     normalise_uri,
     read_manifest,
 )
+from arag_mcp.indexer.index.store_reads import StoreState, store_reads
 
 if TYPE_CHECKING:
     import numpy as np
@@ -72,6 +75,7 @@ class LiveIndex:
         self._open_error: str | None = None
         self._checked = 0.0
         self._lock = threading.Lock()
+        self._probing = threading.Lock()
         self._model_lock = threading.Lock()
         self._embedders: dict[EmbeddingKey, Embedder] = {}
         self._ready: dict[EmbeddingKey, threading.Event] = {}
@@ -122,11 +126,13 @@ class LiveIndex:
             raise IndexStoreError(f"{self.uri} is still being opened; retry in a few seconds")
         if self._snapshot is None:
             raise IndexStoreError(self._open_error or f"{self.uri} could not be opened")
-        if time.monotonic() - self._checked >= self.reload_seconds:
-            with self._lock:
+        if time.monotonic() - self._checked >= self.reload_seconds and self._lock.acquire(blocking=False):
+            try:  # one request looks; the others are served the build they have meanwhile
                 if time.monotonic() - self._checked >= self.reload_seconds:
                     self._reload_if_changed()
                     self._checked = time.monotonic()
+            finally:
+                self._lock.release()
         return self._snapshot
 
     def look_again(self) -> None:
@@ -137,7 +143,7 @@ class LiveIndex:
         from arag_mcp.indexer.index.snapshot import open_index
 
         try:
-            manifest = read_manifest(self.uri)
+            manifest = self._read_manifest()
             if manifest and manifest.get("tables") != self._snapshot.manifest.raw["tables"]:
                 self._snapshot = open_index(self.uri, previous=self._snapshot)
                 self.manifest = self._snapshot.manifest
@@ -146,8 +152,33 @@ class LiveIndex:
             elif manifest and manifest != self._snapshot.manifest.raw:  # the same build, described anew
                 self.manifest = Manifest.from_dict(self.uri, manifest)
                 self._snapshot = replace(self._snapshot, manifest=self.manifest)
+        except StoreUnanswered:
+            pass  # keep serving the build we have; the store's silence is logged once (store_reads.py)
         except Exception as exc:  # noqa: BLE001 - keep serving the build we have
             log.warning("could not open the new build of %s, still serving the previous one: %s", self.uri, exc)
+
+    def _read_manifest(self) -> dict | None:
+        """The committed manifest, read within the store deadline on an object store."""
+        if is_remote(self.uri):
+            return store_reads(self.uri).run(lambda: read_manifest(self.uri))
+        return read_manifest(self.uri)
+
+    def store_state(self) -> StoreState | None:
+        """How the object store holding the index answers (None for a local index). Looks at the store
+        again on a thread of its own, one look at a time, so the state follows the store without traffic."""
+        if not is_remote(self.uri):
+            return None
+        if self._probing.acquire(blocking=False):
+            threading.Thread(target=self._probe_store, name="arag-store-probe", daemon=True).start()
+        return store_reads(self.uri).state()
+
+    def _probe_store(self) -> None:
+        try:
+            self._read_manifest()
+        except IndexStoreError:
+            pass  # the store's state says so
+        finally:
+            self._probing.release()
 
     def _queue_vectors(self, snapshot: IndexSnapshot) -> None:
         with self._vectors_read:
@@ -170,6 +201,7 @@ class LiveIndex:
         with self._model_lock:
             event = self._ready.get(key)
             if event is None:
+                self._errors.pop(key, None)
                 event = self._ready[key] = threading.Event()
                 threading.Thread(target=self._load, args=(key, event), name="arag-model", daemon=True).start()
         return event
@@ -188,17 +220,22 @@ class LiveIndex:
         except Exception as exc:  # noqa: BLE001 - reported to the caller of query_vector
             self._errors[key] = str(exc)
             log.error("embedding model %s failed to load: %s", model, exc)
+            if isinstance(exc, StoreUnanswered):  # the encoder is on a store that did not answer: load it again later
+                with self._model_lock:
+                    self._ready.pop(key, None)
         finally:
             done.set()
 
     def query_vectors(self, snapshot: IndexSnapshot, queries: list[str], timeout: float) -> np.ndarray:
         """The queries' embeddings under the model `snapshot` was built with."""
         key = embedding_key(snapshot.manifest)
-        if not self._ensure_loading(key).wait(timeout):
+        loaded = self._ensure_loading(key).wait(timeout)
+        error, embedder = self._errors.get(key), self._embedders.get(key)
+        if loaded and error is not None:
+            raise ModelNotReady(f"semantic_search is unavailable: {error}; use keyword_search")
+        if embedder is None:  # still loading, or loading again after its store did not answer
             raise ModelNotReady(
                 "the embedding model is still loading; retry semantic_search in a few seconds "
                 "(keyword_search and chunk_read work meanwhile)"
             )
-        if key in self._errors:
-            raise ModelNotReady(f"semantic_search is unavailable: {self._errors[key]}; use keyword_search")
-        return self._embedders[key].encode_queries(queries)
+        return embedder.encode_queries(queries)

@@ -1,0 +1,104 @@
+"""The real server process over streamable HTTP, its index on a local S3 server (moto) that stalls, then
+vanishes, then comes back: one-line answers within --store-timeout, /health following the store, and
+calls answered from memory served while many calls are stuck on the store."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from urllib.parse import urlparse
+
+import anyio
+import httpx2
+import pytest
+from arag_mcp.indexer.build import BuildOptions, build_index
+from arag_mcp.indexer.index.ids import doc_key
+
+from ..conftest import BUCKET, SAMPLE
+from ..mcp_helpers import http_client, http_server
+from ..stalling_proxy import StallingProxy
+
+pytestmark = [pytest.mark.slow, pytest.mark.anyio]
+STORE_TIMEOUT = 4.0
+SLACK = 3.0
+RADIUM = f"{doc_key('radium')}-0"
+IN_FLIGHT = 60
+
+
+@pytest.fixture(scope="module")
+def proxy(s3_endpoint: str) -> Iterator[StallingProxy]:
+    proxy = StallingProxy(urlparse(s3_endpoint).port)
+    yield proxy
+    proxy.close()
+
+
+@pytest.fixture(scope="module")
+def index_uri(proxy: StallingProxy) -> str:
+    uri = f"s3://{BUCKET}/outage"
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("AWS_ENDPOINT_URL", proxy.endpoint)
+        build_index([SAMPLE], uri, BuildOptions(progress=False))
+    return uri
+
+
+def health(base: str) -> tuple[int, dict]:
+    response = httpx2.get(f"{base}/health", timeout=5)
+    return response.status_code, response.json()
+
+
+def health_until(base: str, status: int, within: float) -> dict:
+    deadline = time.monotonic() + within
+    while True:
+        code, body = health(base)
+        if code == status or time.monotonic() > deadline:
+            assert code == status, body
+            return body
+        time.sleep(0.3)
+
+
+async def test_the_server_rides_out_a_store_outage(proxy: StallingProxy, index_uri: str):
+    env = {"AWS_ENDPOINT_URL": proxy.endpoint}
+    with http_server(index_uri, "streamable-http", "--store-timeout", str(STORE_TIMEOUT), env=env) as base:
+        async with http_client(base, "streamable-http", "auto") as client:
+
+            async def keyword_search() -> tuple[float, object]:
+                started = time.monotonic()
+                result = await client.call_tool("keyword_search", {"keywords": ["pitchblende"], "top_k": 3})
+                return time.monotonic() - started, result
+
+            _, found = await keyword_search()
+            assert not found.is_error, found.content[0].text
+
+            proxy.stall()
+            took, result = await keyword_search()
+            assert result.is_error and took < STORE_TIMEOUT + SLACK, (took, result.content[0].text)
+            assert "does not answer" in result.content[0].text and "is damaged" not in result.content[0].text
+            assert health_until(base, 503, STORE_TIMEOUT + SLACK)["status"] == "store unreachable"
+
+            stuck: list[tuple[float, object]] = []
+
+            async def one_stuck() -> None:
+                stuck.append(await keyword_search())
+
+            await anyio.sleep(2.5)  # past the probe interval: calls reach the store again and wait on it
+            async with anyio.create_task_group() as calls:
+                for _ in range(IN_FLIGHT):
+                    calls.start_soon(one_stuck)
+                await anyio.sleep(0.5)
+                started = time.monotonic()
+                manifest = await client.read_resource("arag://index")
+                assert time.monotonic() - started < 2.0 and index_uri in manifest.contents[0].text
+            assert len(stuck) == IN_FLIGHT and max(took for took, _ in stuck) < STORE_TIMEOUT + SLACK
+            assert all(result.is_error for _, result in stuck)
+
+            proxy.vanish()
+            took, result = await keyword_search()
+            assert result.is_error and "does not answer" in result.content[0].text, result.content[0].text
+            assert took < STORE_TIMEOUT + SLACK, took
+
+            proxy.recover()
+            health_until(base, 200, 2 * STORE_TIMEOUT + 10)
+            deadline = time.monotonic() + 2 * STORE_TIMEOUT + 10
+            while (found := (await keyword_search())[1]).is_error and time.monotonic() < deadline:
+                await anyio.sleep(0.5)
+            assert [hit["chunk_id"] for hit in found.structured_content["results"]] == [RADIUM]
