@@ -30,7 +30,7 @@ import numpy as np
 import pyarrow as pa
 from arag_mcp.indexer.index.snapshot import IndexSnapshot
 from arag_mcp.server.search.keyword_weights import K1, B
-from arag_mcp.server.search.keywords import MATCHERS, _Order, _Tally
+from arag_mcp.server.search.keywords import MATCHERS, _as_written_or_by_words, _Order, _Tally
 from arag_mcp.server.search.retrieval import top_chunks
 
 Ranking = Callable[[Sequence[str], int], list[int]]
@@ -48,10 +48,10 @@ class Anchor:
 def our_ranking(snapshot: IndexSnapshot, given: Sequence[str], top_k: int) -> list[int]:
     """keyword_search(snapshot, given, top_k)'s chunk numbers in its order, computed as it computes them."""
     matcher = MATCHERS["word"]
-    keywords = matcher.keywords(given)
+    keywords, written = _as_written_or_by_words(snapshot, matcher, matcher.keywords(given), None)
     if not keywords:
         return []
-    tally = _Tally(snapshot, matcher, keywords, None)
+    tally = _Tally(snapshot, matcher, keywords, None, written)
     pages = matcher.titled_pages(snapshot, keywords, None)
     tally.settle_top(top_k)
     order = _Order(tally, pages)

@@ -25,7 +25,16 @@ TEXTS = [
 
 
 @pytest.mark.parametrize(
-    "keywords", [["cat"], ["dog house"], ["cat", "dog"], ["Alpha", "cat"], ["cat", "dog house", "Zeta"], ["absent"]]
+    "keywords",
+    [
+        ["cat"],
+        ["dog house"],
+        ["cat", "dog"],
+        ["Alpha", "cat"],
+        ["cat", "dog house", "Zeta"],
+        ["$5.00", "CAT"],
+        ["absent"],
+    ],
 )
 def test_our_ranking_alone_is_the_ranking_keyword_search_returns(scoring_index: Path, keywords: list[str]):
     snapshot = open_index(str(scoring_index))
