@@ -32,6 +32,7 @@ from speed import QUERIES, WORK, _label, keyword_queries, keyword_tool, passages
 STAGES: dict[tuple[str, str], str] = {
     ("Toolkit", "_checked_keywords"): "keyword checks and folding",
     ("WordMatch", "keywords"): "keyword checks and folding",
+    ("", "_as_written_or_by_words"): "marked keywords as written",
     ("PieceCounts", "__init__"): "postings",
     ("KeywordLookup", "rows_of_word"): "postings",
     ("KeywordLookup", "title_counts"): "postings",
