@@ -3,9 +3,10 @@
 The tool call in process (Toolkit.keyword_search: the ranking, per-keyword counts, matched sentences,
 snippets, the answer) is sampled by pyinstrument over the queries speed.py times, a few rounds; each
 sample goes to the innermost stage on its stack (STAGES; "other": none). The same queries go to the
-real server over stdio, each in turn with the call in process: what a round trip takes beyond it
-(the SDK's JSON-RPC, validation and the pipe) is the MCP share; the stages share the rest in the
-proportions sampled.
+real server over stdio, each in turn with the call in process: the CPU time a round trip takes
+(the server's and the client's) beyond the call's in process (the SDK's JSON-RPC, validation and
+the pipe) is the MCP share; the stages share the rest in the proportions sampled. CPU times,
+since on a shared machine the wall times mostly measure the load.
 
     python bench/keyword_profile.py                 # chunks-100k
     python bench/keyword_profile.py --chunks 10000
@@ -27,7 +28,16 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import BENCH_DATA, RESULTS, log, write_json  # noqa: E402
-from speed import QUERIES, WORK, _label, keyword_queries, keyword_tool, passages, synthetic_chunks  # noqa: E402
+from speed import (  # noqa: E402
+    QUERIES,
+    WORK,
+    _label,
+    _server_pid,
+    keyword_queries,
+    keyword_tool,
+    passages,
+    synthetic_chunks,
+)
 
 STAGES: dict[tuple[str, str], str] = {
     ("Toolkit", "_checked_keywords"): "keyword checks and folding",
@@ -102,36 +112,53 @@ def profile(uri: Path, queries: list[list[str]]) -> dict[str, float]:
     return stage_times(profiler.last_session.root_frame(), STAGES)
 
 
-async def call_times(uri: Path, cases: dict[int, list[list[str]]]) -> dict[int, tuple[float, float]]:
-    """Per keyword count, the mean (ms) of the tool call in process and of its round trip to the
-    real server over stdio, the two timed in turn on each query (the order alternating), so that a
-    change in the machine's load touches both alike."""
+async def call_times(uri: Path, cases: dict[int, list[list[str]]]) -> dict[int, dict[str, float]]:
+    """Per keyword count, the tool call in process and its round trip to the real server over stdio,
+    the two in turn on each query (the order alternating): their median wall times (ms), and their
+    mean CPU times (ms): this process's for the call in process, the server's and this client's for
+    the round trip. On a loaded machine the CPU times tell what the round trip adds; the wall
+    times mostly tell the load."""
     from mcp import Client, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
     params = StdioServerParameters(command=sys.executable, args=["-m", "arag_mcp.server", "--index", str(uri)])
-    means = {}
+    results = {}
     with open(os.devnull, "w") as quiet, keyword_tool(uri) as tool:
         async with Client(stdio_client(params, errlog=quiet), mode="legacy") as client:
             for query in cases[3][:5]:
                 tool(query)
                 await client.call_tool("keyword_search", {"keywords": query})
+            server = _server_pid(uri)
             for words, queries in cases.items():
-                in_process, round_trip = [], []
+                wall: dict[bool, list[float]] = {True: [], False: []}
+                cpu: dict[bool, float] = {True: 0.0, False: 0.0}
                 for number, query in enumerate(queries * ROUNDS):
                     for local in (True, False) if number % 2 else (False, True):
-                        started = time.perf_counter()
+                        started, used = time.perf_counter(), time.process_time() + (0 if local else _cpu_s(server))
                         if local:
                             tool(query)
                         else:
                             await client.call_tool("keyword_search", {"keywords": query})
-                        (in_process if local else round_trip).append(time.perf_counter() - started)
-                means[words] = (1000 * float(np.median(in_process)), 1000 * float(np.median(round_trip)))
-    return means
+                        wall[local].append(time.perf_counter() - started)
+                        cpu[local] += time.process_time() + (0 if local else _cpu_s(server)) - used
+                calls = len(queries) * ROUNDS
+                results[words] = {
+                    "in_process_ms": 1000 * float(np.median(wall[True])),
+                    "round_trip_ms": 1000 * float(np.median(wall[False])),
+                    "in_process_cpu_ms": 1000 * cpu[True] / calls,
+                    "round_trip_cpu_ms": 1000 * cpu[False] / calls,
+                }
+    return results
+
+
+def _cpu_s(pid: int) -> float:
+    """CPU seconds (user and system, all threads) process `pid` has used."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def shares(sampled: dict[str, float], in_process_ms: float, round_trip_ms: float) -> dict[str, float]:
-    """Each stage's share of the round trip: the MCP share first, the stages splitting the rest as sampled."""
+    """Each stage's share of the round trip (CPU times): the MCP share first, the stages splitting the rest as sampled."""
     mcp = max(round_trip_ms - in_process_ms, 0.0) / round_trip_ms
     total = sum(sampled.values())
     return {MCP: mcp} | {stage: (1 - mcp) * seconds / total for stage, seconds in sampled.items()}
@@ -149,7 +176,12 @@ def print_table(results: dict) -> None:
     for stage in order:
         cells = [f"{100 * case['shares'].get(stage, 0):.1f}%" for case in results["cases"].values()]
         print(f"| {stage} | " + " | ".join(cells) + " |")
-    for label, key in (("in process, ms (mean)", "in_process_ms"), ("round trip, ms (mean)", "round_trip_ms")):
+    for label, key in (
+        ("in process, CPU ms (mean)", "in_process_cpu_ms"),
+        ("round trip, CPU ms of server and client (mean)", "round_trip_cpu_ms"),
+        ("in process, wall ms (p50)", "in_process_ms"),
+        ("round trip, wall ms (p50)", "round_trip_ms"),
+    ):
         print(f"| {label} | " + " | ".join(f"{case[key]:.1f}" for case in results["cases"].values()) + " |")
 
 
@@ -167,16 +199,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     cases = {words: keyword_queries(chunks, words, QUERIES) for words in (1, 2, 3)}
     results: dict = {"index": uri.name, "rounds": ROUNDS, "cases": {}}
     log(f"{uri.name}: the tool in process and over stdio, in turn")
-    means = anyio.run(call_times, uri, cases)
+    times = anyio.run(call_times, uri, cases)
     for words, queries in cases.items():
         log(f"{uri.name}: profiling {words} keyword(s)")
         sampled = profile(uri, queries)
-        in_process_ms, round_trip_ms = means[words]
-        results["cases"][str(words)] = {
-            "in_process_ms": in_process_ms,
-            "round_trip_ms": round_trip_ms,
+        case = times[words]
+        results["cases"][str(words)] = case | {
             "sampled_s": sampled,
-            "shares": shares(sampled, in_process_ms, round_trip_ms),
+            "shares": shares(sampled, case["in_process_cpu_ms"], case["round_trip_cpu_ms"]),
         }
         write_json(args.out, results)
     print_table(results)
