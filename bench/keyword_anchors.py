@@ -12,7 +12,8 @@ only. What they do not do that keyword_search does: keywords of several words as
 word counts alone), per-keyword chunk counts, the pages a keyword names ranked first and every
 keyword's best chunk kept, matched sentences, the paper's substring mode, and words of scripts
 written without spaces (Chinese, Japanese, Thai) matched inside longer runs. An anchor whose
-package is not installed (`pip install -e ".[bench]"`) is left out with a note.
+package is not installed (`pip install -e ".[bench]"`) is left out with a note, and so is bm25s
+where its tokenised corpus would not fit in the free memory (1M chunks of ~1,000 tokens: ~36 GB).
 
 `our_ranking` is keyword_search's ranking alone (whole words, first page, no scope): the chunks it
 returns, before it counts matching chunks per keyword or reads their rows and sentences.
@@ -74,8 +75,13 @@ def build_anchors(titles: Sequence[str], texts: Sequence[str], folder: Path) -> 
     note for each one left out. LanceDB's table is written under `folder`, replacing what is there."""
     notes = []
     anchors: list[Anchor] = []
+    needed, free = BM25S_BYTES_PER_CHAR * sum(map(len, texts)), _free_memory()
     if importlib.util.find_spec("bm25s") is None:
         notes.append('bm25s left out: not installed (pip install -e ".[bench]")')
+    elif needed > free:
+        notes.append(
+            f"bm25s left out: its tokenised corpus needs about {needed / 2**30:.0f} GB, {free / 2**30:.0f} GB free"
+        )
     else:
         backends = ["numpy"]
         if importlib.util.find_spec("numba") is None:
@@ -85,6 +91,22 @@ def build_anchors(titles: Sequence[str], texts: Sequence[str], folder: Path) -> 
         anchors += bm25s_anchors(documents(titles, texts), backends)
     anchors.append(lancedb_anchor(documents(titles, texts), folder))
     return anchors, notes
+
+
+BM25S_BYTES_PER_CHAR = 8
+"""About what bm25s holds while it indexes, per character of text: its tokenisation keeps every
+token id of the corpus as Python lists (a word of ~5 characters and its space: ~40 bytes)."""
+
+
+def _free_memory() -> int:
+    """Bytes of memory available now (Linux: MemAvailable; elsewhere, taken as unbounded)."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 2**62
 
 
 def bm25s_anchors(docs: list[str], backends: Sequence[str]) -> list[Anchor]:

@@ -60,3 +60,11 @@ def test_bm25s_ranks_the_chunk_with_the_rare_word_first():
     assert anchor.ranking(["polonium", "dog"], 2) == [1, 2]
     assert anchor.ranking(["Delta"], 5) == [3]
     assert anchor.ranking(["absent"], 5) == []
+
+
+def test_bm25s_is_left_out_with_a_note_where_its_corpus_would_not_fit(tmp_path: Path, monkeypatch):
+    pytest.importorskip("bm25s", reason='the bench extra: pip install -e ".[bench]"')
+    monkeypatch.setattr(keyword_anchors, "BM25S_BYTES_PER_CHAR", 2**50)
+    anchors, notes = keyword_anchors.build_anchors(TITLES, TEXTS, tmp_path)
+    assert [anchor.name for anchor in anchors] == ["lancedb_fts"]
+    assert len(notes) == 1 and notes[0].startswith("bm25s left out: its tokenised corpus needs about")
