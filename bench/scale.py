@@ -36,6 +36,7 @@ import ray
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import index_dump  # noqa: E402
 from arag_mcp.indexer.build import BuildOptions, build_index  # noqa: E402
 from arag_mcp.indexer.embedding.embedder import Embedder  # noqa: E402
 from arag_mcp.indexer.index.reading import scan  # noqa: E402
@@ -44,8 +45,8 @@ from arag_mcp.indexer.index.snapshot import IndexSnapshot, open_index  # noqa: E
 from arag_mcp.indexer.index.writer import IndexWriter  # noqa: E402
 from arag_mcp.indexer.ray_build import Written, write_rows  # noqa: E402
 from arag_mcp.server.search import retrieval  # noqa: E402
-from arag_mcp.server.search.keywords import keyword_search  # noqa: E402
 from common import BENCH_DATA, RESULTS, log, read_jsonl, write_json  # noqa: E402
+from keyword_anchors import build_anchors  # noqa: E402
 from speed import (  # noqa: E402
     QUERIES,
     SEMANTIC_QUERIES,
@@ -53,7 +54,10 @@ from speed import (  # noqa: E402
     bench_server,
     commit_synthetic,
     keyword_queries,
+    keyword_side_by_side,
+    keyword_tool,
     passages,
+    print_keyword_table,
     recall_at_10,
     stats,
     synthetic_chunks,
@@ -118,12 +122,21 @@ def write_distributed(uri: Path, chunk_count: int, records: list[dict], pool: np
     }
 
 
-def bench_keyword(snapshot: IndexSnapshot, chunks: list[tuple[str, str]]) -> dict:
-    """keyword_search (whole words) with 1, 2 and 3 keywords; speed.py compares it with brute force."""
-    results = {}
-    for words in (1, 2, 3):
-        times, _ = timed(lambda q: keyword_search(snapshot, q, 5, "word"), keyword_queries(chunks, words, QUERIES))
-        results[f"{words} keywords"] = stats(times)
+def bench_keyword(snapshot: IndexSnapshot, uri: Path, chunks: list[tuple[str, str]]) -> dict:
+    """keyword_search (whole words) with 1, 2 and 3 keywords beside the anchors (keyword_anchors.py),
+    as speed.py sets them side by side; speed.py also compares it with brute force."""
+    held = index_dump.all_chunks(snapshot)
+    titles, texts = [c.title for c in held], [c.text for c in held]
+    del held
+    log(f"{uri.name}: indexing the keyword anchors")
+    anchors, notes = build_anchors(titles, texts, WORK / f"{uri.name}-anchors")
+    del titles, texts
+    results: dict = {"anchors_built_s": {anchor.name: anchor.build_s for anchor in anchors}, "anchor_notes": notes}
+    with keyword_tool(uri) as tool:
+        for words in (1, 2, 3):
+            case = keyword_side_by_side(snapshot, tool, anchors, keyword_queries(chunks, words, QUERIES), chunks)
+            del case["rankings"], case["scored"]
+            results[f"{words} keywords"] = case
     return results
 
 
@@ -180,7 +193,7 @@ def serve(uri: Path, chunks: list[tuple[str, str]], questions: list[str], warmup
     snapshot = open_index(str(uri))
     opened = time.perf_counter() - started
     result: dict = {"open_index_s": round(opened, 2)}
-    result["keyword_search"] = bench_keyword(snapshot, chunks)
+    result["keyword_search"] = bench_keyword(snapshot, uri, chunks)
     result["semantic_search"] = bench_semantic(snapshot, Embedder().load(), questions, warmup)
     del snapshot
     result["server"] = anyio.run(bench_server, uri, chunks, questions)
@@ -246,6 +259,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         results["build_musique"] = build_rates(args.data / "musique" / "corpus.jsonl")
         write_json(args.out, results)
     print(json.dumps(results, indent=2))
+    print_keyword_table(
+        {
+            name: result["serve"]["keyword_search"]
+            for name, result in results.items()
+            if "keyword_search" in result.get("serve", {})
+        }
+    )
     return 0
 
 

@@ -31,6 +31,7 @@ millions of sentences. Then, at every size, each over >= 50 queries (median and 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import gc
 import json
@@ -43,7 +44,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import anyio
@@ -69,9 +70,13 @@ from arag_mcp.indexer.index.vectors import SentenceVectors  # noqa: E402
 from arag_mcp.indexer.index.writer import IndexWriter, sentence_rows_of, vector_search  # noqa: E402
 from arag_mcp.indexer.text.sentences import split_sentences  # noqa: E402
 from arag_mcp.server.search import retrieval  # noqa: E402
+from arag_mcp.server.search.conversations import Conversations  # noqa: E402
 from arag_mcp.server.search.keywords import keyword_search  # noqa: E402
+from arag_mcp.server.search.live_index import LiveIndex  # noqa: E402
+from arag_mcp.server.tools.toolkit import Toolkit  # noqa: E402
 from brute_force import SentenceMatrix, WordCorpus, keyword_ranking  # noqa: E402
 from common import BENCH_DATA, RESULTS, log, read_jsonl, write_json  # noqa: E402
+from keyword_anchors import Anchor, build_anchors, our_ranking  # noqa: E402
 
 QUERIES = 50
 REFERENCE_QUERIES_ABOVE_10K = 10
@@ -264,14 +269,22 @@ def keyword_queries(chunks: list[tuple[str, str]], words: int, count: int) -> li
     return queries
 
 
-def bench_keyword(snapshot, chunks: list[tuple[str, str]]) -> dict:
-    """Against brute force over every chunk held in memory (brute_force.py): in substring mode the
-    paper's code (lower-case and count), in word mode the whole-word definition."""
+def bench_keyword(
+    snapshot: IndexSnapshot, uri: Path, chunks: list[tuple[str, str]], reference_count: int | None = None
+) -> dict:
+    """Against brute force over every chunk held in memory (brute_force.py), on the first
+    `reference_count` queries of each case (None: all up to 10k chunks, REFERENCE_QUERIES_ABOVE_10K
+    above; 0: none): in substring mode the paper's code (lower-case and count), in word mode the
+    whole-word definition; in word mode beside the anchors (keyword_anchors.py) too."""
+    if reference_count is None:
+        reference_count = QUERIES if snapshot.chunk_count <= 10_000 else REFERENCE_QUERIES_ABOVE_10K
     held = index_dump.all_chunks(snapshot)
     ids, titles, texts = [c.chunk_id for c in held], [c.title for c in held], [c.text for c in held]
     lengths = [c.tokens for c in held]
     del held
-    word_corpus = WordCorpus(ids, titles, texts, lengths)
+    log(f"{uri.name}: indexing the keyword anchors")
+    anchors, notes = build_anchors(titles, texts, WORK / f"{uri.name}-anchors")
+    word_corpus = WordCorpus(ids, titles, texts, lengths) if reference_count else None
     references = {
         "word": lambda q: word_corpus.ranking(q, 5),
         "substring": lambda q: keyword_ranking(ids, texts, q, 5),
@@ -279,31 +292,105 @@ def bench_keyword(snapshot, chunks: list[tuple[str, str]]) -> dict:
     gc.collect()
     gc.freeze()  # the references' millions of words are never collected: no collector pass over them is timed
     try:
-        return _keyword_cases(snapshot, chunks, references, len(ids))
+        with keyword_tool(uri) as tool:
+            results = {
+                "anchors_built_s": {anchor.name: anchor.build_s for anchor in anchors},
+                "anchor_notes": notes,
+            }
+            for match, reference in references.items():
+                for words in (1, 2, 3):
+                    queries = keyword_queries(chunks, words, QUERIES)
+                    reference_queries = queries[:reference_count]
+                    name = f"{words} keywords" + ("" if match == "word" else f" ({match})")
+                    if match == "word":
+                        case = keyword_side_by_side(snapshot, tool, anchors, queries, chunks)
+                        ours = case.pop("scored")
+                    else:
+                        ours_t, found = timed(lambda q: keyword_search(snapshot, q, 5, match).hits, queries)
+                        case = {"ours": stats(ours_t)}
+                        ours = [[(h.chunk.chunk_id, h.score) for h in hits] for hits in found]
+                    rankings = case.pop("rankings", None)
+                    if not reference_queries:
+                        results[name] = case
+                        continue
+                    ref_t, ref = timed(reference, reference_queries)
+                    case |= {
+                        "reference": stats(ref_t),
+                        "speedup_p50": float(np.median(ref_t) * 1000 / case["ours"]["p50_ms"]),
+                        "identical": f"{sum(o == r for o, r in zip(ours, ref))}/{len(ref)}",
+                    }
+                    if rankings is not None:
+                        definition = [[cid for cid, _ in ranked] for ranked in ref]
+                        case["top5_agreement_with_definition"] = top5_agreement(rankings, definition, ids)
+                    results[name] = case
+            return results
     finally:
         gc.unfreeze()
 
 
-def _keyword_cases(
+@contextlib.contextmanager
+def keyword_tool(uri: Path) -> Iterator[Callable[[list[str]], object]]:
+    """The keyword_search tool as the server answers it, in process (no MCP round trip): its
+    ranking, per-keyword counts, snippets and answer text, each call in a new conversation."""
+    live = LiveIndex(str(uri))
+    live.start(load_model=False)
+    toolkit = Toolkit(live, Conversations())
+    try:
+        yield lambda keywords: toolkit.keyword_search(keywords, 5)
+    finally:
+        live.close()
+
+
+KEYWORD_WARMUP = 5
+"""Queries of 4 keywords each call answers before the timing (loads, caches, numba's compile)."""
+
+
+def keyword_side_by_side(
     snapshot: IndexSnapshot,
+    tool: Callable[[list[str]], object],
+    anchors: Sequence[Anchor],
+    queries: list[list[str]],
     chunks: list[tuple[str, str]],
-    references: dict[str, Callable[[list[str]], list]],
-    chunk_count: int,
 ) -> dict:
-    results = {}
-    for match, reference in references.items():
-        for words in (1, 2, 3):
-            queries = keyword_queries(chunks, words, QUERIES)
-            ours_t, ours = timed(lambda q: keyword_search(snapshot, q, 5, match).hits, queries)
-            ref_t, ref = timed(reference, queries[: QUERIES if chunk_count <= 10_000 else REFERENCE_QUERIES_ABOVE_10K])
-            same = sum([(h.chunk.chunk_id, h.score) for h in o] == r for o, r in zip(ours, ref))
-            results[f"{words} keywords" + ("" if match == "word" else f" ({match})")] = {
-                "ours": stats(ours_t),
-                "reference": stats(ref_t),
-                "speedup_p50": float(np.median(ref_t) / np.median(ours_t)),
-                "identical": f"{same}/{len(ref)}",
-            }
-    return results
+    """Whole-word keyword_search (the function; its ranking alone; the tool in process) and each
+    anchor's ranking, timed in turn on each query, top 5. `rankings`: each call's chunk numbers,
+    `scored`: keyword_search's (chunk id, score) pairs."""
+    calls: dict[str, Callable[[list[str]], object]] = {
+        "ranking_only": lambda q: our_ranking(snapshot, q, 5),
+        "keyword_search": lambda q: keyword_search(snapshot, q, 5, "word"),
+        "tool_call": tool,
+    } | {anchor.name: lambda q, ranking=anchor.ranking: ranking(q, 5) for anchor in anchors}
+    for query in keyword_queries(chunks, 4, KEYWORD_WARMUP):
+        for call in calls.values():
+            call(query)
+    measured = timed_in_turn(calls, queries)
+    findings = measured["keyword_search"][1]
+    numbers = [[snapshot.catalogue.numbers_of([h.chunk.chunk_id])[0] for h in f.hits] for f in findings]
+    rankings = {name: answers for name, (_, answers) in measured.items() if name not in ("keyword_search", "tool_call")}
+    return {
+        "ours": stats(measured["keyword_search"][0]),
+        **{name: stats(times) for name, (times, _) in measured.items() if name != "keyword_search"},
+        "ranking_only_same_as_keyword_search": f"{sum(a == b for a, b in zip(rankings['ranking_only'], numbers))}"
+        f"/{len(queries)}",
+        "top5_agreement_with_ours": {
+            name: _overlap(answers, numbers) for name, answers in rankings.items() if name != "ranking_only"
+        },
+        "rankings": rankings,
+        "scored": [[(h.chunk.chunk_id, h.score) for h in f.hits] for f in findings],
+    }
+
+
+def _overlap(answers: list[list[int]], wanted: list[list[int]]) -> float:
+    """The mean share of each wanted top 5 that the answer's top 5 holds (queries with none wanted left out)."""
+    shares = [len(set(a) & set(w)) / len(w) for a, w in zip(answers, wanted) if w]
+    return round(float(np.mean(shares)), 3) if shares else float("nan")
+
+
+def top5_agreement(rankings: dict[str, list[list[int]]], definition: list[list[str]], ids: list[str]) -> dict:
+    """Each call's top 5 against brute_force.py's definition, on the queries the reference answered."""
+    number_of = {cid: at for at, cid in enumerate(ids)}
+    wanted = [[number_of[cid] for cid in ranked] for ranked in definition]
+    return {name: _overlap(answers[: len(wanted)], wanted) for name, answers in rankings.items()}
 
 
 def bench_semantic(snapshot: IndexSnapshot, embedder: Embedder, questions: list[str], warmup: list[str]) -> dict:
@@ -539,6 +626,43 @@ def print_semantic_summary(results: dict) -> None:
         )
 
 
+KEYWORD_COLUMNS = {
+    "ranking_only": "ours, ranking",
+    "ours": "keyword_search",
+    "tool_call": "tool call",
+    "bm25s": "bm25s",
+    "bm25s_numba": "bm25s numba",
+    "lancedb_fts": "LanceDB FTS",
+}
+"""The side-by-side's columns: results key to heading."""
+
+
+def print_keyword_table(sizes: dict[str, dict]) -> None:
+    """Whole-word keyword_search beside the anchors, per index size (`sizes`: name to its keyword
+    results) and keyword count: p50 / p95 ms, then each one's top-5 agreement with our BM25
+    definition where the reference ran (else with keyword_search)."""
+    print(
+        "\nkeyword_search beside the anchors, top 5, p50 / p95 ms (top-5 agreement with our BM25 definition; "
+        "where no reference ran, with keyword_search)"
+    )
+    print(f"{'index':<16}{'keywords':>9}" + "".join(f"{heading:>19}" for heading in KEYWORD_COLUMNS.values()))
+    for name, cases in sizes.items():
+        for words in (1, 2, 3):
+            case = cases.get(f"{words} keywords")
+            if case is None:
+                continue
+            agreement = case.get("top5_agreement_with_definition") or case.get("top5_agreement_with_ours", {})
+            times = [
+                f"{case[key]['p50_ms']:.2f} / {case[key]['p95_ms']:.2f}" if key in case else "-"
+                for key in KEYWORD_COLUMNS
+            ]
+            shares = [f"({agreement[key]:.2f})" if key in agreement else "" for key in KEYWORD_COLUMNS]
+            print(f"{name:<16}{words:>9}" + "".join(f"{t:>19}" for t in times))
+            print(f"{'':<25}" + "".join(f"{s:>19}" for s in shares))
+        for note in cases.get("anchor_notes", []):
+            print(f"{name}: {note}")
+
+
 def _label(count: int) -> str:
     return f"{count // 1_000_000}m" if count % 1_000_000 == 0 else f"{count // 1000}k"
 
@@ -566,7 +690,7 @@ def bench_sizes(args: argparse.Namespace, results: dict) -> None:
         if "keyword" in args.parts:
             log(f"{name}: keyword_search and chunk_read")
             results[name] |= {
-                "keyword_search": bench_keyword(snapshot, chunks),
+                "keyword_search": bench_keyword(snapshot, WORK / name, chunks, args.reference_queries),
                 "chunk_read": bench_chunk_read(snapshot),
             }
         if "semantic" in args.parts:
@@ -593,6 +717,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=[sys.executable],
         help="startup: the Pythons whose arag-mcp is started (other checkouts' environments, to compare revisions)",
     )
+    parser.add_argument(
+        "--reference-queries",
+        type=int,
+        default=None,
+        help="keyword queries per case the brute-force reference answers (default: all up to 10k chunks, "
+        f"{REFERENCE_QUERIES_ABOVE_10K} above; 0: none, the anchors' agreement is then with keyword_search)",
+    )
     parser.add_argument("--out", type=Path, default=RESULTS / "speed.json")
     args = parser.parse_args(argv)
     if not args.data.exists():
@@ -614,6 +745,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         results["build"] = builds
     print(json.dumps(results, indent=2))
     print_semantic_summary(results)
+    print_keyword_table(
+        {
+            name: result["keyword_search"]
+            for name, result in results.items()
+            if isinstance(result, dict) and "keyword_search" in result
+        }
+    )
     write_json(args.out, results)
     log(f"wrote {args.out}")
     return 0

@@ -38,6 +38,10 @@ def test_speed_quick(tmp_path: Path):
     for words in ("1 keywords", "2 keywords", "3 keywords"):
         for match in ("", " (substring)"):
             assert results["chunks-10k"]["keyword_search"][words + match]["identical"] == "50/50"
+        side_by_side = results["chunks-10k"]["keyword_search"][words]
+        assert side_by_side["ranking_only_same_as_keyword_search"] == "50/50"
+        assert side_by_side["top5_agreement_with_definition"]["ranking_only"] == 1.0
+        assert 0 < side_by_side["top5_agreement_with_definition"]["lancedb_fts"] <= 1
     for name, sentences in (("chunks-1k", 10_000), ("chunks-10k", 100_000)):
         assert results[name]["semantic_search"]["sentences"] == sentences
         assert results[name]["semantic_search"]["exact_in_memory"] is True
