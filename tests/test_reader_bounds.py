@@ -302,3 +302,21 @@ def _list(index: Path) -> str:
     result = run_cli("arag_mcp.indexer", "list", "--index", str(index), "--json")
     assert result.returncode == 0, result.stderr
     return result.stdout
+
+
+def test_files_are_read_in_process_where_the_reader_process_cannot_start(tmp_path: Path):
+    """A main module read from standard input cannot be imported again by a spawned process."""
+    (tmp_path / "radium.md").write_text(NORMAL)
+    script = (
+        "import sys\n"
+        "from arag_mcp.indexer.sources.budget import BudgetedReader\n"
+        "from arag_mcp.indexer.sources.files import Source, list_files\n"
+        "skipped = []\n"
+        "with BudgetedReader() as reader:\n"
+        f"    for path, source in list_files([Source.at({str(tmp_path)!r})], skipped):\n"
+        "        print(*(document.title for document in reader.read(path, source, skipped)))\n"
+    )
+    result = subprocess.run([sys.executable, "-"], input=script, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "Radium\n"
+    assert "files are read in this process, without --file-seconds and --file-memory" in result.stderr

@@ -10,8 +10,10 @@ A fresh process reads the next file.
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import os
+import time
 import traceback
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -21,7 +23,11 @@ from pathlib import Path
 
 from .files import Document, SkippedFile, Source, display_name, file_key, read_file
 
+log = logging.getLogger(__name__)
+
 MB = 1 << 20
+PART_CHARS = 1 << 20
+PART_SECONDS = 1.0
 SECONDS_OPTION = "--file-seconds"
 MEMORY_OPTION = "--file-memory"
 
@@ -42,6 +48,7 @@ class BudgetedReader:
         self._process: BaseProcess | None = None
         self._connection: Connection | None = None
         self._ready = False
+        self._in_process = False
 
     def __enter__(self) -> BudgetedReader:
         self._start()
@@ -53,27 +60,25 @@ class BudgetedReader:
     def read(self, path: Path, source: Source, skipped: list[SkippedFile]) -> Iterator[Document]:
         """The documents of one file, as `read_file` gives them; a file over the budget is appended
         to `skipped` with the limit it broke and the option that raises it."""
-        if self._connection is None:
-            self._start()
+        if self._in_process or not self._started():
+            yield from read_file(path, source, skipped)
+            return
         assert self._connection is not None
-        if not self._ready:  # loading the readers' libraries is no file's time
-            self._ready = self._connection.recv() == ("ready", None)
         self._connection.send((path, source))
         finished = False
         try:
             while True:
                 kind, value = self._next(path, source)
-                if kind == "document":
-                    yield value
-                elif kind == "skip":
-                    skipped.append(value)
-                elif kind == "done":
-                    finished = True
-                    return
-                else:
+                if kind == "over":
                     finished = True
                     skipped.append(SkippedFile(display_name(path, source.root), value, file_key(path), retry=True))
                     self.close()
+                    return
+                documents, skips = value
+                skipped.extend(skips)
+                yield from documents
+                if kind == "done":
+                    finished = True
                     return
         finally:
             if not finished:  # the caller stopped early: what the process still sends belongs to this file
@@ -95,6 +100,28 @@ class BudgetedReader:
         self._connection.close()
         self._process = self._connection = None
         self._ready = False
+
+    def _started(self) -> bool:
+        """Whether the process is ready to read; where it cannot start (a main module it cannot
+        import again, as in `python - < script`), files are read in this process from then on."""
+        if self._connection is None:
+            self._start()
+        assert self._connection is not None and self._process is not None
+        if not self._ready:  # loading the readers' libraries is no file's time
+            try:
+                self._ready = self._connection.recv() == ("ready", None)
+            except (EOFError, OSError):
+                self._process.join()
+                log.warning(
+                    "the reader process did not start (exit code %s); files are read in this process, "
+                    "without %s and %s",
+                    self._process.exitcode,
+                    SECONDS_OPTION,
+                    MEMORY_OPTION,
+                )
+                self.close()
+                self._in_process = True
+        return self._ready
 
     def _start(self) -> None:
         context = multiprocessing.get_context("spawn")  # the build holds model threads: a fork could copy held locks
@@ -124,9 +151,11 @@ class BudgetedReader:
 
 
 def _serve(connection: Connection, memory: int) -> None:
-    """The reader process: read each (path, source) received, sending ("document", d) and
-    ("skip", s) as they come, then ("done", None); stop at None. The readers' libraries are loaded
-    before the limit is set, so that it bounds what reading costs, and ("ready", None) is sent then."""
+    """The reader process: read each (path, source) received, sending its documents and skips in
+    parts, ("part", (documents, skips)), then ("done", (documents, skips)); stop at None. A part
+    goes once it holds PART_CHARS of text or took PART_SECONDS, so that a small file costs one
+    message and a large one streams. The readers' libraries are loaded before the memory limit is
+    set, so that it bounds what reading costs, and ("ready", None) is sent then."""
     import docx  # noqa: F401
     import pypdf  # noqa: F401
 
@@ -134,29 +163,25 @@ def _serve(connection: Connection, memory: int) -> None:
     connection.send(("ready", None))
     while (request := connection.recv()) is not None:
         path, source = request
+        documents: list[Document] = []
         skipped: list[SkippedFile] = []
+        chars, since = 0, time.monotonic()
         try:
             for document in read_file(path, source, skipped):
-                _send_skips(connection, skipped)
-                connection.send(("document", document))
-            _send_skips(connection, skipped)
-            connection.send(("done", None))
+                documents.append(document)
+                chars += len(document.text)
+                if chars >= PART_CHARS or time.monotonic() - since >= PART_SECONDS:
+                    connection.send(("part", (documents, skipped)))
+                    documents, skipped, chars, since = [], [], 0, time.monotonic()
         except MemoryError:
-            skipped.clear()
+            documents, skipped = [], []
             connection.send(("over", _memory_reason(memory)))
             return
         except Exception as error:  # a reader's own failure skips the one file, never the build
-            _send_skips(connection, skipped)
             where = traceback.extract_tb(error.__traceback__)[-1]
             reason = f"unreadable: {type(error).__name__}: {error} (at {Path(where.filename).name}:{where.lineno})"
-            connection.send(("skip", SkippedFile(display_name(path, source.root), reason, file_key(path))))
-            connection.send(("done", None))
-
-
-def _send_skips(connection: Connection, skipped: list[SkippedFile]) -> None:
-    for item in skipped:
-        connection.send(("skip", item))
-    skipped.clear()
+            skipped.append(SkippedFile(display_name(path, source.root), reason, file_key(path)))
+        connection.send(("done", (documents, skipped)))
 
 
 def _memory_reason(memory: int) -> str:
