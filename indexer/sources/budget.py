@@ -1,11 +1,12 @@
 """Files read within a budget of time and memory, in a child process that can be stopped.
 
 One reader process serves a whole build, so that thousands of small files cost one start: it reads
-one file at a time and sends each document as it is read. The build waits at most `seconds` for
-the next document (a file, or one record of a JSON Lines file), then stops the process and skips
-the file, naming the limit; the process may map at most `memory` bytes more than it held once
-started (RLIMIT_AS, where the platform has it), and a file that needs more is skipped the same way.
-A fresh process reads the next file.
+one file at a time and sends its documents in parts (a small file in one). The build waits at most
+`seconds` for the next part, which comes within a second while documents come (so a slow file, or
+one slow record of a JSON Lines file, breaks the budget), then stops the process and skips the
+file, naming the limit; the process may map at most `memory` bytes more than it held once started
+(RLIMIT_AS, where the platform has it), and a file that needs more is skipped the same way. A
+fresh process reads the next file.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ MEMORY_OPTION = "--file-memory"
 @dataclass(frozen=True)
 class FileBudget:
     seconds: float = 60.0
-    """The longest wait for one document of a file."""
+    """The longest wait for the next part of a file's documents."""
     memory: int = 1024 * MB
     """The most memory the reader may map beyond its own, in bytes."""
 
