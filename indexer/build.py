@@ -44,6 +44,7 @@ from arag_mcp.indexer.index.manifest import (
     write_manifest,
 )
 from arag_mcp.indexer.index.schema import DocumentColumn
+from arag_mcp.indexer.sources.budget import BudgetedReader, FileBudget
 from arag_mcp.indexer.sources.files import (
     CorpusError,
     Document,
@@ -51,7 +52,6 @@ from arag_mcp.indexer.sources.files import (
     Source,
     is_left_out,
     list_files,
-    read_file,
 )
 from arag_mcp.indexer.text.context import SENTENCE_CONTEXT
 from arag_mcp.indexer.text.sentences import SPLITTER_VERSION, split_sentences
@@ -92,6 +92,8 @@ class BuildOptions:
     """What the collection is (collection.py), replacing the index's; None keeps it, "" clears it."""
     ray: str | None = None
     """Read, chunk and embed on the Ray cluster at this address (ray_build.py); "local" starts one here."""
+    file_budget: FileBudget = FileBudget()
+    """The time and memory one file (or record) may take to read (sources/budget.py)."""
 
 
 @dataclass
@@ -403,61 +405,64 @@ def _update(
             write_file_states(uri, previous["tables"], {**states, **changes.unchanged})
         _count(summary, previous, started)
         return summary
-    if options.strict:
-        _check_strict(changes.read, summary)
-    carried = _carried_encoder(uri, previous, options)
-    folder = encoder_folder(uri, carried) if carried else None
-    embedder = _embedder(options.model, options.device, options.backend, folder)
-    check_backend(previous, options, embedder.backend)
-    from arag_mcp.indexer.index.writer import IndexWriter
+    with BudgetedReader(options.file_budget) as reader:  # started first, it loads the readers beside the model
+        if options.strict:
+            _check_strict(reader, changes.read, summary)
+        carried = _carried_encoder(uri, previous, options)
+        folder = encoder_folder(uri, carried) if carried else None
+        embedder = _embedder(options.model, options.device, options.backend, folder)
+        check_backend(previous, options, embedder.backend)
+        from arag_mcp.indexer.index.writer import IndexWriter
 
-    writer = IndexWriter(uri, embedder.dimension, rebuild=options.rebuild)
-    existing = writer.existing_documents()
-    damaged = {doc_id: stored.problem for doc_id, stored in existing.items() if stored.problem}
-    if damaged:
-        log.warning(
-            "%d document(s) were written in part by an earlier build (%s); those read now are embedded again",
-            len(damaged),
-            describe_problems(damaged),
-        )
-        changes = plan_changes(listed, _without(states or {}, {existing[doc_id].path for doc_id in damaged}), synced)
-    if options.rebuild and writer.committed is not None:  # the index in service stays until the end
-        options = replace(options, commit_sentences=sys.maxsize, commit_seconds=math.inf)
-    fields = {**_manifest_fields(uri, embedder, options, roots, carried), "description": described or ""}
-    files = {file: state for file, state in (states or {}).items() if file not in changes.gone}
-    files.update(changes.unchanged)
-    for item in changes.read:
-        files.pop(item.file, None)
-    if options.ray is None:
-        moves = _moves(changes, states or {})
-        read = _embed(writer, embedder, changes, files, existing, moves, options, summary, fields, started)
-    else:
-        read = _embed_on_ray(writer, changes.read, files, inside, existing, options, summary)
-    seen = {**read.seen, **{doc_id: "" for state in changes.unchanged.values() for doc_id in state.documents}}
-    unreadable = {item.file for item in [*summary.skipped, *summary.skipped_before] if item.reason != "empty"}
-    gone = [
-        doc_id
-        for doc_id, stored in existing.items()
-        if doc_id not in seen
-        and doc_id not in read.moved
-        and (_under(stored.path, synced) or (synced and not stored.path))
-        and stored.path not in unreadable
-    ]
-    writer.delete_documents(gone)
-    left = sorted(doc_id for doc_id in damaged if doc_id not in seen and doc_id not in gone)
-    if left:
-        log.warning(
-            "%d document(s) written in part were not among the files read (%s); "
-            "`arag-index sync` embeds them again, `arag-index remove ID` drops them",
-            len(left),
-            describe_problems({doc_id: damaged[doc_id] for doc_id in left}),
-        )
-    summary.removed = len(gone)
-    vector_index = writer.finish_tables()
-    committed = writer.commit({**fields, "vector_index": vector_index, **_when(started)}, files)
-    drop_other_encoders(uri, EncoderFiles.from_dict(committed["encoder"]))
-    _count(summary, committed, started)
-    return summary
+        writer = IndexWriter(uri, embedder.dimension, rebuild=options.rebuild)
+        existing = writer.existing_documents()
+        damaged = {doc_id: stored.problem for doc_id, stored in existing.items() if stored.problem}
+        if damaged:
+            log.warning(
+                "%d document(s) were written in part by an earlier build (%s); those read now are embedded again",
+                len(damaged),
+                describe_problems(damaged),
+            )
+            changes = plan_changes(
+                listed, _without(states or {}, {existing[doc_id].path for doc_id in damaged}), synced
+            )
+        if options.rebuild and writer.committed is not None:  # the index in service stays until the end
+            options = replace(options, commit_sentences=sys.maxsize, commit_seconds=math.inf)
+        fields = {**_manifest_fields(uri, embedder, options, roots, carried), "description": described or ""}
+        files = {file: state for file, state in (states or {}).items() if file not in changes.gone}
+        files.update(changes.unchanged)
+        for item in changes.read:
+            files.pop(item.file, None)
+        if options.ray is None:
+            moves = _moves(changes, states or {})
+            read = _embed(reader, writer, embedder, changes, files, existing, moves, options, summary, fields, started)
+        else:
+            read = _embed_on_ray(reader, writer, changes.read, files, inside, existing, options, summary)
+        seen = {**read.seen, **{doc_id: "" for state in changes.unchanged.values() for doc_id in state.documents}}
+        unreadable = {item.file for item in [*summary.skipped, *summary.skipped_before] if item.reason != "empty"}
+        gone = [
+            doc_id
+            for doc_id, stored in existing.items()
+            if doc_id not in seen
+            and doc_id not in read.moved
+            and (_under(stored.path, synced) or (synced and not stored.path))
+            and stored.path not in unreadable
+        ]
+        writer.delete_documents(gone)
+        left = sorted(doc_id for doc_id in damaged if doc_id not in seen and doc_id not in gone)
+        if left:
+            log.warning(
+                "%d document(s) written in part were not among the files read (%s); "
+                "`arag-index sync` embeds them again, `arag-index remove ID` drops them",
+                len(left),
+                describe_problems({doc_id: damaged[doc_id] for doc_id in left}),
+            )
+        summary.removed = len(gone)
+        vector_index = writer.finish_tables()
+        committed = writer.commit({**fields, "vector_index": vector_index, **_when(started)}, files)
+        drop_other_encoders(uri, EncoderFiles.from_dict(committed["encoder"]))
+        _count(summary, committed, started)
+        return summary
 
 
 @functools.lru_cache(maxsize=1)
@@ -514,10 +519,10 @@ def report_skips(skipped: Sequence[SkippedFile], skipped_before: Sequence[Skippe
         )
 
 
-def _check_strict(to_read: Sequence[FileToRead], summary: BuildSummary) -> None:
+def _check_strict(reader: BudgetedReader, to_read: Sequence[FileToRead], summary: BuildSummary) -> None:
     """Under --strict, any skip fails the command before anything is written: the files to read are read once first."""
     for item in to_read:
-        for _ in read_file(item.path, item.source, summary.skipped):
+        for _ in reader.read(item.path, item.source, summary.skipped):
             pass
     if summary.skipped or summary.skipped_before:
         _fail_strict(summary)
@@ -560,6 +565,7 @@ class _Ids:
 
 
 def _embed(
+    reader: BudgetedReader,
     writer: IndexWriter,
     embedder: Embedder,
     changes: Changes,
@@ -587,7 +593,7 @@ def _embed(
             skips_before = len(summary.skipped)
             documents: dict[str, str] = {}
             renamed_from = list(moves[item.file].documents) if item.file in moves else []
-            for place, document in enumerate(read_file(item.path, item.source, summary.skipped)):
+            for place, document in enumerate(reader.read(item.path, item.source, summary.skipped)):
                 progress.document_read()
                 clash = ids.clash(document)
                 if clash:
@@ -628,13 +634,21 @@ def _embed(
                     )
                     since_commit, last_commit = 0, time.monotonic()
             progress.file_read(item.size)
-            if item.sha256:
-                reasons = tuple(skip.reason for skip in summary.skipped[skips_before:] if skip.file == item.file)
-                files[item.file] = FileState(item.size, item.mtime_ns, item.sha256, documents, reasons)
+            _record_state(files, item, documents, summary.skipped[skips_before:])
         _flush(writer, embedder, batch, options, summary, progress)
     finally:
         progress.close()
     return read
+
+
+def _record_state(
+    files: dict[str, FileState], item: FileToRead, documents: dict[str, str], skips: Sequence[SkippedFile]
+) -> None:
+    """Record the file as read, with the reasons of its skips; a file skipped for a budget is left
+    unrecorded, so that the next sync reads it again (under the limits it is given)."""
+    mine = [skip for skip in skips if skip.file == item.file]
+    if item.sha256 and not any(skip.retry for skip in mine):
+        files[item.file] = FileState(item.size, item.mtime_ns, item.sha256, documents, tuple(s.reason for s in mine))
 
 
 def _flush(
@@ -668,6 +682,7 @@ def _ray_build() -> ModuleType:
 
 
 def _embed_on_ray(
+    reader: BudgetedReader,
     writer: IndexWriter,
     to_read: Sequence[FileToRead],
     files: dict[str, FileState],
@@ -687,7 +702,7 @@ def _embed_on_ray(
     for item in to_read:
         skips_before = len(summary.skipped)
         documents: dict[str, str] = {}
-        for document in read_file(item.path, item.source, summary.skipped):
+        for document in reader.read(item.path, item.source, summary.skipped):
             clash = ids.clash(document)
             if clash:
                 summary.skipped.append(SkippedFile(document.source, clash, ""))
@@ -699,9 +714,7 @@ def _embed_on_ray(
                     document.doc_id
                 ] = digest
                 estimated += len(split_sentences(document.text))
-        if item.sha256:
-            reasons = tuple(skip.reason for skip in summary.skipped[skips_before:] if skip.file == item.file)
-            files[item.file] = FileState(item.size, item.mtime_ns, item.sha256, documents, reasons)
+        _record_state(files, item, documents, summary.skipped[skips_before:])
     if not todo:
         return read
     worker = ray_build.Worker(

@@ -23,6 +23,7 @@ from arag_mcp.indexer.embedding.settings import (
 )
 from arag_mcp.indexer.index.manifest import IndexStoreError
 from arag_mcp.indexer.index.store import set_store_deadline
+from arag_mcp.indexer.sources.budget import MB, MEMORY_OPTION, SECONDS_OPTION, FileBudget
 from arag_mcp.indexer.sources.files import SUPPORTED_SUFFIXES, CorpusError
 
 from .command_options import (
@@ -107,6 +108,26 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         _env("--strict"),
         action="store_true",
         help="fail, writing nothing, if any file or record would be skipped",
+    )
+    env_option(
+        embedding,
+        SECONDS_OPTION,
+        _env(SECONDS_OPTION),
+        type=positive_int,
+        default=int(FileBudget.seconds),
+        metavar="SECONDS",
+        help="the longest one file (or one JSON Lines record) may take to read; a slower one is skipped, "
+        f"saying so (default: {int(FileBudget.seconds)})",
+    )
+    env_option(
+        embedding,
+        MEMORY_OPTION,
+        _env(MEMORY_OPTION),
+        type=positive_int,
+        default=FileBudget.memory // MB,
+        metavar="MB",
+        help="the most memory reading one file may take, beyond the reader's own; a file that needs more is "
+        f"skipped, saying so (default: {FileBudget.memory // MB})",
     )
     env_option(
         embedding,
@@ -293,6 +314,7 @@ def _options(args: argparse.Namespace):  # noqa: ANN202 - BuildOptions, imported
         progress=not args.quiet,
         description=args.description,
         ray=args.ray,
+        file_budget=FileBudget(args.file_seconds, args.file_memory * MB),
     )
 
 

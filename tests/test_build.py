@@ -18,7 +18,7 @@ from arag_mcp.indexer.index.manifest import FORMAT_VERSION, IndexStoreError, rea
 from arag_mcp.indexer.index.schema import CHUNKS, DOCUMENTS, SENTENCES, TABLES
 from arag_mcp.indexer.index.snapshot import open_index
 from arag_mcp.indexer.index.writer import vector_search
-from arag_mcp.indexer.text.chunking import CHARS_PER_TOKEN_BOUND, sentence_spans
+from arag_mcp.indexer.text.chunking import CHARS_PER_TOKEN_BOUND, Span, pack_chunks, sentence_spans
 
 from .conftest import BENCH_DATA, SAMPLE, CliResult, run_cli
 
@@ -99,6 +99,14 @@ def test_one_endless_line_reaches_the_tokenizer_in_bounded_pieces(embedder):
     assert max(seen) <= 200 * CHARS_PER_TOKEN_BOUND
     assert all(span.tokens <= 200 for span in spans)
     assert "".join(text[span.start : span.end] for span in spans).replace(" ", "") == text.replace(" ", "")
+
+
+def test_a_chunk_of_few_tokens_and_many_characters_is_bounded_in_characters():
+    """A run of letters the tokenizer reads as one unknown token: 1,000 characters for 1 token."""
+    sentences = [Span(start, start + 1000, 1) for start in range(0, 100_000, 1001)]
+    chunks = pack_chunks(sentences, 100)
+    assert [span for chunk in chunks for span in chunk] == sentences
+    assert max(chunk[-1].end - chunk[0].start for chunk in chunks) <= 100 * CHARS_PER_TOKEN_BOUND
 
 
 def _write_corpus(folder: Path, docs: dict[str, str]) -> None:

@@ -1,5 +1,7 @@
-"""Small files that would inflate to gigabytes (YAML alias bombs, zip bombs, Flate bombs) are
-skipped with one line naming the file and the bound, and the build goes on in bounded memory."""
+"""Small files that would inflate to gigabytes (YAML alias bombs, zip bombs, Flate bombs), files
+over a reader's absolute bounds and files over the time or memory a file may take are skipped with
+one line naming the file and the bound, and the build goes on in bounded memory; a bad record or a
+bad front-matter value costs only itself."""
 
 from __future__ import annotations
 
@@ -12,10 +14,28 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from arag_mcp.indexer.sources.archive_limits import ARCHIVE_LIMIT, MEMBER_LIMIT, RATIO_FLOOR, RATIO_LIMIT, check_zip
-from arag_mcp.indexer.sources.files import Document, SkippedFile, iter_documents
-from arag_mcp.indexer.sources.headings import ALIAS_GROWTH_LIMIT
+from arag_mcp.indexer.sources.archive_limits import (
+    ARCHIVE_LIMIT,
+    MEMBER_LIMIT,
+    RATIO_FLOOR,
+    RATIO_LIMIT,
+    XML_PART_LIMIT,
+    check_zip,
+)
+from arag_mcp.indexer.sources.budget import BudgetedReader, FileBudget
+from arag_mcp.indexer.sources.files import MAX_NESTING, Document, SkippedFile, Source, iter_documents, list_files
+from arag_mcp.indexer.sources.headings import ALIAS_GROWTH_LIMIT, FRONT_MATTER_LIMIT
+from arag_mcp.indexer.sources.html import MAX_ELEMENTS, MAX_PAGE_CHARS
+from arag_mcp.indexer.sources.outline import NotReadable
 
+from .bad_files import (
+    bad_front_matter,
+    deep_jsonl,
+    dense_docx,
+    html_markup,
+    huge_int_json,
+    long_front_matter,
+)
 from .bombs import (
     DOCUMENT_XML,
     MB,
@@ -97,19 +117,112 @@ def test_docx_that_would_inflate_past_the_limits_is_skipped(tmp_path: Path):
 
 
 def test_a_long_real_document_is_within_the_limits(tmp_path: Path):
-    """60 MB of Word XML for paragraphs of varied words (thousands of pages) deflates about 7 times."""
+    """15 MB of Word XML for paragraphs of varied words (a thousand pages) deflates about 7 times."""
     words = [f"{stem}{ending}" for stem in ("radi", "glow", "measur", "element", "curie") for ending in "aeiouy"]
     chooser = random.Random(7)
     paragraphs = [
         f'<w:p><w:r><w:t xml:space="preserve">{" ".join(chooser.choices(words, k=40))}</w:t></w:r></w:p>'
         for _ in range(5000)
     ]
-    body = "".join(chooser.choices(paragraphs, k=200_000))
+    body = "".join(chooser.choices(paragraphs, k=50_000))
     with docx_without_document(tmp_path / "long.docx") as package:
         package.writestr(DOCUMENT_XML, f"<w:document><w:body>{body}</w:body></w:document>", compresslevel=6)
     with zipfile.ZipFile(tmp_path / "long.docx") as package:
-        assert package.getinfo(DOCUMENT_XML).file_size > 50 * MB
+        assert 12 * MB < package.getinfo(DOCUMENT_XML).file_size < XML_PART_LIMIT
     check_zip(tmp_path / "long.docx")
+
+
+def test_docx_of_dense_xml_within_the_ratio_is_skipped_past_the_xml_limit(tmp_path: Path):
+    dense_docx(tmp_path / "dense.docx", XML_PART_LIMIT + MB)
+    with zipfile.ZipFile(tmp_path / "dense.docx") as package:
+        info = package.getinfo(DOCUMENT_XML)
+    assert info.file_size / info.compress_size < RATIO_LIMIT
+    with pytest.raises(NotReadable) as refused:
+        check_zip(tmp_path / "dense.docx")
+    assert str(refused.value) == (
+        f"{DOCUMENT_XML} holds 21 MB of XML (limit 20 MB); exclude the file, or split it if it is a genuine document"
+    )
+
+
+def test_a_bad_record_is_skipped_and_the_others_of_its_file_are_read(tmp_path: Path):
+    deep_jsonl(tmp_path / "deep.jsonl", 600)
+    huge_int_json(tmp_path / "digits.json")
+    documents, skipped = read(tmp_path)
+    assert [document.title for document in documents] == ["Radium", "Radium again", "Radium", ""]
+    assert skipped == {
+        "deep.jsonl": f"line 2: record nested more than {MAX_NESTING} levels deep; flatten it or remove it"
+    }
+    assert documents[3].metadata == {"count": "7" * 5000}
+
+
+def test_front_matter_that_cannot_become_metadata_is_kept_as_text(tmp_path: Path):
+    bad_front_matter(tmp_path)
+    long_front_matter(tmp_path / "long.md", FRONT_MATTER_LIMIT)
+    long = (tmp_path / "long.md").read_text()
+    front_matter_chars = len(long[len("---\n") : long.index("\n---\n")])
+    documents, skipped = read(tmp_path)
+    assert {Path(document.path).name: document.title for document in documents} == {
+        "date.md": "Radium",
+        "digits.md": "Radium",
+        "long.md": "Radium",
+        "tag.md": "Radium",
+    }
+    assert all(document.text.startswith("---\ntitle: ") and not document.metadata for document in documents)
+    fix = "fix the value or quote it"
+    assert skipped == {
+        "date.md": f"front matter kept as text: day is out of range for month; {fix}",
+        "digits.md": "front matter kept as text: Exceeds the limit (4300 digits) for integer string conversion: "
+        f"value has 5000 digits; {fix}",
+        "tag.md": f"front matter kept as text: invalid literal for int() with base 10: 'abc'; {fix}",
+        "long.md": f"front matter of {front_matter_chars:,} characters kept as text (limit {FRONT_MATTER_LIMIT:,}); "
+        "shorten it or move the data to a file of its own",
+    }
+
+
+def test_html_past_the_page_limits_is_skipped_before_it_is_read(tmp_path: Path):
+    html_markup(tmp_path / "elements.html", MAX_ELEMENTS * 13)  # 3 elements in 35 characters
+    (tmp_path / "long.html").write_text("<p>" + "radium " * (MAX_PAGE_CHARS // 7) + "</p>")
+    (tmp_path / "normal.md").write_text(NORMAL)
+    documents, skipped = read(tmp_path)
+    assert [document.title for document in documents] == ["Radium"]
+    assert skipped == {
+        "elements.html": f"unreadable: the page holds more than {MAX_ELEMENTS:,} elements; split the page or exclude it",
+        "long.html": f"unreadable: the page holds {MAX_PAGE_CHARS // 7 * 7 + 7:,} characters "
+        f"(limit {MAX_PAGE_CHARS:,}); split the page or exclude it",
+    }
+
+
+def read_within(folder: Path, budget: FileBudget) -> tuple[list[Document], dict[str, str]]:
+    skipped: list[SkippedFile] = []
+    with BudgetedReader(budget) as reader:
+        documents = [
+            document
+            for path, source in list_files([Source.at(folder)], skipped)
+            for document in reader.read(path, source, skipped)
+        ]
+    return documents, {Path(item.path).name: item.reason for item in skipped}
+
+
+def test_a_file_over_the_time_budget_is_skipped_and_the_next_is_read(tmp_path: Path):
+    long_front_matter(tmp_path / "a-slow.md", FRONT_MATTER_LIMIT - 1000)  # PyYAML takes 0.3 s or more
+    (tmp_path / "b-normal.md").write_text(NORMAL)
+    deep_jsonl(tmp_path / "c-records.jsonl", 600)
+    documents, skipped = read_within(tmp_path, FileBudget(seconds=0.1))
+    assert [document.title for document in documents] == ["Radium", "Radium", "Radium again"]
+    assert skipped == {
+        "a-slow.md": "reading it took more than 0.1 s (limit --file-seconds 0.1); raise --file-seconds or exclude the file",
+        "c-records.jsonl": f"line 2: record nested more than {MAX_NESTING} levels deep; flatten it or remove it",
+    }
+
+
+def test_a_file_over_the_memory_budget_is_skipped_and_the_next_is_read(tmp_path: Path):
+    records = [{"text": f"Record {number} about radium.", "number": number} for number in range(400_000)]
+    (tmp_path / "a-large.json").write_text(json.dumps(records))  # 16 MB, a few hundred MB parsed
+    (tmp_path / "b-normal.md").write_text(NORMAL)
+    documents, skipped = read_within(tmp_path, FileBudget(memory=64 * MB))
+    assert [document.title for document in documents] == ["Radium"]
+    assert list(skipped) == ["a-large.json"]
+    assert "(limit --file-memory 64); raise --file-memory or exclude the file" in skipped["a-large.json"]
 
 
 def test_pdf_whose_stream_inflates_past_pypdf_limits_is_skipped(tmp_path: Path):
@@ -189,3 +302,21 @@ def _list(index: Path) -> str:
     result = run_cli("arag_mcp.indexer", "list", "--index", str(index), "--json")
     assert result.returncode == 0, result.stderr
     return result.stdout
+
+
+def test_files_are_read_in_process_where_the_reader_process_cannot_start(tmp_path: Path):
+    """A main module read from standard input cannot be imported again by a spawned process."""
+    (tmp_path / "radium.md").write_text(NORMAL)
+    script = (
+        "import sys\n"
+        "from arag_mcp.indexer.sources.budget import BudgetedReader\n"
+        "from arag_mcp.indexer.sources.files import Source, list_files\n"
+        "skipped = []\n"
+        "with BudgetedReader() as reader:\n"
+        f"    for path, source in list_files([Source.at({str(tmp_path)!r})], skipped):\n"
+        "        print(*(document.title for document in reader.read(path, source, skipped)))\n"
+    )
+    result = subprocess.run([sys.executable, "-"], input=script, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "Radium\n"
+    assert "files are read in this process, without --file-seconds and --file-memory" in result.stderr

@@ -6,7 +6,7 @@ import json
 
 import pytest
 import regex
-from arag_mcp.indexer.text.sentences import split_sentences
+from arag_mcp.indexer.text.sentences import MAX_SENTENCE_CHARS, split_sentences
 
 from .conftest import BENCH_DATA, FIXTURES
 
@@ -127,3 +127,16 @@ def test_a_real_book_splits_and_is_covered():
     spans = split_sentences(book)
     assert len(spans) > 500 and max(e - s for s, e in spans) < 5000
     assert_covers(book)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [" ".join(f"word{number}" for number in range(30_000)), "A short sentence comes first. " + "x" * 30_000],
+    ids=["words without a full stop", "a run without a space"],
+)
+def test_a_line_longer_than_a_sentence_may_be_is_cut_into_sentences(text: str):
+    spans = split_sentences(text)
+    assert len(spans) > len(text) // MAX_SENTENCE_CHARS
+    assert max(end - start for start, end in spans) <= MAX_SENTENCE_CHARS
+    assert "".join(text[start:end] for start, end in spans).replace(" ", "") == text.replace(" ", "")
+    assert {word for start, end in spans for word in text[start:end].split()} <= set(text.split()) | {"x" * 1000}

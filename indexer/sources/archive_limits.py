@@ -2,7 +2,7 @@
 checked before its parser opens it: a zip bomb is a few megabytes on disk and gigabytes inflated.
 
 Each member must be stored or deflated (the only methods ECMA-376 allows in a package), declare at
-most MEMBER_LIMIT bytes (ARCHIVE_LIMIT for all together) and, above RATIO_FLOOR, at most RATIO_LIMIT
+most MEMBER_LIMIT bytes (XML_PART_LIMIT for an XML part, ARCHIVE_LIMIT for all together) and, above RATIO_FLOOR, at most RATIO_LIMIT
 times its compressed size; then it is inflated once, a chunk at a time, to check that it holds no
 more than it declares.
 
@@ -24,6 +24,9 @@ from .outline import NotReadable
 MB = 1 << 20
 MEMBER_LIMIT = 256 * MB
 """A part of a long Word document is tens of megabytes of XML; its parsed tree takes several times that."""
+XML_PART_LIMIT = 20 * MB
+"""An XML part is parsed whole into a tree of about 25 bytes per byte of XML, at a few megabytes a
+second (python-docx); the text of 1,500 pages is about 20 MB of Word XML (bench/README.md, *Bad files*)."""
 ARCHIVE_LIMIT = 1024 * MB
 """Twice the largest document Word saves with its images (512 MB)."""
 RATIO_LIMIT = 100
@@ -61,6 +64,10 @@ def _check_declared(info: zipfile.ZipInfo) -> None:
         raise NotReadable(
             f"{info.filename} would inflate to {_size(info.file_size)}, {ratio:,.0f} times its compressed size "
             f"(limit {RATIO_LIMIT} times); {FIX}"
+        )
+    if info.filename.lower().endswith(".xml") and info.file_size > XML_PART_LIMIT:
+        raise NotReadable(
+            f"{info.filename} holds {_size(info.file_size)} of XML (limit {_size(XML_PART_LIMIT)}); {FIX}"
         )
 
 

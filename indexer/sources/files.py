@@ -17,6 +17,7 @@ import errno
 import json
 import os
 import stat
+import sys
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
@@ -25,7 +26,7 @@ from pathlib import Path, PurePosixPath
 import pathspec
 
 from .docx import docx_text
-from .headings import markdown_headings, rst_headings, split_front_matter
+from .headings import FrontMatterKept, markdown_headings, rst_headings, split_front_matter
 from .html import html_to_text
 from .outline import BlockText, HeadingMarks, NotReadable, PageMarks, composed
 from .pdf import pdf_text
@@ -41,6 +42,9 @@ ID_FIELDS = ("id", "_id")
 BINARY_SNIFF_CHARS = 8192
 CONTROL_SHARE = 0.05
 """Above this share of control characters (other than whitespace) in a file's start, it is not text."""
+MAX_NESTING = 100
+"""Lists and objects nested deeper in a record or in front matter are not read: records hold a few
+levels, and turning a value into metadata recurses once per level."""
 LINK_OUTSIDE = "a link to a file outside the folder; pass --follow-links to read it"
 DEFAULT_EXCLUDE = ("node_modules/", "__pycache__/", "site-packages/")
 """Folders of installed code left out of every folder read, besides hidden files and folders."""
@@ -85,6 +89,8 @@ class SkippedFile:
     """e.g. "empty", "binary", "unreadable: <error>", "unsupported type .xyz", "line 3: invalid JSON ..."."""
     file: str = ""
     """The resolved path of the file (documents indexed from it are kept while it cannot be read)."""
+    retry: bool = False
+    """Skipped for a limit the build was given (sources/budget.py): the next sync reads the file again."""
 
     def __str__(self) -> str:
         return f"{self.path}: {self.reason}"
@@ -287,11 +293,16 @@ def _file_documents(path: Path, source: str, file: str, skipped: list[SkippedFil
         headings: HeadingMarks = ()
         front_matter: dict[str, object] = {}
         if suffix in MARKDOWN_SUFFIXES:
+            body_start = 0
             try:
                 text, front_matter = split_front_matter(text)
+                _check_nesting(front_matter, "front matter", "flatten it")
             except NotReadable as error:
                 raise _Skip(f"unreadable: {error}") from None
-            headings = markdown_headings(text)
+            except FrontMatterKept as kept:
+                skipped.append(SkippedFile(source, str(kept), file))
+                body_start = kept.body_start
+            headings = tuple((body_start + offset, path) for offset, path in markdown_headings(text[body_start:]))
         elif suffix == ".rst":
             headings = rst_headings(text)
         title = str(front_matter.get("title") or "") or (headings[0][1][-1] if headings else "")
@@ -309,7 +320,7 @@ def _read_structured(path: Path, suffix: str) -> tuple[str, BlockText]:
         if suffix in HTML_SUFFIXES:
             return html_to_text(_decode(_read_text_bytes(path)))
         return (pdf_text if suffix == ".pdf" else docx_text)(path)
-    except _Skip:
+    except (_Skip, MemoryError):
         raise
     except NotReadable as error:
         raise _Skip(f"unreadable: {error}") from None
@@ -367,13 +378,18 @@ def _read_json(path: Path, source: str, file: str, skipped: list[SkippedFile]) -
 def _parse_json(content: str, fix: str, line: int | None = None) -> object:
     """Parsed JSON; `line` numbers the content where it is one line of a file."""
     try:
-        return json.loads(content)
+        return json.loads(content, parse_int=_json_int)
     except json.JSONDecodeError as error:
         where = f"line {line or error.lineno}"
         raise _Skip(f"{where}: invalid JSON ({error.msg}: column {error.colno}); {fix}") from None
     except RecursionError:
         where = f"line {line}: " if line else ""
         raise _Skip(f"{where}JSON nested too deeply to read; {fix}") from None
+
+
+def _json_int(digits: str) -> int | str:
+    """An integer of JSON; one of more digits than Python converts (sys.get_int_max_str_digits) stays text."""
+    return int(digits) if len(digits) <= sys.get_int_max_str_digits() else digits
 
 
 def _record_list(data: object) -> list[object]:
@@ -421,6 +437,10 @@ def _record(record: object, source: str, default_id: str, where: str, file: str)
     """One record as a document; None when its text is empty."""
     if not isinstance(record, dict):
         raise _Skip(f'{where}: a record must be a JSON object like {{"text": ...}}; fix or remove it')
+    try:
+        _check_nesting(record, "record", "flatten it or remove it")
+    except NotReadable as error:
+        raise _Skip(f"{where}: {error}") from None
     text_field = next((name for name in TEXT_FIELDS if name in record), None)
     if text_field is None:
         raise _Skip(f'{where}: record has no "text" field; add one (or "content"/"body")')
@@ -439,6 +459,22 @@ def _record(record: object, source: str, default_id: str, where: str, file: str)
         metadata=_metadata(record, {text_field, "title", *ID_FIELDS}),
         path=file,
     )
+
+
+def _check_nesting(value: object, what: str, fix: str) -> None:
+    """NotReadable where lists and objects nest in `value` deeper than MAX_NESTING, found without recursion."""
+    waiting = [(value, 0)]
+    while waiting:
+        item, depth = waiting.pop()
+        if isinstance(item, dict):
+            children: Iterable[object] = item.values()
+        elif isinstance(item, list | tuple | set | frozenset):
+            children = item
+        else:
+            continue
+        if depth >= MAX_NESTING:
+            raise NotReadable(f"{what} nested more than {MAX_NESTING} levels deep; {fix}")
+        waiting.extend((child, depth + 1) for child in children)
 
 
 def _metadata(record: dict[str, object], used: set[str]) -> Metadata:

@@ -5,7 +5,8 @@ with `===`, level 1, or `---`, level 2), none inside fenced code blocks. reStruc
 line underlined (optionally also overlined) with a repeated punctuation character; as in docutils,
 levels go by the order in which adornment styles first appear.
 
-Front matter is loaded only once its aliases are known to stay small (`ALIAS_GROWTH_LIMIT`).
+Front matter is loaded only where it is short (`FRONT_MATTER_LIMIT`) and once its aliases are known
+to stay small (`ALIAS_GROWTH_LIMIT`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,9 @@ _FENCE = regex.compile(r" {0,3}(```|~~~)")
 _SETEXT = regex.compile(r" {0,3}(=+|-+)[ \t]*")
 _ADORNMENT = regex.compile(r"([=\-~^`'\"*+#:.!_])\1{2,}[ \t]*")
 _LINK = regex.compile(r"\[([^\]]*)\]\([^)]*\)")
+FRONT_MATTER_LIMIT = 64 * 1024
+"""The most characters of front matter read as metadata: real front matter is a few hundred, and
+PyYAML reads 30,000 to 200,000 a second (bench/README.md, *Bad files*)."""
 ALIAS_GROWTH_LIMIT = 1_000_000
 """How much YAML aliases may add to front matter, in nodes plus scalar characters.
 
@@ -33,15 +37,35 @@ matter reuses a block a few times (a few kilobytes), while a million is a few me
 """
 
 
+class FrontMatterKept(Exception):
+    """Front matter that cannot become metadata and stays in the document's text; the message says
+    why, `body_start` where the text after it begins (its headings are the document's)."""
+
+    def __init__(self, message: str, body_start: int) -> None:
+        super().__init__(message)
+        self.body_start = body_start
+
+
 def split_front_matter(text: str) -> tuple[str, dict[str, object]]:
     """(text without its YAML front matter, the front matter's fields); front matter that is not a
-    YAML mapping is left in the text. NotReadable: front matter that aliases expand past
+    YAML mapping is left in the text. FrontMatterKept: front matter longer than FRONT_MATTER_LIMIT or
+    holding a value that YAML names but cannot construct (a date not in the calendar, `!!int abc`, an
+    integer of more digits than Python converts). NotReadable: front matter that aliases expand past
     ALIAS_GROWTH_LIMIT, that contains itself, or that is nested too deeply to read."""
     found = _FRONT_MATTER.match(text)
     if not found:
         return text, {}
+    if len(found.group(1)) > FRONT_MATTER_LIMIT:
+        raise FrontMatterKept(
+            f"front matter of {len(found.group(1)):,} characters kept as text (limit {FRONT_MATTER_LIMIT:,}); "
+            "shorten it or move the data to a file of its own",
+            found.end(),
+        )
     try:
         fields = _load_bounded(found.group(1))
+    except (ValueError, OverflowError, yaml.constructor.ConstructorError) as error:
+        reason = error.problem if isinstance(error, yaml.MarkedYAMLError) else str(error).split(";")[0]
+        raise FrontMatterKept(f"front matter kept as text: {reason}; fix the value or quote it", found.end()) from None
     except yaml.YAMLError:
         return text, {}
     except RecursionError:

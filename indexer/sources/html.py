@@ -65,12 +65,22 @@ MAX_TEXT_NODE_CHARS = 5_000_000
 """The longest text of one element read: trafilatura's own parser stops at libxml2's 10,000,000
 characters per text (which its output may join), so a page with a longer one (a 10 MB <h1>) is
 skipped, saying so."""
+MAX_PAGE_CHARS = 10_000_000
+"""The longest page read: trafilatura takes about 10 s a megabyte of a page's text, and a parsed
+tree several times its markup (bench/README.md, *Bad files*); a long real page is a few megabytes."""
+MAX_ELEMENTS = 250_000
+"""The most elements a page may hold: a long article holds a few tens of thousands, and every one
+costs trafilatura time and memory."""
 _HTML_PARSER = lxml.html.HTMLParser(huge_tree=True)
 _XML_PARSER = etree.XMLParser(huge_tree=True)
 
 
 def html_to_text(html: str) -> tuple[str, BlockText]:
     """(title, main content) of an HTML page: title from <title>, else the first <h1>."""
+    if len(html) > MAX_PAGE_CHARS:
+        raise NotReadable(
+            f"the page holds {len(html):,} characters (limit {MAX_PAGE_CHARS:,}); split the page or exclude it"
+        )
     try:
         page = lxml.html.document_fromstring(_XML_DECLARATION.sub("", html, count=1), parser=_HTML_PARSER)
     except etree.ParserError:  # nothing but whitespace or comments
@@ -119,11 +129,14 @@ def _named_main_content(page: etree._Element) -> etree._Element | None:
 
 
 def _check_shape(page: etree._Element) -> None:
-    """NotReadable where elements nest deeper than MAX_DEPTH or one text is longer than
-    MAX_TEXT_NODE_CHARS (both found without recursion)."""
-    depth = 0
+    """NotReadable where the page holds more than MAX_ELEMENTS elements, elements nest deeper than
+    MAX_DEPTH or one text is longer than MAX_TEXT_NODE_CHARS (all found without recursion)."""
+    depth = elements = 0
     for event, element in etree.iterwalk(page, events=("start", "end")):
         depth += 1 if event == "start" else -1
+        elements += event == "start"
+        if elements > MAX_ELEMENTS:
+            raise NotReadable(f"the page holds more than {MAX_ELEMENTS:,} elements; split the page or exclude it")
         if depth > MAX_DEPTH:
             raise NotReadable(f"elements nested more than {MAX_DEPTH} deep; flatten the page or exclude it")
         text = element.text if event == "start" else element.tail

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence, Set
 from dataclasses import dataclass
 
-from .sentences import split_sentences
+from .sentences import cut_span, split_sentences
 
 TokenOffsets = Callable[[str], list[tuple[int, int]]]
 """Character spans of the tokens of a text, under the embedding model's tokenizer."""
@@ -13,7 +13,9 @@ TokenOffsets = Callable[[str], list[tuple[int, int]]]
 CHARS_PER_TOKEN_BOUND = 16
 """A sentence longer than this many characters per allowed token is cut by characters before it is
 tokenized, so that one overlong line (a minified file, a table dump) never goes to the tokenizer
-whole; the pieces are then cut by tokens as any long sentence is."""
+whole; the pieces are then cut by tokens as any long sentence is. A chunk holds at most this many
+characters per token of its size: a run of letters the tokenizer reads as one unknown token must
+not make a chunk of megabytes."""
 COUNT_BATCH = 1024
 """Sentences tokenized at a time: a long document's token lists are never all in memory."""
 
@@ -35,7 +37,7 @@ def sentence_spans(
 ) -> list[Span]:
     """The document's sentences as spans; a sentence over `max_tokens` is cut hard into pieces."""
     max_chars = max_tokens * CHARS_PER_TOKEN_BOUND
-    bounds = [piece for start, end in split_sentences(text) for piece in _split_chars(text, start, end, max_chars)]
+    bounds = [piece for start, end in split_sentences(text) for piece in cut_span(text, start, end, max_chars)]
     spans: list[Span] = []
     for first in range(0, len(bounds), COUNT_BATCH):
         batch = bounds[first : first + COUNT_BATCH]
@@ -45,24 +47,6 @@ def sentence_spans(
             else:
                 spans.extend(_split_hard(text, start, end, token_offsets, max_tokens))
     return spans
-
-
-def _split_chars(text: str, start: int, end: int, max_chars: int) -> list[tuple[int, int]]:
-    """text[start:end] (stripped) in stripped pieces of at most `max_chars` characters, cut at a space
-    or line break where the piece has one."""
-    pieces = []
-    while end - start > max_chars:
-        space = max(text.rfind(" ", start + 1, start + max_chars), text.rfind("\n", start + 1, start + max_chars))
-        cut = space if space > start else start + max_chars
-        stop = cut
-        while text[stop - 1].isspace():
-            stop -= 1
-        pieces.append((start, stop))
-        start = cut
-        while text[start].isspace():
-            start += 1
-    pieces.append((start, end))
-    return pieces
 
 
 def _split_hard(text: str, start: int, end: int, token_offsets: TokenOffsets, max_tokens: int) -> list[Span]:
@@ -89,13 +73,16 @@ def pack_chunks(
 ) -> list[list[Span]]:
     """Group consecutive sentences greedily into chunks of at most `chunk_tokens` tokens. A chunk
     at least half full also ends before a sentence that starts a major section (one of the
-    offsets `section_starts`), so that chunks follow sections without becoming tiny."""
+    offsets `section_starts`), so that chunks follow sections without becoming tiny. A chunk also
+    ends before it would span more than `chunk_tokens` × CHARS_PER_TOKEN_BOUND characters."""
+    max_chars = chunk_tokens * CHARS_PER_TOKEN_BOUND
     chunks: list[list[Span]] = []
     current: list[Span] = []
     size = 0
     for sentence in sentences:
         section_break = sentence.start in section_starts and size * 2 >= chunk_tokens
-        if current and (size + sentence.tokens > chunk_tokens or section_break):
+        too_long = bool(current) and sentence.end - current[0].start > max_chars
+        if current and (size + sentence.tokens > chunk_tokens or section_break or too_long):
             chunks.append(current)
             current, size = [], 0
         current.append(sentence)

@@ -10,7 +10,9 @@ splits without a following space: the ideographic and full-width marks (。！�
 half-width and small forms (｡﹒﹗﹖), and `.`, `!` and `?` where a Han or kana letter follows
 (`.` only after one too), except a full-width or half-width point between digits ("３．１４").
 No text is dropped: short sentences such as
-"1995." are kept, and every non-space character falls in exactly one sentence.
+"1995." are kept, and every non-space character falls in exactly one sentence. A sentence longer
+than MAX_SENTENCE_CHARS (a line of a table dump, a minified file, a text without full stops) is cut
+into pieces at spaces, so that no later step holds one sentence of megabytes.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from __future__ import annotations
 import regex
 
 SPLITTER_VERSION = "rules-2"
+MAX_SENTENCE_CHARS = 1000
+"""The longest sentence kept whole: about 200 tokens of English, under the embedding window."""
 
 ABBREVIATIONS = frozenset(
     """
@@ -65,9 +69,28 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
     and together they cover every non-whitespace character. Whitespace-only text gives [].
     """
     spans: list[tuple[int, int]] = []
-    for start, end in _blocks(text):
-        spans.extend(_split_block(text, start, end))
+    for block_start, block_end in _blocks(text):
+        for start, end in _split_block(text, block_start, block_end):
+            spans.extend(cut_span(text, start, end, MAX_SENTENCE_CHARS))
     return spans
+
+
+def cut_span(text: str, start: int, end: int, max_chars: int) -> list[tuple[int, int]]:
+    """text[start:end] (stripped) in stripped pieces of at most `max_chars` characters, cut at the
+    last space or line break of each piece where it has one."""
+    pieces = []
+    while end - start > max_chars:
+        space = max(text.rfind(" ", start + 1, start + max_chars), text.rfind("\n", start + 1, start + max_chars))
+        cut = space if space > start else start + max_chars
+        stop = cut
+        while text[stop - 1].isspace():
+            stop -= 1
+        pieces.append((start, stop))
+        start = cut
+        while text[start].isspace():
+            start += 1
+    pieces.append((start, end))
+    return pieces
 
 
 def _blocks(text: str) -> list[tuple[int, int]]:
