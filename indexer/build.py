@@ -44,7 +44,7 @@ from arag_mcp.indexer.index.manifest import (
     write_manifest,
 )
 from arag_mcp.indexer.index.schema import DocumentColumn
-from arag_mcp.indexer.sources.budget import BudgetedReader, FileBudget
+from arag_mcp.indexer.sources.budget import BudgetedReader, FileBudget, file_reader
 from arag_mcp.indexer.sources.files import (
     CorpusError,
     Document,
@@ -405,7 +405,7 @@ def _update(
             write_file_states(uri, previous["tables"], {**states, **changes.unchanged})
         _count(summary, previous, started)
         return summary
-    with BudgetedReader(options.file_budget) as reader:  # started first, it loads the readers beside the model
+    with file_reader(options.file_budget) as reader:  # started first, it loads the readers beside the model
         if options.strict:
             _check_strict(reader, changes.read, summary)
         carried = _carried_encoder(uri, previous, options)

@@ -1,6 +1,7 @@
 """Files read within a budget of time and memory, in a child process that can be stopped.
 
-One reader process serves a whole build, so that thousands of small files cost one start: it reads
+One reader process serves a whole build, and the builds after it in the same process (a watcher's
+batches), so that thousands of small files, or a batch of one, cost no start: it reads
 one file at a time and sends its documents in parts (a small file in one). The build waits at most
 `seconds` for the next part, which comes within a second while documents come (so a slow file, or
 one slow record of a JSON Lines file, breaks the budget), then stops the process and skips the
@@ -14,9 +15,11 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
+import threading
 import time
 import traceback
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
@@ -41,6 +44,31 @@ class FileBudget:
     """The most memory the reader may map beyond its own, in bytes."""
 
 
+_shared: BudgetedReader | None = None
+_shared_in_use = threading.Lock()
+
+
+@contextmanager
+def file_reader(budget: FileBudget) -> Iterator[BudgetedReader]:
+    """The reader for one build: this process's shared one, kept between builds so that a watcher's
+    batches start no process (as build.py loads the model once), or, while another build holds it,
+    one of its own, stopped after. The shared process ends with this one (a daemon)."""
+    global _shared
+    if not _shared_in_use.acquire(blocking=False):
+        with BudgetedReader(budget) as reader:
+            yield reader
+        return
+    try:
+        if _shared is None or _shared.budget != budget:
+            if _shared is not None:
+                _shared.close()
+            _shared = BudgetedReader(budget)
+        _shared.start()
+        yield _shared
+    finally:
+        _shared_in_use.release()
+
+
 class BudgetedReader:
     """`read_file` in a child process held to a FileBudget; use it as a context manager."""
 
@@ -52,7 +80,7 @@ class BudgetedReader:
         self._in_process = False
 
     def __enter__(self) -> BudgetedReader:
-        self._start()
+        self.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -123,6 +151,11 @@ class BudgetedReader:
                 self.close()
                 self._in_process = True
         return self._ready
+
+    def start(self) -> None:
+        """Start the process where none runs, so that it loads the readers while the caller works."""
+        if self._process is None and not self._in_process:
+            self._start()
 
     def _start(self) -> None:
         context = multiprocessing.get_context("spawn")  # the build holds model threads: a fork could copy held locks
