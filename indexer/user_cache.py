@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -11,3 +15,21 @@ def cache_root() -> Path:
     if os.environ.get("ARAG_MCP_CACHE"):
         return Path(os.environ["ARAG_MCP_CACHE"])
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "arag-mcp"
+
+
+@contextmanager
+def new_cache_folder(target: Path, marker: str) -> Iterator[Path]:
+    """A work folder beside `target` to fill, renamed to `target` when the block ends without error:
+    a cache folder is whole or absent, whatever stops its writer. `marker`, the file written last,
+    tells a folder another process made first, which is kept."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
+    try:
+        yield work
+        try:
+            work.rename(target)
+        except OSError:  # another process made the same folder first
+            if not (target / marker).exists():
+                raise
+    finally:
+        shutil.rmtree(work, ignore_errors=True)

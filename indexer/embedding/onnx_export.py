@@ -16,14 +16,13 @@ import json
 import logging
 import shutil
 import sys
-import tempfile
 import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from arag_mcp.indexer.user_cache import cache_root
+from arag_mcp.indexer.user_cache import cache_root, new_cache_folder
 
 from .bert_graph import INPUTS, is_bert, write_bert_graph
 from .onnx_runtime import OnnxEncoder
@@ -73,31 +72,22 @@ def export_encoder(model_dir: Path, quantized: bool, load_model: Callable[[], An
     target = export_folder(model_dir, quantized)
     if (target / "recipe.json").exists():
         return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
-    try:
-        with contextlib.redirect_stdout(sys.stderr):  # stdout may be the MCP stdio channel
-            traced = None if is_bert(model_dir) else load_model()
-            if traced is None:
-                recipe = _file_recipe(model_dir)
-                write_bert_graph(model_dir, work / "model.onnx")
-                shutil.copyfile(model_dir / "tokenizer.json", work / "tokenizer.json")
-            else:
-                recipe = _model_recipe(traced)
-                _trace(traced, work / "model.onnx", recipe["inputs"])
-                traced.tokenizer.backend_tokenizer.save(str(work / "tokenizer.json"))
-            (work / "recipe.json").write_text(json.dumps(recipe, indent=2))
-            if traced is not None:
-                _verify_trace(traced, OnnxEncoder(work))
-            if quantized:
-                _quantize(work)
-        try:
-            work.rename(target)
-        except OSError:  # another process finished the same export first
-            if not (target / "recipe.json").exists():
-                raise
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+    stdout_to_stderr = contextlib.redirect_stdout(sys.stderr)  # stdout may be the MCP stdio channel
+    with new_cache_folder(target, "recipe.json") as work, stdout_to_stderr:
+        traced = None if is_bert(model_dir) else load_model()
+        if traced is None:
+            recipe = _file_recipe(model_dir)
+            write_bert_graph(model_dir, work / "model.onnx")
+            shutil.copyfile(model_dir / "tokenizer.json", work / "tokenizer.json")
+        else:
+            recipe = _model_recipe(traced)
+            _trace(traced, work / "model.onnx", recipe["inputs"])
+            traced.tokenizer.backend_tokenizer.save(str(work / "tokenizer.json"))
+        (work / "recipe.json").write_text(json.dumps(recipe, indent=2))
+        if traced is not None:
+            _verify_trace(traced, OnnxEncoder(work))
+        if quantized:
+            _quantize(work)
     return target
 
 
