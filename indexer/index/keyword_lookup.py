@@ -16,12 +16,8 @@ import pyarrow.compute as pc
 from .catalogue import ChunkCatalogue
 from .reading import read, reading, scan
 from .schema import TERMS, TermColumn, terms_schema
-from .terms import MARKED_PREFIX, folded, lower, word_text
+from .terms import MARKED_PREFIX, ascii_in_arrow, folded, lower, marked_tokens_of, word_text
 from .words import (
-    CLOSING_MARKS,
-    MARKED_TOKEN,
-    OPENING_MARKS,
-    TOKEN_BREAK,
     UNSPACED_SCRIPTS,
     WORD_BREAK,
     compared_form,
@@ -29,6 +25,8 @@ from .words import (
 )
 
 T = TermColumn
+AFTER_MARKED_PREFIX = chr(ord(MARKED_PREFIX) + 1)
+"""Sorts after every term that begins with MARKED_PREFIX and before every word."""
 
 TokenForm = Literal["folded", "capitals", "lowered"]
 """How marked tokens are compared: as words.compared_form makes them (folded, or in capitals with
@@ -92,7 +90,7 @@ class KeywordLookup:
         title_owners = pc.list_parent_indices(title_split).filter(kept).to_numpy().astype(np.int64)
         by_title_word = _stable_order(title_words)
         words = sorted_words.filter(pa.array(first))
-        token_count = int(pc.sum(pc.starts_with(words, MARKED_PREFIX)).as_py() or 0)
+        token_count = bisect.bisect_left(words, AFTER_MARKED_PREFIX, key=_text)  # the tokens sort first
         other = np.flatnonzero(~pc.string_is_ascii(words).to_numpy(zero_copy_only=False))
         other = other[other >= token_count]
         other_folded = folded(words.take(pa.array(other, pa.int64())))
@@ -170,10 +168,8 @@ class KeywordLookup:
     @cached_property
     def title_tokens(self) -> tuple[pa.Array, np.ndarray]:
         """The marked tokens of every title, as written, and the chunk number of each."""
-        split = pc.split_pattern_regex(self.titles, TOKEN_BREAK)
-        cores = pc.utf8_rtrim(pc.utf8_ltrim(pc.list_flatten(split), characters=OPENING_MARKS), characters=CLOSING_MARKS)
-        marked = pc.match_substring_regex(cores, MARKED_TOKEN)
-        return cores.filter(marked), pc.list_parent_indices(split).filter(marked).to_numpy().astype(np.int64)
+        owners, tokens = marked_tokens_of(self.titles)
+        return tokens, owners.to_numpy().astype(np.int64)
 
     def title_token_forms(self, form: TokenForm) -> pa.Array:
         """The marked tokens of the titles (`title_tokens`) in this form."""
@@ -201,17 +197,11 @@ class KeywordLookup:
 
 
 def _forms(tokens: pa.Array, form: TokenForm) -> pa.Array:
-    """Tokens in a form: Arrow does the ASCII ones (most), `compared_form` the others."""
+    """Tokens in a form (words.compared_form, or lower-cased)."""
     if form == "lowered":
         return lower(tokens)
     ascii_form = pc.replace_substring(lower(tokens) if form == "folded" else tokens, pattern="`", replacement="'")
-    other = np.flatnonzero(~pc.string_is_ascii(tokens).to_numpy(zero_copy_only=False))
-    if not len(other):
-        return ascii_form
-    mask = np.zeros(len(tokens), dtype=bool)
-    mask[other] = True
-    replacements = [compared_form(token, form == "capitals") for token in tokens.take(pa.array(other)).to_pylist()]
-    return pc.replace_with_mask(ascii_form, pa.array(mask), pa.array(replacements, pa.string()))
+    return ascii_in_arrow(tokens, ascii_form, lambda token: compared_form(token, form == "capitals"))
 
 
 def _stable_order(words: pa.Array) -> np.ndarray:

@@ -22,7 +22,7 @@ manifest commits, so reader and writer agree without relying on scan order.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -48,16 +48,20 @@ def word_text(lowered: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray
 
 def folded(words: pa.Array | pa.ChunkedArray) -> pa.Array:
     """`fold` of each word; ASCII words (most of them) only lower-cased, in Arrow."""
-    if isinstance(words, pa.ChunkedArray):
-        words = words.combine_chunks()
-    result = pc.utf8_lower(words)
-    other = np.flatnonzero(~pc.string_is_ascii(words).to_numpy(zero_copy_only=False))
+    words = _combined(words)
+    return ascii_in_arrow(words, pc.utf8_lower(words), fold)
+
+
+def ascii_in_arrow(strings: pa.Array, ascii_form: pa.Array, form: Callable[[str], str]) -> pa.Array:
+    """`form` of each string, given `ascii_form`, what Arrow makes of the ASCII ones (most of them):
+    Python runs `form` on the others alone."""
+    other = np.flatnonzero(~pc.string_is_ascii(strings).to_numpy(zero_copy_only=False))
     if not len(other):
-        return result
-    mask = np.zeros(len(words), dtype=bool)
+        return ascii_form
+    mask = np.zeros(len(strings), dtype=bool)
     mask[other] = True
-    replacements = pa.array([fold(word) for word in words.take(pa.array(other)).to_pylist()], pa.string())
-    return pc.replace_with_mask(result, pa.array(mask), replacements)
+    replacements = pa.array([form(text) for text in strings.take(pa.array(other)).to_pylist()], pa.string())
+    return pc.replace_with_mask(ascii_form, pa.array(mask), replacements)
 
 
 MARKED_PREFIX = " "
@@ -70,21 +74,23 @@ def chunk_terms(texts: pa.Array | pa.ChunkedArray) -> tuple[pa.ListArray, pa.Lis
     each occurs."""
     texts = _combined(texts)
     owners, words = _split(word_text(lower(texts)), WORD_BREAK)
-    token_owners, tokens = _split(texts, TOKEN_BREAK)
-    cores = pc.utf8_rtrim(pc.utf8_ltrim(tokens, characters=OPENING_MARKS), characters=CLOSING_MARKS)
-    marked = pc.match_substring_regex(cores, MARKED_TOKEN)
+    token_owners, tokens = marked_tokens_of(texts)
     pairs = pa.concat_tables(
         [
             pa.table({"owner": owners, "term": words}),
-            pa.table(
-                {
-                    "owner": token_owners.filter(marked),
-                    "term": pc.binary_join_element_wise(MARKED_PREFIX, cores.filter(marked), ""),
-                }
-            ),
+            pa.table({"owner": token_owners, "term": pc.binary_join_element_wise(MARKED_PREFIX, tokens, "")}),
         ]
     )
     return _counted(pairs, len(texts))
+
+
+def marked_tokens_of(texts: pa.Array) -> tuple[pa.Array, pa.Array]:
+    """(index of its text, token) for every marked token of the texts, stripped, as written
+    (words.marked_tokens, in Arrow)."""
+    owners, tokens = _split(texts, TOKEN_BREAK)
+    cores = pc.utf8_rtrim(pc.utf8_ltrim(tokens, characters=OPENING_MARKS), characters=CLOSING_MARKS)
+    marked = pc.match_substring_regex(cores, MARKED_TOKEN)
+    return owners.filter(marked), cores.filter(marked)
 
 
 def chunk_words(texts: pa.Array | pa.ChunkedArray) -> tuple[pa.ListArray, pa.ListArray]:

@@ -25,8 +25,8 @@ chosen when the server starts:
 A single-word keyword (in substring mode: one made only of word characters) is counted from the
 postings alone, and so is a keyword of one marked token (in substring mode: one with
 punctuation), from the postings of the marked tokens that hold it (terms.py). A longer one occurs
-no more often than its rarest word, which bounds its count and so its weight (which only grows with the count); it is counted in the texts of the chunks
-whose bound could still matter, best bound first, until none can: exact results while reading a
+no more often than its rarest word, which bounds its count and so its weight (which only grows
+with the count); it is counted in the texts of the chunks whose bound could still matter, best bound first, until none can: exact results while reading a
 few texts, not thousands. Per-keyword chunk counts come from the same arrays; where settling
 one would take more than COUNT_READ_LIMIT further texts, it is given as a range.
 """
@@ -105,10 +105,6 @@ class TokenMatch(Protocol):
         """Occurrences in a token or a text, given in `form`."""
         ...
 
-    def count_in_text(self, text: str) -> int:
-        """Occurrences in a text as written."""
-        ...
-
 
 @dataclass(frozen=True)
 class WrittenWord:
@@ -128,6 +124,7 @@ class WrittenWord:
         return self.marked.count_in(text)
 
     def count_in_text(self, text: str) -> int:
+        """Occurrences in a text as written."""
         return self.marked.count_in(compared_form(text, self.marked.capitals))
 
 
@@ -140,9 +137,6 @@ class WrittenSubstring:
 
     def count_in(self, text: str) -> int:
         return text.count(self.core)
-
-    def count_in_text(self, text: str) -> int:
-        return lower(pa.array([text], pa.string()))[0].as_py().count(self.core)
 
 
 @dataclass(frozen=True)
@@ -281,7 +275,7 @@ class WordMatch:
         words, so one without a keyword's first word inside it is passed over unsplit."""
         sentences = chunk.sentences
         lowered = lower(pa.array(sentences, pa.string())).to_pylist()
-        written = [keyword.as_written for keyword in keywords if keyword.as_written]
+        written = [keyword.as_written for keyword in keywords if isinstance(keyword.as_written, WrittenWord)]
         by_words = [keyword for keyword in keywords if not keyword.as_written]
         firsts = [keyword.pieces[0] for keyword in by_words if keyword.pieces]
         return [
@@ -367,17 +361,11 @@ def _token_counts(snapshot: IndexSnapshot, written: TokenMatch) -> np.ndarray:
     holders = np.flatnonzero(pc.match_substring(forms, pattern=written.core).to_numpy(zero_copy_only=False))
     inside = [written.count_in(form) for form in forms.take(pa.array(holders, pa.int64())).to_pylist()]
     counted = [(int(at), count) for at, count in zip(holders, inside) if count]
-    counts = np.zeros(lookup.chunk_count, dtype=np.int64)
     if not counted:
-        return counts
+        return np.zeros(lookup.chunk_count, dtype=np.int64)
     per_token = {lookup.words[at].as_py(): count for at, count in counted}
-    postings = lookup.postings(np.concatenate([lookup.rows_of_token(at) for at, _ in counted]))
-    per_row = np.array([per_token[term] for term in postings[T.TERM].to_pylist()], dtype=np.int64)
-    lengths = pc.list_value_length(postings[T.CHUNKS]).to_numpy(zero_copy_only=False)
-    chunks = pc.list_flatten(postings[T.CHUNKS]).to_numpy(zero_copy_only=False)
-    occurrences = pc.list_flatten(postings[T.COUNTS]).to_numpy(zero_copy_only=False)
-    np.add.at(counts, chunks, occurrences * np.repeat(per_row, lengths))
-    return counts
+    postings = PieceCounts(snapshot, [lookup.rows_of_token(at) for at, _ in counted])
+    return postings.per_chunk(np.array([per_token[term] for term in postings.terms.to_pylist()], dtype=np.int64))
 
 
 def _folded_words(lowered: str) -> list[str]:
@@ -484,7 +472,7 @@ class PieceCounts:
 
     Whole words (`folded` given): a posting counts where its word folds to the piece, and the
     piece's occurrences in titles are added. Substrings: a posting counts once per occurrence of
-    the piece in its word."""
+    the piece in its word. Marked tokens: as often as `per_chunk` is told the keyword is in each."""
 
     def __init__(
         self,
@@ -509,11 +497,16 @@ class PieceCounts:
             per_term = pc.equal(self.terms, piece).to_numpy(zero_copy_only=False).astype(np.int64)
         else:
             per_term = pc.count_substring(self.terms, pattern=piece).to_numpy(zero_copy_only=False)
+        counts = self.per_chunk(per_term)
+        return counts + self.in_titles(piece) if self.in_titles else counts
+
+    def per_chunk(self, per_term: np.ndarray) -> np.ndarray:
+        """Per chunk number, Σ over the terms read of (occurrences per term, aligned with `terms`) ·
+        the term's count in the chunk."""
         per_posting = np.repeat(per_term, self.lengths)
         at = np.flatnonzero(per_posting)
         weights = self.occurrences[at] * per_posting[at]
-        counts = np.bincount(self.chunks[at], weights=weights, minlength=self.chunk_count).astype(np.int64)
-        return counts + self.in_titles(piece) if self.in_titles else counts
+        return np.bincount(self.chunks[at], weights=weights, minlength=self.chunk_count).astype(np.int64)
 
 
 MATCHERS: dict[KeywordMatch, Matcher] = {"word": WordMatch(), "substring": SubstringMatch()}
