@@ -83,5 +83,8 @@ def test_html_behind_a_10_mb_heading_or_300_deep(tmp_path: Path):
     index = tmp_path / "idx"
     built = run_cli("arag_mcp.indexer", "build", str(corpus), "--index", str(index), "--quiet")
     assert built.returncode == 0, built.stderr
-    assert "skipped pages/heading.html: unreadable: the page holds 10,000,026 characters (limit 10,000,000)" in built.stderr
+    assert (
+        "skipped pages/heading.html: unreadable: the page holds 10,000,026 characters (limit 10,000,000)"
+        in built.stderr
+    )
     assert [document["source"] for document in list_documents(str(index))] == ["pages/deep.html"]
