@@ -12,6 +12,7 @@ from pathlib import Path
 import index_dump
 import pytest
 from arag_mcp.indexer.build import BuildOptions, build_index, sync_index
+from arag_mcp.indexer.index import snapshot as snapshot_module
 from arag_mcp.indexer.index import terms
 from arag_mcp.indexer.index.snapshot import open_index
 from arag_mcp.server.search import keywords as keyword_matching
@@ -85,10 +86,15 @@ def test_terms_table_has_several_segments(churned_index: Path):
 
 @pytest.mark.parametrize("read_batch", [keyword_matching.PHRASE_READ_BATCH, 1])
 @pytest.mark.parametrize("match", ["word", "substring"])
-def test_keyword_search_equals_brute_force(churned_index: Path, read_batch: int, match: str, monkeypatch):
-    """Also with phrase texts read one chunk at a time, so the bound stops reading early."""
+@pytest.mark.parametrize("source", ["mirror", "tables"])
+def test_keyword_search_equals_brute_force(churned_index: Path, read_batch: int, match: str, source: str, monkeypatch):
+    """Also with phrase texts read one chunk at a time, so the bound stops reading early; from the
+    build's mirror and from the tables alone."""
     monkeypatch.setattr(keyword_matching, "PHRASE_READ_BATCH", read_batch)
+    if source == "tables":
+        monkeypatch.setattr(snapshot_module, "open_mirror", lambda *args: None)
     snapshot = open_index(str(churned_index))
+    assert (snapshot.keywords.mirror is None) == (source == "tables")
     chunks = index_dump.all_chunks(snapshot)
     ids, titles, texts = [c.chunk_id for c in chunks], [c.title for c in chunks], [c.text for c in chunks]
     words = WordCorpus(ids, titles, texts, [c.tokens for c in chunks])

@@ -13,6 +13,7 @@ import pyarrow.compute as pc
 from .catalogue import ChunkCatalogue
 from .chunks import Chunk
 from .ids import parse_chunk_id
+from .mirror import Mirror
 from .reading import read
 from .schema import CHUNKS, ChunkColumn
 
@@ -23,11 +24,13 @@ TEXT_FIELDS = [C.TEXT, C.SENTENCE_STARTS, C.SENTENCE_ENDS]
 
 @dataclass(frozen=True)
 class ChunkReader:
-    """Whole chunks, and chunk texts alone, by chunk id or chunk number."""
+    """Whole chunks, and chunk texts alone, by chunk id or chunk number: from the build's mirror
+    where it has one (mirror.py), else from the chunks table."""
 
     uri: str
     table: Any
     catalogue: ChunkCatalogue
+    mirror: Mirror | None = None
 
     def by_id(self, chunk_ids: Sequence[str]) -> dict[str, Chunk]:
         """The chunks with these ids, keyed by id (unknown or malformed ids are absent)."""
@@ -55,6 +58,9 @@ class ChunkReader:
 
     def _rows_at(self, numbers: np.ndarray, columns: Sequence[str]) -> pa.Table:
         numbers = np.asarray(numbers, dtype=np.int64)
+        if self.mirror is not None:
+            numbers = np.unique(numbers)
+            return self.mirror.texts_at(numbers, columns).append_column("number", pa.array(numbers, pa.int64()))
         if not len(numbers):
             schema = pa.schema([*(self.table.schema.field(c) for c in columns), pa.field("number", pa.int64())])
             return schema.empty_table()

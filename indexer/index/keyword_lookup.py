@@ -14,6 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .catalogue import ChunkCatalogue
+from .mirror import Mirror, Postings
 from .reading import read, reading, scan
 from .schema import TERMS, TermColumn, terms_schema
 from .terms import MARKED_PREFIX, ascii_in_arrow, folded, lower, marked_tokens_of, word_text
@@ -42,6 +43,8 @@ class KeywordLookup:
 
     uri: str
     table: Any
+    mirror: Mirror | None
+    """The build's mirror (mirror.py): postings are read from it where there is one."""
     titles: pa.Array
     """Every chunk's title, by chunk number."""
     words: pa.Array
@@ -52,7 +55,8 @@ class KeywordLookup:
     """Folded form → positions in `words` of the non-ASCII words that fold to it (an ASCII word,
     stored lower-cased, is its own folded form): whole-word matching looks words up folded."""
     word_rows: np.ndarray
-    """Row ids of the terms table, grouped by word in `words` order (a word has a row per segment)."""
+    """Row ids of the terms table (with a mirror, its row numbers), grouped by word in `words` order
+    (a word has a row per segment)."""
     rows_per_word: np.ndarray
     word_row_starts: np.ndarray
     """Where each word's rows begin in `word_rows`."""
@@ -74,11 +78,16 @@ class KeywordLookup:
     """The marked tokens of the texts ("texts") and of the titles ("titles") in each form asked for."""
 
     @classmethod
-    def load(cls, uri: str, catalogue: ChunkCatalogue, terms: Any) -> KeywordLookup:
-        with reading(uri, TERMS):
-            rows = scan(terms.search().select([T.TERM]).with_row_id(True)).read_all()
-        by_word = pc.sort_indices(rows[T.TERM])
-        sorted_words = rows[T.TERM].take(by_word).combine_chunks()
+    def load(cls, uri: str, catalogue: ChunkCatalogue, terms: Any, mirror: Mirror | None = None) -> KeywordLookup:
+        """`terms`: the terms table; `mirror`: the build's mirror, read instead where there is one."""
+        if mirror is not None:
+            stored, row_ids = mirror.terms.table[T.TERM], np.arange(mirror.terms.num_rows)
+        else:
+            with reading(uri, TERMS):
+                rows = scan(terms.search().select([T.TERM]).with_row_id(True)).read_all()
+            stored, row_ids = rows[T.TERM], rows["_rowid"].to_numpy()
+        by_word = pc.sort_indices(stored)
+        sorted_words = stored.take(by_word).combine_chunks()
         first = np.ones(len(sorted_words), dtype=bool)
         if len(sorted_words):
             first[1:] = pc.not_equal(sorted_words[1:], sorted_words[:-1]).to_numpy(zero_copy_only=False)
@@ -102,11 +111,12 @@ class KeywordLookup:
         return cls(
             uri,
             terms,
+            mirror,
             catalogue.titles,
             words,
             token_count,
             spellings,
-            rows["_rowid"].to_numpy()[by_word.to_numpy()],
+            row_ids[by_word.to_numpy()],
             np.diff(np.append(starts, len(sorted_words))),
             starts,
             len(catalogue),
@@ -119,12 +129,14 @@ class KeywordLookup:
             title_owners[unspaced_titles],
         )
 
-    def postings(self, row_ids: np.ndarray) -> pa.Table:
-        """Rows (term, chunks, counts) of the terms table with these row ids."""
+    def postings(self, row_ids: np.ndarray) -> Postings:
+        """The rows of the terms table with these row ids, flattened."""
+        if self.mirror is not None:
+            return self.mirror.postings.at(row_ids)
         if not len(row_ids):
-            return terms_schema().empty_table()
+            return Postings.of_rows(terms_schema().empty_table())
         rows = self.table.take_row_ids(row_ids.tolist()).select(terms_schema().names)
-        return read(self.uri, TERMS, rows.to_arrow)
+        return Postings.of_rows(read(self.uri, TERMS, rows.to_arrow))
 
     def rows_containing(self, piece: str) -> np.ndarray:
         """Terms-table row ids of every word that contains `piece` (lower-cased)."""
@@ -177,13 +189,16 @@ class KeywordLookup:
             self._token_forms["titles", form] = _forms(self.title_tokens[0], form)
         return self._token_forms["titles", form]
 
-    def title_counts(self, folded_word: str) -> np.ndarray:
-        """How often each chunk's title holds the word `folded_word` (folded; for a word of a script
-        written without spaces, its characters in a row inside a title's word), by chunk number."""
+    def title_counts(self, folded_word: str) -> tuple[np.ndarray, np.ndarray]:
+        """(chunk number, count) for each title word that holds the word `folded_word` (folded; for a
+        word of a script written without spaces, as often as its characters are in a row inside the
+        title word); a chunk may be named more than once."""
         if unspaced(folded_word):
             inside = pc.count_substring(self.unspaced_title_words, pattern=folded_word).to_numpy(zero_copy_only=False)
-            return np.bincount(self.unspaced_title_owners, weights=inside, minlength=self.chunk_count).astype(np.int64)
-        return np.bincount(self.title_holders(folded_word), minlength=self.chunk_count).astype(np.int64)
+            holding = np.flatnonzero(inside)
+            return self.unspaced_title_owners[holding], inside[holding].astype(np.int64)
+        holders = self.title_holders(folded_word)
+        return holders, np.ones(len(holders), dtype=np.int64)
 
     def title_holders(self, folded_word: str) -> np.ndarray:
         """The chunk numbers whose titles hold the word `folded_word` (as `title_counts` counts it),

@@ -20,6 +20,7 @@ from .chunk_vector_search import ChunkVectorSearch
 from .document_assembly import DocumentAssembler
 from .keyword_lookup import KeywordLookup
 from .manifest import Manifest, check_manifest, normalise_uri
+from .mirror import open_mirror
 from .reading import read, reading, scan
 from .schema import CHUNK_VECTORS, CHUNKS, DOCUMENTS, SENTENCES, TERMS, ChunkColumn, DocumentColumn, SentenceColumn
 from .sentence_search import SentenceSearch
@@ -70,14 +71,15 @@ def open_index(uri: str, previous: IndexSnapshot | None = None) -> IndexSnapshot
         columns = [*HELD_COLUMNS, C.SENTENCE_STARTS]
         rows = scan(tables[CHUNKS].search().select(columns).with_row_id(True)).read_all()
     catalogue = ChunkCatalogue.from_rows(rows)
-    keywords = KeywordLookup.load(uri, catalogue, tables[TERMS])
+    mirror = open_mirror(uri, manifest.tables, len(catalogue))
+    keywords = KeywordLookup.load(uri, catalogue, tables[TERMS], mirror)
     with reading(uri, SENTENCES):  # every data file is opened: a damaged build is refused here, not mid-search
         scan(tables[SENTENCES].search().select([S.POSITION])).read_all()
     in_memory = None
     if not manifest.vector_index or manifest.counts.sentences < writer.VECTOR_INDEX_MIN_ROWS:
         reused = previous and previous.sentences.in_memory
         in_memory = SentenceVectors(tables[SENTENCES], tables[CHUNKS], catalogue, manifest, reused)
-    chunks = ChunkReader(uri, tables[CHUNKS], catalogue)
+    chunks = ChunkReader(uri, tables[CHUNKS], catalogue, mirror)
     return IndexSnapshot(
         uri,
         manifest,

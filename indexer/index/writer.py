@@ -9,6 +9,7 @@ Layout of an index at URI (a local folder or an object-store URI such as ``s3://
     URI/terms.lance          one row per word (and segment): the chunks holding it (see terms.py)
     URI/chunk_vectors.lance  one vector per chunk (Naive RAG's embedding search)
     URI/documents.lance      one row per document (id, title, source, file, counts, when indexed)
+    URI/mirror/C-T/          the terms and the chunks' texts as mapped Arrow files (mirror.py; local only)
 
 The manifest is written after the tables and replaced atomically, so a reader that opens the
 tables at the versions it names never sees half a build. A build commits in steps: a killed build
@@ -44,6 +45,7 @@ from .manifest import (
     read_manifest,
     write_manifest,
 )
+from .mirror import mirror_writer, remove_others
 from .reading import scan
 from .schema import (
     CHUNK_VECTORS,
@@ -344,7 +346,8 @@ class IndexWriter:
         return age + timedelta(seconds=1) if age >= timedelta(0) else NO_CLEANUP
 
     def _write_terms(self) -> None:
-        """Rebuild the terms table from the chunks' words, numbering chunks by row id rank."""
+        """Rebuild the terms table from the chunks' words, numbering chunks by row id rank, and its
+        mirror (mirror.py)."""
         row_ids = np.sort(scan(self.chunks.search().select([]).with_row_id(True)).read_all()["_rowid"].to_numpy())
         c = ChunkColumn
         batches = scan(self.chunks.search().select([c.TERMS, c.TERM_COUNTS]).with_row_id(True), TERM_BATCH_ROWS)
@@ -353,11 +356,14 @@ class IndexWriter:
             for batch in batches
         )
         mode = "overwrite"
-        for segment in invert(numbered):
-            self.terms.add(segment, mode=mode)
-            mode = "append"
-        if mode == "overwrite":
-            self.terms.add(terms_schema().empty_table(), mode=mode)
+        with mirror_writer(self.uri) as mirror:
+            for segment in invert(numbered):
+                self.terms.add(segment, mode=mode)
+                mirror.add_terms(segment)
+                mode = "append"
+            if mode == "overwrite":
+                self.terms.add(terms_schema().empty_table(), mode=mode)
+            mirror.finish(self.chunks, row_ids, {CHUNKS: self.chunks.version, TERMS: self.terms.version})
 
     def _vector_index(self) -> dict[str, Any] | None:
         """Train the IVF-PQ index once; later builds add their rows to it (optimize), and search
@@ -395,6 +401,7 @@ class IndexWriter:
         }
         write_file_states(self.uri, manifest["tables"], files)
         write_manifest(self.uri, manifest)
+        remove_others(self.uri, manifest["tables"])
         self.kept_from = self.kept_from or manifest
         return manifest
 

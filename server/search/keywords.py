@@ -42,7 +42,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import regex
 from arag_mcp.indexer.index.keyword_lookup import TokenForm
-from arag_mcp.indexer.index.schema import TermColumn as T
 from arag_mcp.indexer.index.terms import folded, lower
 from arag_mcp.indexer.index.words import (
     SHORT_WORD_BREAK,
@@ -59,6 +58,7 @@ from arag_mcp.indexer.index.words import (
     words_of,
 )
 
+from .counts_by_chunk import NO_NUMBERS, CountsByChunk
 from .keyword_weights import LengthWeights, RarityWeights, Weights
 from .retrieval import Hit, PassedOver, top_chunks
 
@@ -159,18 +159,6 @@ class TitledPages:
     exact: list[np.ndarray]
     qualified: list[np.ndarray]
 
-    def all(self) -> np.ndarray:
-        return np.unique(np.concatenate([np.zeros(0, dtype=np.int64), *self.exact, *self.qualified]))
-
-    def classes(self, chunk_count: int) -> np.ndarray:
-        """Per chunk number: 0 titled as a keyword, 1 titled "keyword (qualifier)", 2 neither."""
-        classes = np.full(chunk_count, 2, dtype=np.int8)
-        for numbers in self.qualified:
-            classes[numbers] = 1
-        for numbers in self.exact:
-            classes[numbers] = 0
-        return classes
-
 
 @dataclass(frozen=True)
 class KeywordFindings:
@@ -196,8 +184,8 @@ class Matcher(Protocol):
 
     def piece_counts(self, snapshot: IndexSnapshot, pieces: Sequence[str]) -> PieceCounts: ...
 
-    def written_counts(self, snapshot: IndexSnapshot, keyword: Keyword) -> np.ndarray:
-        """Per chunk number, the count of a keyword matched as written (`Keyword.as_written`)."""
+    def written_counts(self, snapshot: IndexSnapshot, keyword: Keyword) -> CountsByChunk:
+        """The counts of a keyword matched as written (`Keyword.as_written`)."""
         ...
 
     def count_in(
@@ -234,20 +222,23 @@ class WordMatch:
             unique.setdefault(keyword.key, keyword)
         return list(unique.values())
 
-    def written_counts(self, snapshot: IndexSnapshot, keyword: Keyword) -> np.ndarray:
-        """Per chunk number, a marked keyword's occurrences in the chunk's text and title."""
+    def written_counts(self, snapshot: IndexSnapshot, keyword: Keyword) -> CountsByChunk:
+        """A marked keyword's occurrences in each chunk's text and title."""
         written = keyword.as_written
         lookup = snapshot.keywords
         forms = lookup.title_token_forms(written.form)
         holders = np.flatnonzero(pc.match_substring(forms, pattern=written.core).to_numpy(zero_copy_only=False))
         inside = np.array([written.count_in(form) for form in forms.take(pa.array(holders)).to_pylist()], np.int64)
-        owners = lookup.title_tokens[1][holders]
-        in_titles = np.bincount(owners, weights=inside, minlength=lookup.chunk_count).astype(np.int64)
-        return _token_counts(snapshot, written) + in_titles
+        in_titles = CountsByChunk.summed(lookup.title_tokens[1][holders], inside)
+        return _token_counts(snapshot, written).plus(in_titles)
 
     def piece_counts(self, snapshot: IndexSnapshot, pieces: Sequence[str]) -> PieceCounts:
         lookup = snapshot.keywords
-        return PieceCounts(snapshot, [lookup.rows_of_word(piece) for piece in pieces], folded, lookup.title_counts)
+
+        def in_titles(piece: str) -> CountsByChunk:
+            return CountsByChunk.summed(*lookup.title_counts(piece))
+
+        return PieceCounts(snapshot, [lookup.rows_of_word(piece) for piece in pieces], folded, in_titles)
 
     def count_in(
         self, snapshot: IndexSnapshot, numbers: np.ndarray, keywords: Sequence[Keyword]
@@ -353,16 +344,16 @@ def _titles_naming_written(
     return numbers[np.array(exact, dtype=bool)], numbers[np.array(qualified, dtype=bool)]
 
 
-def _token_counts(snapshot: IndexSnapshot, written: TokenMatch) -> np.ndarray:
-    """Per chunk number, a keyword's occurrences in the chunks' marked tokens: Σ over the tokens
-    holding it of its count in the token · the token's count in the chunk."""
+def _token_counts(snapshot: IndexSnapshot, written: TokenMatch) -> CountsByChunk:
+    """A keyword's occurrences in the chunks' marked tokens: Σ over the tokens holding it of its
+    count in the token · the token's count in the chunk."""
     lookup = snapshot.keywords
     forms = lookup.token_forms(written.form)
     holders = np.flatnonzero(pc.match_substring(forms, pattern=written.core).to_numpy(zero_copy_only=False))
     inside = [written.count_in(form) for form in forms.take(pa.array(holders, pa.int64())).to_pylist()]
     counted = [(int(at), count) for at, count in zip(holders, inside) if count]
     if not counted:
-        return np.zeros(lookup.chunk_count, dtype=np.int64)
+        return CountsByChunk.none()
     per_token = {lookup.words[at].as_py(): count for at, count in counted}
     postings = PieceCounts(snapshot, [lookup.rows_of_token(at) for at, _ in counted])
     return postings.per_chunk(np.array([per_token[term] for term in postings.terms.to_pylist()], dtype=np.int64))
@@ -421,8 +412,8 @@ class SubstringMatch:
             for term, words in zip(terms, words_of(terms))
         ]
 
-    def written_counts(self, snapshot: IndexSnapshot, keyword: Keyword) -> np.ndarray:
-        """Per chunk number, the occurrences of a keyword with punctuation in the chunk's text."""
+    def written_counts(self, snapshot: IndexSnapshot, keyword: Keyword) -> CountsByChunk:
+        """The occurrences of a keyword with punctuation in each chunk's text."""
         return _token_counts(snapshot, keyword.as_written)
 
     def piece_counts(self, snapshot: IndexSnapshot, pieces: Sequence[str]) -> PieceCounts:
@@ -466,56 +457,57 @@ def _one_marked_token(lowered: str) -> bool:
 
 
 class PieceCounts:
-    """count(piece, chunk) for every chunk number, from one read of the postings of the words the
-    pieces can occur in, made one piece at a time on demand: a keyword's memory is a few arrays of
-    one count per chunk, however many pieces it has.
+    """count(piece, chunk) in every chunk that holds the piece, from one read of the postings of the
+    words the pieces can occur in, made one piece at a time on demand.
 
-    Whole words (`folded` given): a posting counts where its word folds to the piece, and the
-    piece's occurrences in titles are added. Substrings: a posting counts once per occurrence of
-    the piece in its word. Marked tokens: as often as `per_chunk` is told the keyword is in each."""
+    Whole words (`fold_terms` given): a posting counts where its word folds to the piece, and the
+    piece's occurrences in titles (`in_titles`) are added. Substrings: a posting counts once per
+    occurrence of the piece in its word. Marked tokens: as often as `per_chunk` is told the keyword
+    is in each."""
 
     def __init__(
         self,
         snapshot: IndexSnapshot,
         rows: list[np.ndarray],
-        fold_terms: Callable[[pa.ChunkedArray], pa.Array] | None = None,
-        in_titles: Callable[[str], np.ndarray] | None = None,
+        fold_terms: Callable[[pa.Array], pa.Array] | None = None,
+        in_titles: Callable[[str], CountsByChunk] | None = None,
     ) -> None:
         lookup = snapshot.keywords
-        postings = snapshot.keywords.postings(np.unique(np.concatenate([lookup.word_rows[:0], *rows])))
-        words = postings[T.TERM]
-        self.terms = fold_terms(words) if fold_terms else words
+        self.postings = lookup.postings(np.unique(np.concatenate([lookup.word_rows[:0], *rows])))
+        self.terms = fold_terms(self.postings.terms) if fold_terms else self.postings.terms
         self.whole_words = fold_terms is not None
         self.in_titles = in_titles
-        self.lengths = pc.list_value_length(postings[T.CHUNKS]).to_numpy(zero_copy_only=False)
-        self.chunks = pc.list_flatten(postings[T.CHUNKS]).to_numpy(zero_copy_only=False)
-        self.occurrences = pc.list_flatten(postings[T.COUNTS]).to_numpy(zero_copy_only=False)
-        self.chunk_count = lookup.chunk_count
 
-    def of(self, piece: str) -> np.ndarray:
+    def of(self, piece: str) -> CountsByChunk:
         if self.whole_words and not unspaced(piece):
             per_term = pc.equal(self.terms, piece).to_numpy(zero_copy_only=False).astype(np.int64)
         else:
             per_term = pc.count_substring(self.terms, pattern=piece).to_numpy(zero_copy_only=False)
         counts = self.per_chunk(per_term)
-        return counts + self.in_titles(piece) if self.in_titles else counts
+        return counts.plus(self.in_titles(piece)) if self.in_titles else counts
 
-    def per_chunk(self, per_term: np.ndarray) -> np.ndarray:
-        """Per chunk number, Σ over the terms read of (occurrences per term, aligned with `terms`) ·
-        the term's count in the chunk."""
-        per_posting = np.repeat(per_term, self.lengths)
+    def per_chunk(self, per_term: np.ndarray) -> CountsByChunk:
+        """Σ over the terms read of (occurrences per term, aligned with `terms`) · the term's count
+        in the chunk."""
+        postings = self.postings
+        held = np.flatnonzero(per_term)
+        if len(held) == 1:  # one term: its postings, a slice
+            first = int(postings.lengths[: held[0]].sum())
+            last = first + int(postings.lengths[held[0]])
+            return CountsByChunk.summed(postings.chunks[first:last], postings.counts[first:last] * per_term[held[0]])
+        per_posting = np.repeat(per_term, postings.lengths)
         at = np.flatnonzero(per_posting)
-        weights = self.occurrences[at] * per_posting[at]
-        return np.bincount(self.chunks[at], weights=weights, minlength=self.chunk_count).astype(np.int64)
+        return CountsByChunk.summed(postings.chunks[at], postings.counts[at] * per_posting[at])
 
 
 MATCHERS: dict[KeywordMatch, Matcher] = {"word": WordMatch(), "substring": SubstringMatch()}
 
 
 class _Tally:
-    """Per-keyword counts by chunk number: exact from the postings for single keywords, and for the
-    others exact in the chunks read so far (`settled`), bounded elsewhere; scores from the counts
-    by the matcher's weights, ties broken by chunk id (`rank`, smaller first)."""
+    """Per-keyword counts in the chunks any keyword may match (`numbers`; every array here is
+    aligned with them, and a position is a place in it): exact from the postings for single
+    keywords, and for the others exact in the chunks read so far (`settled`), bounded elsewhere;
+    scores from the counts by the matcher's weights, ties broken by chunk id (`rank`, smaller first)."""
 
     def __init__(
         self,
@@ -523,39 +515,40 @@ class _Tally:
         matcher: Matcher,
         keywords: list[Keyword],
         scope: np.ndarray | None,
-        written: dict[int, np.ndarray],
+        written: dict[int, CountsByChunk],
     ) -> None:
         """`scope`: the chunk numbers searched (a mask); chunks outside it count nothing.
         `written`: the counts (within scope) of the keywords matched as written, by position."""
         self.snapshot, self.matcher, self.keywords = snapshot, matcher, keywords
-        self.rank = snapshot.catalogue.id_rank
-        chunk_count = len(self.rank)
         pieces = sorted({piece for at, keyword in enumerate(keywords) if at not in written for piece in keyword.pieces})
         piece_counts = matcher.piece_counts(snapshot, pieces)
-        self.counts: list[np.ndarray] = []
-        self.bounds: list[np.ndarray | None] = []
-
-        def within(counts: np.ndarray) -> np.ndarray:
-            return counts if scope is None else np.where(scope, counts, 0)
-
+        exact: list[CountsByChunk | None] = []
+        bounds: list[CountsByChunk | None] = []
         for at, keyword in enumerate(keywords):
             if at in written:
-                self.counts.append(written[at])
-                self.bounds.append(None)
+                exact.append(written[at])
+                bounds.append(None)
             elif keyword.single:
-                self.counts.append(within(piece_counts.of(keyword.pieces[0])))
-                self.bounds.append(None)
+                exact.append(piece_counts.of(keyword.pieces[0]).within(scope))
+                bounds.append(None)
             else:
-                bound = _phrase_bound(keyword.pieces, piece_counts, chunk_count, matcher.reads_all_without_words)
-                self.counts.append(np.zeros(chunk_count, dtype=np.int64))
-                self.bounds.append(within(bound))
+                bound = _phrase_bound(
+                    keyword.pieces, piece_counts, snapshot.chunk_count, matcher.reads_all_without_words
+                )
+                exact.append(None)
+                bounds.append(bound.within(scope))
+        maybe = [counts if bound is None else bound for counts, bound in zip(exact, bounds)]
+        self.numbers = np.unique(np.concatenate([NO_NUMBERS, *(counts.numbers for counts in maybe)]))
+        """The chunk numbers any keyword may match, ascending."""
+        self.rank = snapshot.catalogue.id_rank[self.numbers]
+        size = len(self.numbers)
+        self.counts = [np.zeros(size, dtype=np.int64) if c is None else c.at(self.numbers) for c in exact]
+        self.bounds = [None if bound is None else bound.at(self.numbers) for bound in bounds]
         self.phrases = [at for at, bound in enumerate(self.bounds) if bound is not None]
-        maybe = [counts if bound is None else bound for counts, bound in zip(self.counts, self.bounds)]
-        holding = [int(np.count_nonzero(counts)) for counts in maybe]
-        self.weights = matcher.weights(snapshot, keywords, holding, scope)
-        self.single_match = np.zeros(chunk_count, dtype=bool)
+        self.weights = matcher.weights(snapshot, keywords, [len(counts) for counts in maybe], scope)
+        self.single_match = np.zeros(size, dtype=bool)
         """Chunks a single keyword matches."""
-        self.phrase_match = np.zeros(chunk_count, dtype=bool)
+        self.phrase_match = np.zeros(size, dtype=bool)
         """Chunks a several-word keyword may match."""
         for counts, bound in zip(self.counts, self.bounds):
             if bound is None:
@@ -564,25 +557,36 @@ class _Tally:
                 self.phrase_match |= bound > 0
         self.settled = ~self.phrase_match
         self.scores = self._scored(self.counts, self.single_match)
-        self.upper = self._scored(maybe, self.single_match | self.phrase_match)
+        upper = [counts if bound is None else bound for counts, bound in zip(self.counts, self.bounds)]
+        self.upper = self._scored(upper, self.single_match | self.phrase_match)
+
+    def positions_of(self, numbers: np.ndarray) -> np.ndarray:
+        """The positions of these chunk numbers (those among `numbers`)."""
+        at = np.searchsorted(self.numbers, numbers)
+        inside = at < len(self.numbers)
+        at = at[inside]
+        return at[self.numbers[at] == numbers[inside]]
 
     def _scored(self, counts: list[np.ndarray], where: np.ndarray) -> np.ndarray:
-        """Scores from these per-keyword counts at the chunks `where` (a mask), 0 elsewhere."""
-        numbers = np.flatnonzero(where)
+        """Scores from these per-keyword counts at the positions `where` (a mask), 0 elsewhere."""
+        positions = np.flatnonzero(where)
         scores = np.zeros(len(where), dtype=self.weights.dtype)
-        scores[numbers] = self.weights.score([count[numbers] for count in counts], numbers)
+        scores[positions] = self.weights.score([count[positions] for count in counts], self.numbers[positions])
         return scores
 
-    def read(self, numbers: np.ndarray) -> None:
+    def read(self, positions: np.ndarray) -> None:
         """Count the several-word keywords in these chunks' texts."""
-        numbers = numbers[~self.settled[numbers]]
-        if not len(numbers) or not self.phrases:
+        positions = positions[~self.settled[positions]]
+        if not len(positions) or not self.phrases:
             return
-        numbers, found = self.matcher.count_in(self.snapshot, numbers, [self.keywords[at] for at in self.phrases])
+        numbers, found = self.matcher.count_in(
+            self.snapshot, self.numbers[positions], [self.keywords[at] for at in self.phrases]
+        )
+        positions = np.searchsorted(self.numbers, numbers)
         for at, counts in zip(self.phrases, found):
-            self.counts[at][numbers] = counts
-        self.scores[numbers] = self.weights.score([counts[numbers] for counts in self.counts], numbers)
-        self.settled[numbers] = True
+            self.counts[at][positions] = counts
+        self.scores[positions] = self.weights.score([counts[positions] for counts in self.counts], numbers)
+        self.settled[positions] = True
 
     def settled_scores(self) -> np.ndarray:
         return np.where(self.settled, self.scores, 0)
@@ -604,11 +608,12 @@ class _Tally:
             pending = pending[~self.settled[pending]]
             batch *= 2
 
-    def best_chunk(self, at: int, exclude: np.ndarray | None) -> int | None:
-        """The highest-scoring chunk that keyword `at` matches (ties: `rank`), leaving out the chunks
-        `exclude` holds, reading chunks in order of their upper bound until no unread one could score higher."""
+    def best_chunk(self, at: int, excluded: np.ndarray | None) -> int | None:
+        """The position of the highest-scoring chunk that keyword `at` matches (ties: `rank`),
+        leaving out the positions `excluded` holds, reading chunks in order of their upper bound
+        until no unread one could score higher."""
         counts, bound = self.counts[at], self.bounds[at]
-        allowed = np.ones(len(counts), dtype=bool) if exclude is None else ~exclude
+        allowed = np.ones(len(counts), dtype=bool) if excluded is None else ~excluded
         upper = self.upper
         pending = np.flatnonzero((counts > 0 if bound is None else bound > 0) & ~self.settled & allowed)
         pending = pending[np.lexsort((self.rank[pending], -upper[pending]))]
@@ -646,18 +651,21 @@ class _Tally:
 
 def _phrase_bound(
     pieces: tuple[str, ...], counts: PieceCounts, chunk_count: int, unbounded_without_pieces: bool
-) -> np.ndarray:
+) -> CountsByChunk:
     """An upper bound of a keyword's count per chunk: each occurrence holds its own occurrence of
-    every piece, so no more than the rarest piece's count (a running minimum over the distinct
-    pieces). A keyword with no piece either matches nothing (whole words) or is unbounded
-    (substrings of punctuation: every chunk is read)."""
+    every piece, so no more than the rarest piece's count (a minimum over the distinct pieces). A
+    keyword with no piece either matches nothing (whole words) or is unbounded (substrings of
+    punctuation: every chunk is read)."""
     if not pieces:
-        fill = np.iinfo(np.int32).max if unbounded_without_pieces else 0
-        return np.full(chunk_count, fill, dtype=np.int64)
+        return (
+            CountsByChunk.every(chunk_count, np.iinfo(np.int32).max)
+            if unbounded_without_pieces
+            else CountsByChunk.none()
+        )
     bound = counts.of(pieces[0])
     for piece in dict.fromkeys(pieces[1:]):
         if piece != pieces[0]:
-            np.minimum(bound, counts.of(piece), out=bound)
+            bound = bound.minimum(counts.of(piece))
     return bound
 
 
@@ -688,39 +696,40 @@ def keyword_search(
     if not keywords:
         return KeywordFindings([], [], [], ChunkCount(0, 0))
     tally = _Tally(snapshot, matcher, keywords, scope, written)
-    pages = matcher.titled_pages(snapshot, keywords, scope)
-    excluded = 0 if exclude is None else int(np.count_nonzero(exclude & (tally.single_match | tally.phrase_match)))
-    depth = offset + top_k + excluded
+    order = _Order(tally, matcher.titled_pages(snapshot, keywords, scope))
+    excluded = None if exclude is None else exclude[tally.numbers]
+    depth = offset + top_k + (0 if excluded is None else int(np.count_nonzero(excluded)))
     tally.settle_top(depth)
-    order = _Order(tally, pages)
+    order.settle_named()
     ranking = order.top(top_chunks(tally.settled_scores(), tally.rank, depth), depth).tolist()
     bests: list[int] = []
     if offset == 0 and match == "word" and top_k >= len(keywords):
-        found = (order.best_of(at, exclude) for at in range(len(keywords)))
-        bests = list(dict.fromkeys(number for number in found if number is not None))
-    page, passed, position = [], [], offset
-    for number in ranking[offset:]:
+        found = (order.best_of(at, excluded) for at in range(len(keywords)))
+        bests = list(dict.fromkeys(position for position in found if position is not None))
+    page, passed, place = [], [], offset
+    for position in ranking[offset:]:
         if len(page) >= top_k - len(bests):
             break
-        position += 1
-        if number in bests:
+        place += 1
+        if position in bests:
             continue
-        if exclude is not None and exclude[number]:
-            passed.append((position, number))
+        if excluded is not None and excluded[position]:
+            passed.append((place, position))
         else:
-            page.append(number)
+            page.append(position)
     chosen = order.sorted(np.array(bests + page, dtype=np.int64))
     per_keyword, matching = tally.chunk_counts()
-    chunks = snapshot.chunks.at(chosen)
+    numbers = tally.numbers[chosen]
+    chunks = snapshot.chunks.at(numbers)
     hits = []
-    for number in chosen.tolist():
-        found = [keyword for keyword, counts in zip(keywords, tally.counts) if counts[number]]
+    for position, number in zip(chosen.tolist(), numbers.tolist()):
+        found = [keyword for keyword, counts in zip(keywords, tally.counts) if counts[position]]
         sentences = matcher.matching_sentences(chunks[number], found) or chunks[number].sentences[:1]
-        hits.append(Hit(chunks[number], tally.scores[number].item(), sentences, tuple(k.text for k in found)))
-    headers = snapshot.catalogue.headers_at([number for _, number in passed])
+        hits.append(Hit(chunks[number], tally.scores[position].item(), sentences, tuple(k.text for k in found)))
+    headers = snapshot.catalogue.headers_at(tally.numbers[[position for _, position in passed]])
     passed_over = [PassedOver(rank, header.chunk_id, header.title) for (rank, _), header in zip(passed, headers)]
-    more = position < len(ranking) or (len(ranking) == depth and matching.at_most > depth)
-    after = position if position > offset else offset + len(chosen)  # a first page of keyword bests only
+    more = place < len(ranking) or (len(ranking) == depth and matching.at_most > depth)
+    after = place if place > offset else offset + len(chosen)  # a first page of keyword bests only
     return KeywordFindings(
         hits, [k.text for k in keywords], per_keyword, matching, passed_over, after if more else None
     )
@@ -728,21 +737,20 @@ def keyword_search(
 
 def _as_written_or_by_words(
     snapshot: IndexSnapshot, matcher: Matcher, keywords: list[Keyword], scope: np.ndarray | None
-) -> tuple[list[Keyword], dict[int, np.ndarray]]:
+) -> tuple[list[Keyword], dict[int, CountsByChunk]]:
     """The keywords to search, and the counts (within scope) of those matched as written, by position.
     A marked keyword that no chunk searched has as written is matched by its words instead
     ("covid-19" where the texts write "COVID 19"), unless another keyword already is."""
-    counted: list[tuple[Keyword, np.ndarray | None]] = []
+    counted: list[tuple[Keyword, CountsByChunk | None]] = []
     for keyword in keywords:
         if keyword.as_written:
-            counts = matcher.written_counts(snapshot, keyword)
-            counts = counts if scope is None else np.where(scope, counts, 0)
-            if counts.any():
+            counts = matcher.written_counts(snapshot, keyword).within(scope)
+            if len(counts):
                 counted.append((keyword, counts))
                 continue
             keyword = keyword.by_words()
         counted.append((keyword, None))
-    unique: dict[tuple[object, ...], tuple[Keyword, np.ndarray | None]] = {}
+    unique: dict[tuple[object, ...], tuple[Keyword, CountsByChunk | None]] = {}
     for keyword, counts in counted:
         unique.setdefault(keyword.key, (keyword, counts))
     kept = list(unique.values())
@@ -750,34 +758,42 @@ def _as_written_or_by_words(
 
 
 class _Order:
-    """The results' order: the pages the keywords name first (TitledPages), then by score, then chunk id."""
+    """The results' order, over the tally's positions: the pages the keywords name first
+    (TitledPages), then by score, then chunk id."""
 
     def __init__(self, tally: _Tally, pages: TitledPages | None) -> None:
-        self.tally, self.pages = tally, pages
-        self.named = pages.all() if pages is not None else np.zeros(0, dtype=np.int64)
-        """The chunks the keywords name, in any class."""
-        if pages is None:
-            self.classes = np.zeros(len(tally.rank), dtype=np.int8)
-            return
-        tally.read(self.named)  # their scores settled: they rank whatever their score
-        self.classes = pages.classes(len(tally.rank))
+        self.tally = tally
+        size = len(tally.numbers)
+        self.exact = [tally.positions_of(numbers) for numbers in pages.exact] if pages else []
+        self.qualified = [tally.positions_of(numbers) for numbers in pages.qualified] if pages else []
+        self.classes = np.full(size, 2 if pages else 0, dtype=np.int8)
+        """Per position: 0 titled as a keyword, 1 titled "keyword (qualifier)", 2 neither."""
+        for positions in self.qualified:
+            self.classes[positions] = 1
+        for positions in self.exact:
+            self.classes[positions] = 0
+        self.named = np.flatnonzero(self.classes < 2) if pages else NO_NUMBERS
+        """The positions of the chunks the keywords name, in any class."""
 
-    def sorted(self, numbers: np.ndarray) -> np.ndarray:
+    def settle_named(self) -> None:
+        """Read the named chunks: they rank whatever their score, so their scores must be exact."""
+        self.tally.read(self.named)
+
+    def sorted(self, positions: np.ndarray) -> np.ndarray:
         tally = self.tally
-        return numbers[np.lexsort((tally.rank[numbers], -tally.scores[numbers], self.classes[numbers]))]
+        return positions[np.lexsort((tally.rank[positions], -tally.scores[positions], self.classes[positions]))]
 
     def top(self, by_score: np.ndarray, top_k: int) -> np.ndarray:
         """The first `top_k`, given the first `top_k` by score: named pages rank above any of them."""
         return self.sorted(np.union1d(by_score, self.named))[:top_k]
 
-    def best_of(self, at: int, exclude: np.ndarray | None) -> int | None:
-        """Keyword `at`'s best chunk not in `exclude`: its page, else its "(qualifier)" page, else
-        its best by score."""
+    def best_of(self, at: int, excluded: np.ndarray | None) -> int | None:
+        """Keyword `at`'s best position not in `excluded`: its page, else its "(qualifier)" page,
+        else its best by score."""
         tally = self.tally
-        if self.pages is not None:
-            for named in (self.pages.exact[at], self.pages.qualified[at]):
-                if exclude is not None:
-                    named = named[~exclude[named]]
-                if len(named):
-                    return int(named[np.lexsort((tally.rank[named], -tally.scores[named]))][0])
-        return tally.best_chunk(at, exclude)
+        for named in (self.exact[at], self.qualified[at]) if self.exact else ():
+            if excluded is not None:
+                named = named[~excluded[named]]
+            if len(named):
+                return int(named[np.lexsort((tally.rank[named], -tally.scores[named]))][0])
+        return tally.best_chunk(at, excluded)
