@@ -35,32 +35,39 @@ class ChunkReader:
     def by_id(self, chunk_ids: Sequence[str]) -> dict[str, Chunk]:
         """The chunks with these ids, keyed by id (unknown or malformed ids are absent)."""
         wanted = [cid for cid in chunk_ids if parse_chunk_id(cid)]
+        if not wanted:
+            return {}
         return {chunk.chunk_id: chunk for chunk in self.at(self.catalogue.numbers_of(wanted)).values()}
 
     def at(self, numbers: np.ndarray) -> dict[int, Chunk]:
         """The chunks with these chunk numbers, keyed by number: their headers from the catalogue,
         their texts read."""
-        table = self._rows_at(numbers, TEXT_FIELDS)
-        found = table["number"].to_numpy()
+        numbers = np.unique(np.asarray(numbers, dtype=np.int64))
+        if self.mirror is not None:
+            texts = self.mirror.texts
+            rows = [(texts.text(number), texts.sentence_spans(number)) for number in numbers.tolist()]
+        else:
+            table = self._rows_at(numbers, TEXT_FIELDS)
+            numbers = table["number"].to_numpy()
+            rows = [
+                (row[C.TEXT], tuple(zip(row[C.SENTENCE_STARTS] or [], row[C.SENTENCE_ENDS] or [])))
+                for row in table.to_pylist()
+            ]
         return {
-            int(number): Chunk(
-                **vars(header),
-                text=row[C.TEXT],
-                sentence_spans=tuple(zip(row[C.SENTENCE_STARTS] or [], row[C.SENTENCE_ENDS] or [])),
-            )
-            for number, header, row in zip(found, self.catalogue.headers_at(found), table.to_pylist())
+            int(number): Chunk(**vars(header), text=text, sentence_spans=spans)
+            for number, header, (text, spans) in zip(numbers, self.catalogue.headers_at(numbers), rows)
         }
 
-    def texts_at(self, numbers: np.ndarray) -> tuple[np.ndarray, pa.ChunkedArray]:
-        """(chunk numbers, texts) of these chunks, in no particular order: the text column alone."""
+    def texts_at(self, numbers: np.ndarray) -> tuple[np.ndarray, list[str]]:
+        """(chunk numbers, texts) of these chunks, in no particular order: the texts alone."""
+        numbers = np.unique(np.asarray(numbers, dtype=np.int64))
+        if self.mirror is not None:
+            return numbers, [self.mirror.texts.text(number) for number in numbers.tolist()]
         table = self._rows_at(numbers, [C.TEXT])
-        return table["number"].to_numpy(), table[C.TEXT]
+        return table["number"].to_numpy(), table[C.TEXT].to_pylist()
 
     def _rows_at(self, numbers: np.ndarray, columns: Sequence[str]) -> pa.Table:
-        numbers = np.asarray(numbers, dtype=np.int64)
-        if self.mirror is not None:
-            numbers = np.unique(numbers)
-            return self.mirror.texts_at(numbers, columns).append_column("number", pa.array(numbers, pa.int64()))
+        """These chunks' rows of `columns` from the chunks table, with their `number`, by number."""
         if not len(numbers):
             schema = pa.schema([*(self.table.schema.field(c) for c in columns), pa.field("number", pa.int64())])
             return schema.empty_table()

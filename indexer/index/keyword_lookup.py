@@ -81,7 +81,7 @@ class KeywordLookup:
     def load(cls, uri: str, catalogue: ChunkCatalogue, terms: Any, mirror: Mirror | None = None) -> KeywordLookup:
         """`terms`: the terms table; `mirror`: the build's mirror, read instead where there is one."""
         if mirror is not None:
-            stored, row_ids = mirror.terms.table[T.TERM], np.arange(mirror.terms.num_rows)
+            stored, row_ids = mirror.postings.table[T.TERM], np.arange(mirror.postings.table.num_rows)
         else:
             with reading(uri, TERMS):
                 rows = scan(terms.search().select([T.TERM]).with_row_id(True)).read_all()

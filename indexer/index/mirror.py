@@ -20,7 +20,7 @@ import logging
 import os
 import shutil
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,38 +52,6 @@ def folder_name(tables: dict[str, int]) -> str:
     return f"{tables[CHUNKS]}-{tables[TERMS]}"
 
 
-class MappedRows:
-    """A mapped file's rows, taken by position batch by batch: a take on the whole table would
-    first copy every batch into one."""
-
-    def __init__(self, table: pa.Table) -> None:
-        self.table = table
-        self.batches = table.to_batches()
-        self.starts = np.cumsum([0] + [batch.num_rows for batch in self.batches])
-        """Position of each batch's first row, then the row count."""
-
-    @property
-    def num_rows(self) -> int:
-        return self.table.num_rows
-
-    def take(self, positions: np.ndarray, columns: Iterable[str] | None = None) -> pa.Table:
-        """The rows at `positions`, in the order given (of `columns`; None: all)."""
-        positions = np.asarray(positions, dtype=np.int64)
-        names = self.table.schema.names if columns is None else list(columns)
-        if not len(positions):
-            return self.table.select(names).schema.empty_table()
-        owners = np.searchsorted(self.starts, positions, side="right") - 1
-        order = np.argsort(owners, kind="stable")
-        parts = []
-        for owner in np.unique(owners).tolist():
-            inside = positions[order[owners[order] == owner]] - self.starts[owner]
-            parts.append(self.batches[owner].select(names).take(pa.array(inside)))
-        rows = pa.Table.from_batches(parts).combine_chunks()
-        back = np.empty(len(order), dtype=np.int64)
-        back[order] = np.arange(len(order))
-        return rows.take(pa.array(back))
-
-
 @dataclass(frozen=True)
 class Postings:
     """Rows of the terms table, flattened: each row's term, how many postings it has, then every
@@ -105,25 +73,43 @@ class Postings:
         )
 
 
-class MappedPostings:
-    """The terms file's postings as arrays over the mapped pages: a row's postings are two slices."""
+class _Batches:
+    """A mapped file's record batches, and which one holds a row: rows are read from their batch
+    (a take on the whole table would first copy every batch into one)."""
 
-    def __init__(self, rows: MappedRows) -> None:
-        t = TermColumn
-        self.rows = rows
-        self.terms = [batch[t.TERM] for batch in rows.batches]
-        self.offsets = [batch[t.CHUNKS].offsets.to_numpy() for batch in rows.batches]
-        self.chunks = [batch[t.CHUNKS].values.to_numpy() for batch in rows.batches]
-        self.counts = [batch[t.COUNTS].values.to_numpy() for batch in rows.batches]
+    def __init__(self, table: pa.Table) -> None:
+        self.table = table
+        self.batches = table.to_batches()
+        self.starts = np.cumsum([0] + [batch.num_rows for batch in self.batches])
+        """Position of each batch's first row, then the row count."""
+
+    def place(self, position: int) -> tuple[int, int]:
+        """(batch, row in it) of a row."""
+        owner = int(np.searchsorted(self.starts, position, side="right")) - 1
+        return owner, position - int(self.starts[owner])
+
+
+def _list_parts(batches: list[pa.RecordBatch], column: str) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Per batch, the offsets and the values of a list column, as arrays over the mapped pages."""
+    return [b[column].offsets.to_numpy() for b in batches], [b[column].values.to_numpy() for b in batches]
+
+
+class MappedPostings(_Batches):
+    """The terms file: a row's postings are two slices of the mapped pages."""
+
+    def __init__(self, table: pa.Table) -> None:
+        super().__init__(table)
+        self.terms = [batch[TermColumn.TERM] for batch in self.batches]
+        self.offsets, self.chunks = _list_parts(self.batches, TermColumn.CHUNKS)
+        self.counts = [batch[TermColumn.COUNTS].values.to_numpy() for batch in self.batches]
 
     def at(self, positions: np.ndarray) -> Postings:
         """The rows at these positions of the file, in the order given."""
-        owners = np.searchsorted(self.rows.starts, positions, side="right") - 1
         terms, lengths, chunks, counts = [], [], [], []
-        for owner, position in zip(owners.tolist(), positions.tolist()):
-            inside = position - int(self.rows.starts[owner])
-            first, last = int(self.offsets[owner][inside]), int(self.offsets[owner][inside + 1])
-            terms.append(self.terms[owner][inside].as_py())
+        for position in positions.tolist():
+            owner, row = self.place(position)
+            first, last = int(self.offsets[owner][row]), int(self.offsets[owner][row + 1])
+            terms.append(self.terms[owner][row].as_py())
             lengths.append(last - first)
             chunks.append(self.chunks[owner][first:last])
             counts.append(self.counts[owner][first:last])
@@ -135,21 +121,46 @@ class MappedPostings:
         )
 
 
+class MappedTexts(_Batches):
+    """The texts file: a chunk's text is decoded from a slice of the mapped pages."""
+
+    def __init__(self, table: pa.Table) -> None:
+        super().__init__(table)
+        self.positions = np.full(table.num_rows, -1, dtype=np.int64)
+        """Row of each chunk number."""
+        self.positions[table[NUMBER].to_numpy()] = np.arange(table.num_rows)
+        if (self.positions < 0).any():
+            raise ValueError("a chunk is missing from it")
+        self.text_offsets, self.text_bytes = [], []
+        for batch in self.batches:
+            texts = batch[C.TEXT]
+            _, offsets, data = texts.buffers()
+            wide = np.int64 if pa.types.is_large_string(texts.type) else np.int32
+            self.text_offsets.append(np.frombuffer(offsets, dtype=wide)[texts.offset : texts.offset + len(texts) + 1])
+            self.text_bytes.append(memoryview(data if data is not None else b""))
+        self.start_offsets, self.starts_of = _list_parts(self.batches, C.SENTENCE_STARTS)
+        self.end_offsets, self.ends_of = _list_parts(self.batches, C.SENTENCE_ENDS)
+
+    def text(self, number: int) -> str:
+        owner, row = self.place(int(self.positions[number]))
+        offsets = self.text_offsets[owner]
+        return str(self.text_bytes[owner][offsets[row] : offsets[row + 1]], "utf-8")
+
+    def sentence_spans(self, number: int) -> tuple[tuple[int, int], ...]:
+        owner, row = self.place(int(self.positions[number]))
+        starts = self.starts_of[owner][self.start_offsets[owner][row] : self.start_offsets[owner][row + 1]]
+        ends = self.ends_of[owner][self.end_offsets[owner][row] : self.end_offsets[owner][row + 1]]
+        return tuple(zip(starts.tolist(), ends.tolist()))
+
+
 @dataclass(frozen=True)
 class Mirror:
     """The mapped files of one build's mirror."""
 
-    terms: MappedRows
-    """The terms table's rows, in its order (terms.py)."""
     postings: MappedPostings
-    texts: MappedRows
-    """Every chunk's text and sentence offsets (TEXT_COLUMNS), in the order of `positions`."""
-    positions: np.ndarray
-    """Row of `texts` by chunk number."""
-
-    def texts_at(self, numbers: np.ndarray, columns: Iterable[str]) -> pa.Table:
-        """These chunks' rows of `columns`, in the order given."""
-        return self.texts.take(self.positions[numbers], columns)
+    """The terms table's rows, in its order (terms.py)."""
+    texts: MappedTexts
+    """Every chunk's text and sentence offsets, by chunk number."""
 
 
 def open_mirror(uri: str, tables: dict[str, int], chunk_count: int) -> Mirror | None:
@@ -163,18 +174,12 @@ def open_mirror(uri: str, tables: dict[str, int], chunk_count: int) -> Mirror | 
     try:
         terms = _mapped(folder / TERMS_FILE)
         texts = _mapped(folder / TEXTS_FILE)
-        numbers = texts[NUMBER].to_numpy()
-        if terms.schema != terms_schema() or len(numbers) != chunk_count:
+        if terms.schema != terms_schema() or texts.num_rows != chunk_count:
             raise ValueError("it does not match the tables")
-        positions = np.full(chunk_count, -1, dtype=np.int64)
-        positions[numbers] = np.arange(chunk_count)
-        if (positions < 0).any():
-            raise ValueError("a chunk is missing from it")
-    except (OSError, ValueError, IndexError, pa.ArrowException) as exc:
+        return Mirror(MappedPostings(terms), MappedTexts(texts))
+    except (OSError, ValueError, IndexError, KeyError, pa.ArrowException) as exc:
         log.warning("%s: the keyword mirror %s is not used (%s); reading the tables instead", uri, folder.name, exc)
         return None
-    rows = MappedRows(terms)
-    return Mirror(rows, MappedPostings(rows), MappedRows(texts.drop_columns([NUMBER])), positions)
 
 
 def _mapped(path: Path) -> pa.Table:
@@ -209,9 +214,10 @@ class MirrorWriter:
         with pa.ipc.new_file(str(self.folder / TEXTS_FILE), schema) as texts:
             for batch in scan(chunks.search().select(columns).with_row_id(True), TEXT_BATCH_ROWS):
                 numbers = np.searchsorted(row_ids, batch["_rowid"].to_numpy())
-                texts.write_batch(
-                    pa.record_batch([*(batch[c] for c in columns), pa.array(numbers, pa.int64())], schema=schema)
-                )
+                values = [
+                    pc.fill_null(batch[c], pa.scalar([], batch[c].type)) if c != C.TEXT else batch[c] for c in columns
+                ]
+                texts.write_batch(pa.record_batch([*values, pa.array(numbers, pa.int64())], schema=schema))
         named = self.folder.with_name(folder_name(tables))
         shutil.rmtree(named, ignore_errors=True)
         os.replace(self.folder, named)

@@ -33,6 +33,7 @@ one would take more than COUNT_READ_LIMIT further texts, it is given as a range.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
@@ -66,7 +67,7 @@ if TYPE_CHECKING:
     from arag_mcp.indexer.index.chunks import Chunk
     from arag_mcp.indexer.index.snapshot import IndexSnapshot
 
-PHRASE_READ_BATCH = 64
+PHRASE_READ_BATCH = 16
 """Chunk texts read at first to settle counts of several-word keywords; each further read doubles."""
 COUNT_READ_LIMIT = 32
 """Further chunk texts read at most to make per-keyword chunk counts exact."""
@@ -250,8 +251,13 @@ class WordMatch:
             None if inside else _spelling_pattern(snapshot, k.pieces) for k, inside in zip(keywords, inside_words)
         ]
         counts = [np.zeros(len(numbers), dtype=np.int64) for _ in keywords]
-        for at, (title, text) in enumerate(zip(titles, lower(texts).to_pylist())):
-            in_title = _folded_words(title)
+        for at, (title, text) in enumerate(zip(titles, lower(pa.array(texts, pa.string())).to_pylist())):
+            title = with_and(title)
+            in_title = (
+                _folded_words(title)
+                if not title.isascii() or any(k.pieces[:1] and k.pieces[0] in title for k in keywords)
+                else []
+            )
             in_text = _folded_words(text) if any(inside_words) else []
             for keyword, count, spelling, inside in zip(keywords, counts, spellings, inside_words):
                 if inside:
@@ -390,12 +396,19 @@ def _spelling_pattern(snapshot: IndexSnapshot, pieces: tuple[str, ...]) -> regex
     words = snapshot.keywords.words
     spellings = []
     for piece in pieces:
-        found = [words[at].as_py() for at in snapshot.keywords.spellings(piece)]
+        found = tuple(words[at].as_py() for at in snapshot.keywords.spellings(piece))
         if not found:
             return None
-        spellings.append("(?:" + "|".join(found) + ")")
+        spellings.append(found)
+    return _words_in_a_row(tuple(spellings))
+
+
+@functools.lru_cache(maxsize=256)
+def _words_in_a_row(spellings: tuple[tuple[str, ...], ...]) -> regex.Pattern:
+    """The pattern of `_spelling_pattern`, compiled once: a search reads texts in several rounds."""
+    alternatives = ["(?:" + "|".join(found) + ")" for found in spellings]
     return regex.compile(
-        r"(?<![\p{L}\p{M}\p{N}_])" + SHORT_WORD_BREAK.pattern.join(spellings) + r"(?![\p{L}\p{M}\p{N}_])"
+        r"(?<![\p{L}\p{M}\p{N}_])" + SHORT_WORD_BREAK.pattern.join(alternatives) + r"(?![\p{L}\p{M}\p{N}_])"
     )
 
 
@@ -425,7 +438,7 @@ class SubstringMatch:
         self, snapshot: IndexSnapshot, numbers: np.ndarray, keywords: Sequence[Keyword]
     ) -> tuple[np.ndarray, list[np.ndarray]]:
         numbers, texts = snapshot.chunks.texts_at(numbers)
-        lowered = lower(texts)
+        lowered = lower(pa.array(texts, pa.string()))
         return numbers, [
             pc.count_substring(lowered, pattern=k.text).to_numpy(zero_copy_only=False).astype(np.int64)
             for k in keywords

@@ -224,7 +224,13 @@ def _word_end(sentence: str, at: int) -> int:
 
 def keyword_cut(keywords: Sequence[str], match: str) -> Callable[[str], str]:
     """How keyword results shorten a long sentence: around the keywords it holds."""
-    return lambda sentence: around(sentence, keyword_spans(sentence, keywords, match))
+
+    def cut(sentence: str) -> str:
+        if len(sentence) <= LONG_SENTENCE_CHARS:
+            return sentence
+        return around(sentence, keyword_spans(sentence, keywords, match))
+
+    return cut
 
 
 def piece_key(piece: str) -> int:
