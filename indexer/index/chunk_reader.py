@@ -58,13 +58,13 @@ class ChunkReader:
             for number, header, (text, spans) in zip(numbers, self.catalogue.headers_at(numbers), rows)
         }
 
-    def texts_at(self, numbers: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    def texts_at(self, numbers: np.ndarray) -> tuple[np.ndarray, pa.Array]:
         """(chunk numbers, texts) of these chunks, in no particular order: the texts alone."""
         numbers = np.unique(np.asarray(numbers, dtype=np.int64))
         if self.mirror is not None:
-            return numbers, [self.mirror.texts.text(number) for number in numbers.tolist()]
+            return numbers, self.mirror.texts.texts(numbers)
         table = self._rows_at(numbers, [C.TEXT])
-        return table["number"].to_numpy(), table[C.TEXT].to_pylist()
+        return table["number"].to_numpy(), table[C.TEXT].combine_chunks()
 
     def _rows_at(self, numbers: np.ndarray, columns: Sequence[str]) -> pa.Table:
         """These chunks' rows of `columns` from the chunks table, with their `number`, by number."""

@@ -41,13 +41,18 @@ class CountsByChunk:
         return len(self.numbers)
 
     def plus(self, other: CountsByChunk) -> CountsByChunk:
+        if len(self) < len(other):
+            return other.plus(self)
         if not len(other):
             return self
-        if not len(self):
-            return other
-        return CountsByChunk.summed(
-            np.concatenate([self.numbers, other.numbers]), np.concatenate([self.counts, other.counts])
-        )
+        at = self.positions(other.numbers)
+        shared = at >= 0
+        counts = self.counts.copy()
+        counts[at[shared]] += other.counts[shared]
+        if shared.all():
+            return CountsByChunk(self.numbers, counts)
+        added, places = other.numbers[~shared], np.searchsorted(self.numbers, other.numbers[~shared])
+        return CountsByChunk(np.insert(self.numbers, places, added), np.insert(counts, places, other.counts[~shared]))
 
     def minimum(self, other: CountsByChunk) -> CountsByChunk:
         """The smaller count per chunk: the chunks both hold."""
@@ -75,3 +80,17 @@ class CountsByChunk:
         """The counts of these chunk numbers (0 where absent)."""
         at = self.positions(numbers)
         return np.where(at >= 0, self.counts[np.maximum(at, 0)] if len(self) else 0, 0).astype(np.int64)
+
+
+def union(numbers: list[np.ndarray], chunk_count: int) -> np.ndarray:
+    """The chunk numbers in any of these ascending arrays, ascending: by a mask over every chunk
+    where they are many, else by sorting."""
+    numbers = [found for found in numbers if len(found)]
+    if len(numbers) <= 1:
+        return numbers[0] if numbers else NO_NUMBERS
+    if sum(map(len, numbers)) * 16 < chunk_count:
+        return np.unique(np.concatenate(numbers))
+    held = np.zeros(chunk_count, dtype=bool)
+    for found in numbers:
+        held[found] = True
+    return np.flatnonzero(held)

@@ -36,14 +36,14 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import regex
 from arag_mcp.indexer.index.keyword_lookup import TokenForm
-from arag_mcp.indexer.index.terms import folded, lower
+from arag_mcp.indexer.index.terms import folded, lower, word_text
 from arag_mcp.indexer.index.words import (
     SHORT_WORD_BREAK,
     KeywordMatch,
@@ -59,7 +59,7 @@ from arag_mcp.indexer.index.words import (
     words_of,
 )
 
-from .counts_by_chunk import NO_NUMBERS, CountsByChunk
+from .counts_by_chunk import NO_NUMBERS, CountsByChunk, union
 from .keyword_weights import LengthWeights, RarityWeights, Weights
 from .retrieval import Hit, PassedOver, top_chunks
 
@@ -244,27 +244,35 @@ class WordMatch:
     def count_in(
         self, snapshot: IndexSnapshot, numbers: np.ndarray, keywords: Sequence[Keyword]
     ) -> tuple[np.ndarray, list[np.ndarray]]:
+        """A keyword's words in a row in the texts are counted by `_spelling_pattern`, in the texts
+        that its loose form (RE2, in Arrow) finds; a keyword with a word of a script written without
+        spaces, in every text's folded words."""
         numbers, texts = snapshot.chunks.texts_at(numbers)
-        titles = lower(snapshot.catalogue.titles.take(pa.array(numbers))).to_pylist()
-        inside_words = [_has_unspaced_piece(keyword) for keyword in keywords]
-        spellings = [
-            None if inside else _spelling_pattern(snapshot, k.pieces) for k, inside in zip(keywords, inside_words)
-        ]
-        counts = [np.zeros(len(numbers), dtype=np.int64) for _ in keywords]
-        for at, (title, text) in enumerate(zip(titles, lower(pa.array(texts, pa.string())).to_pylist())):
-            title = with_and(title)
-            in_title = (
-                _folded_words(title)
-                if not title.isascii() or any(k.pieces[:1] and k.pieces[0] in title for k in keywords)
-                else []
+        lowered = word_text(lower(texts))
+        titles = [with_and(title) for title in lower(snapshot.catalogue.titles.take(pa.array(numbers))).to_pylist()]
+        text_words = (
+            [_folded_words(text) for text in lowered.to_pylist()] if any(map(_has_unspaced_piece, keywords)) else []
+        )
+        counts = []
+        for keyword in keywords:
+            pieces = keyword.pieces
+            found = np.array(
+                [
+                    _occurrences(_folded_words(title), pieces)
+                    if pieces and (pieces[0] in title or not title.isascii())
+                    else 0
+                    for title in titles
+                ],
+                dtype=np.int64,
             )
-            in_text = _folded_words(text) if any(inside_words) else []
-            for keyword, count, spelling, inside in zip(keywords, counts, spellings, inside_words):
-                if inside:
-                    count[at] = _occurrences(in_title, keyword.pieces) + _occurrences(in_text, keyword.pieces)
-                else:
-                    found = len(spelling.findall(with_and(text), overlapped=True)) if spelling else 0
-                    count[at] = _occurrences(in_title, keyword.pieces) + found
+            if _has_unspaced_piece(keyword):
+                found += [_occurrences(words, pieces) for words in text_words]
+            elif (spelled := _spelling_pattern(snapshot, pieces)) is not None:
+                maybe = pc.match_substring_regex(lowered, spelled.loose).to_numpy(zero_copy_only=False)
+                holding = np.flatnonzero(maybe)
+                for at, text in zip(holding.tolist(), lowered.take(pa.array(holding)).to_pylist()):
+                    found[at] += len(spelled.exact.findall(text, overlapped=True))
+            counts.append(found)
         return numbers, counts
 
     def matching_sentences(self, chunk: Chunk, keywords: Sequence[Keyword]) -> list[str]:
@@ -386,11 +394,19 @@ def _has_unspaced_piece(keyword: Keyword) -> bool:
     return any(map(unspaced, keyword.pieces))
 
 
-def _spelling_pattern(snapshot: IndexSnapshot, pieces: tuple[str, ...]) -> regex.Pattern | None:
-    """A regex whose overlapping matches in a lower-cased chunk text are the occurrences of these
-    folded words in a row: each word spelled as any vocabulary word that folds to it (every word of
-    a text is in the vocabulary), whole (no word character either side), with non-word characters
-    between them. None when some word is in no text."""
+class PhrasePattern(NamedTuple):
+    exact: regex.Pattern
+    """Its overlapping matches in a lower-cased chunk text are the occurrences of the words in a row."""
+    loose: str
+    """An RE2 pattern that matches every text `exact` matches in: the words with any characters but
+    ASCII word characters between them, no word boundaries and no Unicode classes (Arrow compiles
+    the pattern on every call, and Unicode classes take it most of a millisecond)."""
+
+
+def _spelling_pattern(snapshot: IndexSnapshot, pieces: tuple[str, ...]) -> PhrasePattern | None:
+    """The patterns of these folded words in a row: each word spelled as any vocabulary word that
+    folds to it (every word of a text is in the vocabulary), whole (no word character either side),
+    with non-word characters between them. None when some word is in no text."""
     if not pieces:
         return None
     words = snapshot.keywords.words
@@ -404,12 +420,12 @@ def _spelling_pattern(snapshot: IndexSnapshot, pieces: tuple[str, ...]) -> regex
 
 
 @functools.lru_cache(maxsize=256)
-def _words_in_a_row(spellings: tuple[tuple[str, ...], ...]) -> regex.Pattern:
-    """The pattern of `_spelling_pattern`, compiled once: a search reads texts in several rounds."""
+def _words_in_a_row(spellings: tuple[tuple[str, ...], ...]) -> PhrasePattern:
+    """The patterns of `_spelling_pattern`, made once: a search reads texts in several rounds."""
     alternatives = ["(?:" + "|".join(found) + ")" for found in spellings]
-    return regex.compile(
-        r"(?<![\p{L}\p{M}\p{N}_])" + SHORT_WORD_BREAK.pattern.join(alternatives) + r"(?![\p{L}\p{M}\p{N}_])"
-    )
+    in_a_row = SHORT_WORD_BREAK.pattern.join(alternatives)
+    exact = regex.compile(r"(?<![\p{L}\p{M}\p{N}_])" + in_a_row + r"(?![\p{L}\p{M}\p{N}_])")
+    return PhrasePattern(exact, "[^a-z0-9_]+".join(alternatives))
 
 
 class SubstringMatch:
@@ -438,7 +454,7 @@ class SubstringMatch:
         self, snapshot: IndexSnapshot, numbers: np.ndarray, keywords: Sequence[Keyword]
     ) -> tuple[np.ndarray, list[np.ndarray]]:
         numbers, texts = snapshot.chunks.texts_at(numbers)
-        lowered = lower(pa.array(texts, pa.string()))
+        lowered = lower(texts)
         return numbers, [
             pc.count_substring(lowered, pattern=k.text).to_numpy(zero_copy_only=False).astype(np.int64)
             for k in keywords
@@ -551,7 +567,7 @@ class _Tally:
                 exact.append(None)
                 bounds.append(bound.within(scope))
         maybe = [counts if bound is None else bound for counts, bound in zip(exact, bounds)]
-        self.numbers = np.unique(np.concatenate([NO_NUMBERS, *(counts.numbers for counts in maybe)]))
+        self.numbers = union([counts.numbers for counts in maybe], snapshot.chunk_count)
         """The chunk numbers any keyword may match, ascending."""
         self.rank = snapshot.catalogue.id_rank[self.numbers]
         size = len(self.numbers)
