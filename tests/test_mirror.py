@@ -94,3 +94,17 @@ def test_a_snapshot_keeps_reading_its_mirror_after_a_build_removes_it(index: Pat
     assert len(list((index / mirror.FOLDER).iterdir())) == 1
     assert [[hit.chunk.chunk_id for hit in keyword_search(opened, ["river"], 5).hits]] == before
     assert opened.chunks.at(opened.catalogue.numbers_of([before[0][0]]))
+
+
+def test_a_sync_with_nothing_changed_writes_the_mirror_a_build_lacks(index: Path):
+    """An index built before mirrors gets one at its next sync."""
+    shutil.rmtree(index / mirror.FOLDER)
+    expected_tables = check_manifest(str(index)).tables
+    from_tables = answers(index)
+    summary = sync_index(str(index), BuildOptions(progress=False))
+    assert (summary.added, summary.updated, summary.removed) == (0, 0, 0)
+    assert check_manifest(str(index)).tables == expected_tables
+    [folder] = (index / mirror.FOLDER).iterdir()
+    assert folder.name == mirror.folder_name(expected_tables)
+    assert open_index(str(index)).keywords.mirror is not None
+    assert answers(index) == from_tables

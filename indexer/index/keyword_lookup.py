@@ -29,6 +29,9 @@ T = TermColumn
 AFTER_MARKED_PREFIX = chr(ord(MARKED_PREFIX) + 1)
 """Sorts after every term that begins with MARKED_PREFIX and before every word."""
 
+SPELLINGS_KEPT = 4_096
+"""Folded words whose spellings are kept (a few hundred bytes each)."""
+
 TokenForm = Literal["folded", "capitals", "lowered"]
 """How marked tokens are compared: as words.compared_form makes them (folded, or in capitals with
 case kept), or lower-cased as substring matching compares text."""
@@ -74,6 +77,8 @@ class KeywordLookup:
     unspaced_title_words: pa.Array
     """The folded title words with such letters, and the chunk number of each."""
     unspaced_title_owners: np.ndarray
+    _spellings: dict[str, list[int]] = field(default_factory=dict, compare=False, repr=False)
+    """`spellings` found so far (at most SPELLINGS_KEPT)."""
     _token_forms: dict[tuple[str, TokenForm], pa.Array] = field(default_factory=dict, compare=False, repr=False)
     """The marked tokens of the texts ("texts") and of the titles ("titles") in each form asked for."""
 
@@ -145,7 +150,15 @@ class KeywordLookup:
         return self.word_rows[np.repeat(matched, self.rows_per_word)]
 
     def spellings(self, folded_word: str) -> list[int]:
-        """Positions in `words` of the words whose folded form is `folded_word` (found by bisection)."""
+        """Positions in `words` of the words whose folded form is `folded_word` (found by bisection,
+        and kept: a search looks a word up several times)."""
+        if folded_word not in self._spellings:
+            if len(self._spellings) >= SPELLINGS_KEPT:
+                self._spellings.clear()
+            self._spellings[folded_word] = self._spelled(folded_word)
+        return self._spellings[folded_word]
+
+    def _spelled(self, folded_word: str) -> list[int]:
         found = list(self.folded_spellings.get(folded_word, ()))
         if folded_word.isascii():
             at = bisect.bisect_left(self.words, folded_word, key=_text)

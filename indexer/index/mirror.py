@@ -82,9 +82,16 @@ class _Batches:
         self.batches = table.to_batches()
         self.starts = np.cumsum([0] + [batch.num_rows for batch in self.batches])
         """Position of each batch's first row, then the row count."""
+        first = self.batches[0].num_rows if self.batches else 0
+        alike = {batch.num_rows for batch in self.batches[:-1]} == {first} and self.batches[-1].num_rows <= first
+        self.uniform = first if len(self.batches) > 1 and alike else 0
+        """The rows of every batch but the last (which has no more), where they are all alike (0: not so)."""
 
     def place(self, position: int) -> tuple[int, int]:
-        """(batch, row in it) of a row."""
+        """(batch, row in it) of a row: by division where every batch but the last has as many
+        rows as the first (as the writer makes them)."""
+        if self.uniform:
+            return divmod(position, self.uniform)
         owner = int(np.searchsorted(self.starts, position, side="right")) - 1
         return owner, position - int(self.starts[owner])
 
@@ -147,18 +154,11 @@ class MappedTexts(_Batches):
         return str(self.text_bytes[owner][offsets[row] : offsets[row + 1]], "utf-8")
 
     def texts(self, numbers: np.ndarray) -> pa.Array:
-        """The texts of these chunk numbers, in the order given, as one Arrow array (taken batch by batch)."""
-        positions = self.positions[numbers]
-        owners = np.searchsorted(self.starts, positions, side="right") - 1
-        order = np.argsort(owners, kind="stable")
-        parts = [
-            self.batches[owner][C.TEXT].take(pa.array(positions[order[owners[order] == owner]] - self.starts[owner]))
-            for owner in np.unique(owners).tolist()
-        ]
-        texts = pa.concat_arrays(parts) if parts else pa.array([], pa.string())
-        back = np.empty(len(order), dtype=np.int64)
-        back[order] = np.arange(len(order))
-        return texts.take(pa.array(back)) if len(parts) > 1 else texts
+        """The texts of these chunk numbers, in the order given, as one Arrow array."""
+        if not len(numbers):
+            return pa.array([], pa.string())
+        rows = [self.place(int(self.positions[number])) for number in numbers.tolist()]
+        return pa.concat_arrays([self.batches[owner][C.TEXT].slice(row, 1) for owner, row in rows])
 
     def sentence_spans(self, number: int) -> tuple[tuple[int, int], ...]:
         owner, row = self.place(int(self.positions[number]))
@@ -252,6 +252,26 @@ def mirror_writer(uri: str) -> Iterator[MirrorWriter]:
         yield writer
     finally:
         writer.abandon()
+
+
+def mirror_committed(uri: str, tables: dict[str, int]) -> bool:
+    """Write the mirror of the committed build that names `tables` where it has none (a build made
+    before mirrors, or one whose mirror was lost); whether one was written. Run under the build lock."""
+    if is_remote(uri) or Path(uri, FOLDER, folder_name(tables)).is_dir():
+        return False
+    from .store import connect
+
+    db = connect(uri)
+    chunks, terms = db.open_table(CHUNKS), db.open_table(TERMS)
+    chunks.checkout(tables[CHUNKS])
+    terms.checkout(tables[TERMS])
+    row_ids = np.sort(scan(chunks.search().select([]).with_row_id(True)).read_all()["_rowid"].to_numpy())
+    with mirror_writer(uri) as writer:
+        for batch in scan(terms.search().select(terms_schema().names)):
+            writer.add_terms(pa.Table.from_batches([batch]))
+        writer.finish(chunks, row_ids, tables)
+    remove_others(uri, tables)
+    return True
 
 
 def remove_others(uri: str, tables: dict[str, int]) -> None:
