@@ -17,13 +17,9 @@ from .catalogue import ChunkCatalogue
 from .mirror import Mirror, Postings
 from .reading import read, reading, scan
 from .schema import TERMS, TermColumn, terms_schema
-from .terms import MARKED_PREFIX, ascii_in_arrow, folded, lower, marked_tokens_of, word_text
-from .words import (
-    UNSPACED_SCRIPTS,
-    WORD_BREAK,
-    compared_form,
-    unspaced,
-)
+from .terms import MARKED_PREFIX, ascii_in_arrow, folded, lower, marked_tokens_of
+from .vocabulary import TitleWords, Vocabulary
+from .words import UNSPACED_SCRIPTS, compared_form, unspaced
 
 T = TermColumn
 AFTER_MARKED_PREFIX = chr(ord(MARKED_PREFIX) + 1)
@@ -86,24 +82,12 @@ class KeywordLookup:
     def load(cls, uri: str, catalogue: ChunkCatalogue, terms: Any, mirror: Mirror | None = None) -> KeywordLookup:
         """`terms`: the terms table; `mirror`: the build's mirror, read instead where there is one."""
         if mirror is not None:
-            stored, row_ids = mirror.postings.table[T.TERM], np.arange(mirror.postings.table.num_rows)
+            vocabulary, titled = mirror.vocabulary, mirror.title_words
         else:
             with reading(uri, TERMS):
                 rows = scan(terms.search().select([T.TERM]).with_row_id(True)).read_all()
-            stored, row_ids = rows[T.TERM], rows["_rowid"].to_numpy()
-        by_word = pc.sort_indices(stored)
-        sorted_words = stored.take(by_word).combine_chunks()
-        first = np.ones(len(sorted_words), dtype=bool)
-        if len(sorted_words):
-            first[1:] = pc.not_equal(sorted_words[1:], sorted_words[:-1]).to_numpy(zero_copy_only=False)
-        starts = np.flatnonzero(first)
-        title_split = pc.split_pattern_regex(word_text(lower(catalogue.titles)), WORD_BREAK)
-        title_words = pc.list_flatten(title_split)
-        kept = pc.not_equal(title_words, "")
-        title_words = folded(title_words.filter(kept))
-        title_owners = pc.list_parent_indices(title_split).filter(kept).to_numpy().astype(np.int64)
-        by_title_word = _stable_order(title_words)
-        words = sorted_words.filter(pa.array(first))
+            vocabulary, titled = Vocabulary.of(rows[T.TERM], rows["_rowid"].to_numpy()), TitleWords.of(catalogue.titles)
+        words = vocabulary.words
         token_count = bisect.bisect_left(words, AFTER_MARKED_PREFIX, key=_text)  # the tokens sort first
         other = np.flatnonzero(~pc.string_is_ascii(words).to_numpy(zero_copy_only=False))
         other = other[other >= token_count]
@@ -112,7 +96,7 @@ class KeywordLookup:
         for at, word in zip(other.tolist(), other_folded.to_pylist()):
             spellings.setdefault(word, []).append(at)
         unspaced_words = _has_unspaced(other_folded)
-        unspaced_titles = _has_unspaced(title_words)
+        unspaced_titles = _has_unspaced(titled.words)
         return cls(
             uri,
             terms,
@@ -121,17 +105,17 @@ class KeywordLookup:
             words,
             token_count,
             spellings,
-            row_ids[by_word.to_numpy()],
-            np.diff(np.append(starts, len(sorted_words))),
-            starts,
+            vocabulary.rows,
+            vocabulary.counts,
+            vocabulary.starts,
             len(catalogue),
-            title_words.take(by_title_word),
-            title_owners[by_title_word],
-            np.bincount(title_owners, minlength=len(catalogue)),
+            titled.words,
+            titled.owners,
+            np.bincount(titled.owners, minlength=len(catalogue)),
             other_folded.filter(pa.array(unspaced_words)),
             other[unspaced_words],
-            title_words.filter(pa.array(unspaced_titles)),
-            title_owners[unspaced_titles],
+            titled.words.filter(pa.array(unspaced_titles)),
+            titled.owners[unspaced_titles],
         )
 
     def postings(self, row_ids: np.ndarray) -> Postings:
@@ -230,16 +214,6 @@ def _forms(tokens: pa.Array, form: TokenForm) -> pa.Array:
         return lower(tokens)
     ascii_form = pc.replace_substring(lower(tokens) if form == "folded" else tokens, pattern="`", replacement="'")
     return ascii_in_arrow(tokens, ascii_form, lambda token: compared_form(token, form == "capitals"))
-
-
-def _stable_order(words: pa.Array) -> np.ndarray:
-    """The positions of `words` in sorted order, equal words in the order given. Only the distinct
-    words are sorted as strings: titles repeat theirs (the 3.3M title words of a 1M-chunk index
-    sorted in a third of the time)."""
-    encoded = pc.dictionary_encode(words)
-    rank = np.empty(len(encoded.dictionary), dtype=np.int64)
-    rank[pc.sort_indices(encoded.dictionary).to_numpy()] = np.arange(len(encoded.dictionary))
-    return np.argsort(rank[encoded.indices.to_numpy()], kind="stable")
 
 
 def _text(value: pa.Scalar) -> str:

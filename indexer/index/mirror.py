@@ -33,6 +33,7 @@ import pyarrow.compute as pc
 from .manifest import is_remote
 from .reading import scan
 from .schema import CHUNKS, TERMS, ChunkColumn, TermColumn, terms_schema
+from .vocabulary import TitleWords, Vocabulary
 
 C = ChunkColumn
 FOLDER = "mirror"
@@ -41,6 +42,10 @@ TEXTS_FILE = "texts.arrow"
 NUMBER = "number"
 """The chunk number of each row of the texts file (rows are in the chunks table's scan order)."""
 TEXT_COLUMNS = (C.TEXT, C.SENTENCE_STARTS, C.SENTENCE_ENDS)
+VOCABULARY_FILE = "vocabulary.arrow"
+WORD_ROWS_FILE = "word_rows.arrow"
+TITLE_WORDS_FILE = "title_words.arrow"
+WORD, FIRST_ROW, ROW, OWNER = "word", "first_row", "row", "owner"
 TEXT_BATCH_ROWS = 4_096
 """Chunks copied at a time into the texts file: about 20 MB of text."""
 
@@ -175,6 +180,9 @@ class Mirror:
     """The terms table's rows, in its order (terms.py)."""
     texts: MappedTexts
     """Every chunk's text and sentence offsets, by chunk number."""
+    vocabulary: Vocabulary
+    """Of `postings`, whose positions are its rows."""
+    title_words: TitleWords
 
 
 def open_mirror(uri: str, tables: dict[str, int], chunk_count: int) -> Mirror | None:
@@ -188,12 +196,30 @@ def open_mirror(uri: str, tables: dict[str, int], chunk_count: int) -> Mirror | 
     try:
         terms = _mapped(folder / TERMS_FILE)
         texts = _mapped(folder / TEXTS_FILE)
-        if terms.schema != terms_schema() or texts.num_rows != chunk_count:
+        words, word_rows = _mapped(folder / VOCABULARY_FILE), _mapped(folder / WORD_ROWS_FILE)
+        titled = _mapped(folder / TITLE_WORDS_FILE)
+        if terms.schema != terms_schema() or texts.num_rows != chunk_count or word_rows.num_rows != terms.num_rows:
             raise ValueError("it does not match the tables")
-        return Mirror(MappedPostings(terms), MappedTexts(texts))
+        vocabulary = Vocabulary(
+            _array(words[WORD]), _array(word_rows[ROW]).to_numpy(), _array(words[FIRST_ROW]).to_numpy()
+        )
+        title_words = TitleWords(_array(titled[WORD]), _array(titled[OWNER]).to_numpy())
+        return Mirror(MappedPostings(terms), MappedTexts(texts), vocabulary, title_words)
     except (OSError, ValueError, IndexError, KeyError, pa.ArrowException) as exc:
         log.warning("%s: the keyword mirror %s is not used (%s); reading the tables instead", uri, folder.name, exc)
         return None
+
+
+def _array(column: pa.ChunkedArray) -> pa.Array:
+    """A column written as one batch, as that batch's array (no copy)."""
+    return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
+
+
+def _write(path: Path, columns: dict[str, pa.Array]) -> None:
+    """One table as one batch (a mapped column is then one array, with no copy)."""
+    table = pa.table(columns)
+    with pa.ipc.new_file(str(path), table.schema) as file:
+        file.write_table(table, max_chunksize=max(1, table.num_rows))
 
 
 def _mapped(path: Path) -> pa.Table:
@@ -223,15 +249,25 @@ class MirrorWriter:
         if self.folder is None or self._terms is None:
             return
         self._terms.close()
+        terms = _mapped(self.folder / TERMS_FILE)[TermColumn.TERM]
+        vocabulary = Vocabulary.of(terms, np.arange(len(terms)))
+        _write(self.folder / VOCABULARY_FILE, {WORD: vocabulary.words, FIRST_ROW: pa.array(vocabulary.starts)})
+        _write(self.folder / WORD_ROWS_FILE, {ROW: pa.array(vocabulary.rows)})
         columns = [*TEXT_COLUMNS]
         schema = pa.schema([*(chunks.schema.field(c) for c in columns), pa.field(NUMBER, pa.int64())])
+        titles, numbered = [], []
         with pa.ipc.new_file(str(self.folder / TEXTS_FILE), schema) as texts:
-            for batch in scan(chunks.search().select(columns).with_row_id(True), TEXT_BATCH_ROWS):
+            for batch in scan(chunks.search().select([*columns, C.TITLE]).with_row_id(True), TEXT_BATCH_ROWS):
                 numbers = np.searchsorted(row_ids, batch["_rowid"].to_numpy())
                 values = [
                     pc.fill_null(batch[c], pa.scalar([], batch[c].type)) if c != C.TEXT else batch[c] for c in columns
                 ]
                 texts.write_batch(pa.record_batch([*values, pa.array(numbers, pa.int64())], schema=schema))
+                titles.append(pc.fill_null(batch[C.TITLE], ""))
+                numbered.append(numbers)
+        by_number = np.argsort(np.concatenate([np.zeros(0, dtype=np.int64), *numbered]))
+        title_words = TitleWords.of(pa.concat_arrays([pa.array([], pa.string()), *titles]).take(pa.array(by_number)))
+        _write(self.folder / TITLE_WORDS_FILE, {WORD: title_words.words, OWNER: pa.array(title_words.owners)})
         named = self.folder.with_name(folder_name(tables))
         shutil.rmtree(named, ignore_errors=True)
         os.replace(self.folder, named)
