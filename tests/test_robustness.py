@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from arag_mcp.indexer.build import BuildOptions, build_index
+from arag_mcp.indexer.index import mirror
 from arag_mcp.indexer.index.ids import doc_key, parse_chunk_id
 from arag_mcp.indexer.index.manifest import IndexStoreError
 from arag_mcp.indexer.index.snapshot import open_index
@@ -60,6 +61,8 @@ def index_copy(sample_index: Path, tmp_path: Path) -> Path:
 @pytest.mark.parametrize("how", ["deleted", "truncated"])
 @pytest.mark.parametrize("table", TABLES)
 def test_info_names_a_damaged_table_in_one_line(index_copy: Path, table: str, how: str):
+    """Without its mirror (mirror.py), which opening reads instead of the terms table."""
+    shutil.rmtree(index_copy / mirror.FOLDER)
     damage(index_copy, table, how)
     result = run_cli("arag_mcp.indexer", "info", "--index", str(index_copy))
     assert result.returncode == 2 and not result.stdout
@@ -70,7 +73,12 @@ def test_info_names_a_damaged_table_in_one_line(index_copy: Path, table: str, ho
 
 
 @pytest.mark.parametrize("how", ["deleted", "truncated"])
-async def test_tools_name_a_table_damaged_while_serving(index_copy: Path, how: str):
+@pytest.mark.parametrize("source", ["mirror", "tables"])
+async def test_tools_name_a_table_damaged_while_serving(index_copy: Path, how: str, source: str):
+    """From the tables, each tool names the table it could not read; from the mirror (mirror.py),
+    which holds what they read, they answer as before."""
+    if source == "tables":
+        shutil.rmtree(index_copy / mirror.FOLDER)
     with live_index(index_copy) as live:
         async with Client(create_server(live)) as client:
             for tool, arguments in TOOL_CALLS.items():  # served intact first (the model loads meanwhile)
@@ -80,6 +88,9 @@ async def test_tools_name_a_table_damaged_while_serving(index_copy: Path, how: s
             unread = {"chunk_ids": [f"{doc_key('polonium')}-0"]}  # not a re-read, which needs no table
             for tool, arguments in {**TOOL_CALLS, "chunk_read": unread}.items():
                 result = await client.call_tool(tool, arguments)
+                if source == "mirror":
+                    assert not result.is_error, (tool, result.content[0].text)
+                    continue
                 if not TABLES_READ[tool]:
                     assert not result.is_error, tool
                     continue

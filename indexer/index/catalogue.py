@@ -42,9 +42,13 @@ NO_HEADINGS: tuple[str, ...] = ()
 class ChunkCatalogue:
     """The held columns of every chunk, by chunk number, with lookup of numbers by chunk id."""
 
-    def __init__(self, numbered: pa.Table) -> None:
-        """`numbered`: HELD_COLUMNS, `sentence_count` and `_rowid`, one row per chunk, any order."""
-        numbered = numbered.sort_by("_rowid").combine_chunks()
+    def __init__(self, numbered: pa.Table, numbers_by_id: np.ndarray | None = None) -> None:
+        """`numbered`: HELD_COLUMNS, `sentence_count` and `_rowid`, one row per chunk, any order;
+        `numbers_by_id`: the chunk numbers in sorted id order, where known (the mirror keeps them)."""
+        row_ids = numbered["_rowid"].to_numpy()
+        if len(row_ids) > 1 and not (row_ids[1:] > row_ids[:-1]).all():
+            numbered = numbered.sort_by("_rowid")
+        numbered = numbered.combine_chunks()
         self.table = numbered.drop_columns(["_rowid"])
         self.row_ids: np.ndarray = numbered["_rowid"].to_numpy()
         """Ascending LanceDB row id by chunk number."""
@@ -52,15 +56,23 @@ class ChunkCatalogue:
         self.titles: pa.Array = pc.fill_null(self.table[C.TITLE], "").combine_chunks()
         self.lengths: np.ndarray = self.table[C.TOKENS].to_numpy().astype(np.int64)
         """Each chunk's length in tokens, by chunk number."""
-        ids = np.asarray(self.chunk_ids.to_numpy(zero_copy_only=False), dtype=str)
-        self.numbers_by_id: np.ndarray = np.argsort(ids, kind="stable")
+        if numbers_by_id is None:
+            numbers_by_id = np.argsort(self._ids(), kind="stable")
+        self.numbers_by_id: np.ndarray = numbers_by_id
         """Chunk numbers in sorted id order: ids are found by bisection."""
-        self.sorted_ids: np.ndarray = ids[self.numbers_by_id]
-        self.id_rank = np.empty(len(ids), dtype=np.int64)
+        self.id_rank = np.empty(len(numbers_by_id), dtype=np.int64)
         """Position of each chunk number's id in sorted id order (ties are ranked by chunk id)."""
-        self.id_rank[self.numbers_by_id] = np.arange(len(ids))
-        self._headers: list[ChunkHeader | None] = [None] * len(ids)
+        self.id_rank[self.numbers_by_id] = np.arange(len(numbers_by_id))
+        self._headers: list[ChunkHeader | None] = [None] * len(numbers_by_id)
         """Headers made so far, by chunk number (a chunk found once is likely found again)."""
+
+    def _ids(self) -> np.ndarray:
+        return np.asarray(self.chunk_ids.to_numpy(zero_copy_only=False), dtype=str)
+
+    @cached_property
+    def sorted_ids(self) -> np.ndarray:
+        """The chunk ids, sorted (made when an id is first looked up)."""
+        return self._ids()[self.numbers_by_id]
 
     @classmethod
     def from_rows(cls, rows: pa.Table) -> ChunkCatalogue:
@@ -97,7 +109,7 @@ class ChunkCatalogue:
 
     def locate(self, chunk_ids: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """(chunk number, whether the id is in the index) of each id."""
-        if not len(chunk_ids) or not len(self.sorted_ids):
+        if not len(chunk_ids) or not len(self):
             return np.zeros(len(chunk_ids), dtype=np.int64), np.zeros(len(chunk_ids), dtype=bool)
         wanted = np.asarray(chunk_ids, dtype=str)
         at = np.minimum(np.searchsorted(self.sorted_ids, wanted), len(self.sorted_ids) - 1)

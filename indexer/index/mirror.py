@@ -30,6 +30,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .catalogue import HELD_COLUMNS, ChunkCatalogue
 from .manifest import is_remote
 from .reading import scan
 from .schema import CHUNKS, TERMS, ChunkColumn, TermColumn, terms_schema
@@ -45,6 +46,9 @@ TEXT_COLUMNS = (C.TEXT, C.SENTENCE_STARTS, C.SENTENCE_ENDS)
 VOCABULARY_FILE = "vocabulary.arrow"
 WORD_ROWS_FILE = "word_rows.arrow"
 TITLE_WORDS_FILE = "title_words.arrow"
+CATALOGUE_FILE = "catalogue.arrow"
+NUMBERS_BY_ID = "numbers_by_id"
+"""Beside the catalogue's columns (catalogue.py), by chunk number: the chunk numbers in sorted id order."""
 WORD, FIRST_ROW, ROW, OWNER = "word", "first_row", "row", "owner"
 TEXT_BATCH_ROWS = 4_096
 """Chunks copied at a time into the texts file: about 20 MB of text."""
@@ -183,6 +187,7 @@ class Mirror:
     vocabulary: Vocabulary
     """Of `postings`, whose positions are its rows."""
     title_words: TitleWords
+    catalogue: ChunkCatalogue
 
 
 def open_mirror(uri: str, tables: dict[str, int], chunk_count: int) -> Mirror | None:
@@ -197,14 +202,20 @@ def open_mirror(uri: str, tables: dict[str, int], chunk_count: int) -> Mirror | 
         terms = _mapped(folder / TERMS_FILE)
         texts = _mapped(folder / TEXTS_FILE)
         words, word_rows = _mapped(folder / VOCABULARY_FILE), _mapped(folder / WORD_ROWS_FILE)
-        titled = _mapped(folder / TITLE_WORDS_FILE)
-        if terms.schema != terms_schema() or texts.num_rows != chunk_count or word_rows.num_rows != terms.num_rows:
+        titled, held = _mapped(folder / TITLE_WORDS_FILE), _mapped(folder / CATALOGUE_FILE)
+        if (
+            terms.schema != terms_schema()
+            or texts.num_rows != chunk_count
+            or held.num_rows != chunk_count
+            or word_rows.num_rows != terms.num_rows
+        ):
             raise ValueError("it does not match the tables")
+        catalogue = ChunkCatalogue(held.drop_columns([NUMBERS_BY_ID]), _array(held[NUMBERS_BY_ID]).to_numpy())
         vocabulary = Vocabulary(
             _array(words[WORD]), _array(word_rows[ROW]).to_numpy(), _array(words[FIRST_ROW]).to_numpy()
         )
         title_words = TitleWords(_array(titled[WORD]), _array(titled[OWNER]).to_numpy())
-        return Mirror(MappedPostings(terms), MappedTexts(texts), vocabulary, title_words)
+        return Mirror(MappedPostings(terms), MappedTexts(texts), vocabulary, title_words, catalogue)
     except (OSError, ValueError, IndexError, KeyError, pa.ArrowException) as exc:
         log.warning("%s: the keyword mirror %s is not used (%s); reading the tables instead", uri, folder.name, exc)
         return None
@@ -268,6 +279,14 @@ class MirrorWriter:
         by_number = np.argsort(np.concatenate([np.zeros(0, dtype=np.int64), *numbered]))
         title_words = TitleWords.of(pa.concat_arrays([pa.array([], pa.string()), *titles]).take(pa.array(by_number)))
         _write(self.folder / TITLE_WORDS_FILE, {WORD: title_words.words, OWNER: pa.array(title_words.owners)})
+        catalogue = ChunkCatalogue.from_rows(
+            scan(chunks.search().select([*HELD_COLUMNS, C.SENTENCE_STARTS]).with_row_id(True)).read_all()
+        )
+        held = catalogue.table.append_column("_rowid", pa.array(catalogue.row_ids))
+        _write(
+            self.folder / CATALOGUE_FILE,
+            {**dict(zip(held.column_names, held.columns)), NUMBERS_BY_ID: pa.array(catalogue.numbers_by_id)},
+        )
         named = self.folder.with_name(folder_name(tables))
         shutil.rmtree(named, ignore_errors=True)
         os.replace(self.folder, named)

@@ -67,11 +67,14 @@ def open_index(uri: str, previous: IndexSnapshot | None = None) -> IndexSnapshot
         with reading(uri, name):
             tables[name] = db.open_table(name)
             tables[name].checkout(manifest.tables[name])
-    with reading(uri, CHUNKS):
-        columns = [*HELD_COLUMNS, C.SENTENCE_STARTS]
-        rows = scan(tables[CHUNKS].search().select(columns).with_row_id(True)).read_all()
-    catalogue = ChunkCatalogue.from_rows(rows)
-    mirror = open_mirror(uri, manifest.tables, len(catalogue))
+    mirror = open_mirror(uri, manifest.tables, manifest.counts.chunks)
+    if mirror is not None:
+        catalogue = mirror.catalogue
+    else:
+        with reading(uri, CHUNKS):
+            columns = [*HELD_COLUMNS, C.SENTENCE_STARTS]
+            rows = scan(tables[CHUNKS].search().select(columns).with_row_id(True)).read_all()
+        catalogue = ChunkCatalogue.from_rows(rows)
     keywords = KeywordLookup.load(uri, catalogue, tables[TERMS], mirror)
     with reading(uri, SENTENCES):  # every data file is opened: a damaged build is refused here, not mid-search
         scan(tables[SENTENCES].search().select([S.POSITION])).read_all()
