@@ -53,16 +53,16 @@ def our_ranking(snapshot: IndexSnapshot, given: Sequence[str], top_k: int) -> li
     if not keywords:
         return []
     tally = _Tally(snapshot, matcher, keywords, None, written)
-    pages = matcher.titled_pages(snapshot, keywords, None)
+    order = _Order(tally, matcher.titled_pages(snapshot, keywords, None))
     tally.settle_top(top_k)
-    order = _Order(tally, pages)
+    order.settle_named()
     ranking = order.top(top_chunks(tally.settled_scores(), tally.rank, top_k), top_k).tolist()
     bests: list[int] = []
     if top_k >= len(keywords):
         found = (order.best_of(at, None) for at in range(len(keywords)))
-        bests = list(dict.fromkeys(number for number in found if number is not None))
-    rest = [number for number in ranking if number not in bests][: top_k - len(bests)]
-    return order.sorted(np.array(bests + rest, dtype=np.int64)).tolist()
+        bests = list(dict.fromkeys(position for position in found if position is not None))
+    rest = [position for position in ranking if position not in bests][: top_k - len(bests)]
+    return tally.numbers[order.sorted(np.array(bests + rest, dtype=np.int64))].tolist()
 
 
 def documents(titles: Sequence[str], texts: Sequence[str]) -> list[str]:
