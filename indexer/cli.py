@@ -375,6 +375,7 @@ def run_info(args: argparse.Namespace) -> None:
     from arag_mcp.indexer.index.snapshot import open_index
 
     snapshot = open_index(args.index)
+    snapshot.check()
     print(json.dumps({"index": snapshot.uri, **snapshot.manifest.raw}, indent=2, sort_keys=True))
 
 

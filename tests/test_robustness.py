@@ -68,7 +68,7 @@ def test_info_names_a_damaged_table_in_one_line(index_copy: Path, table: str, ho
     assert result.returncode == 2 and not result.stdout
     assert_one_line_about(result.stderr, table)
     with pytest.raises(IndexStoreError) as raised:
-        open_index(str(index_copy))
+        open_index(str(index_copy)).check()
     assert_one_line_about(str(raised.value), table)
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,9 +28,14 @@ class ChunkReader:
     where it has one (mirror.py), else from the chunks table."""
 
     uri: str
-    table: Any
+    open_table: Callable[[], Any]
+    """The chunks table (opened when first needed: not at all where the mirror answers)."""
     catalogue: ChunkCatalogue
     mirror: Mirror | None = None
+
+    @property
+    def table(self) -> Any:
+        return self.open_table()
 
     def by_id(self, chunk_ids: Sequence[str]) -> dict[str, Chunk]:
         """The chunks with these ids, keyed by id (unknown or malformed ids are absent)."""

@@ -5,6 +5,7 @@ the postings of the terms table read for the words and tokens a search finds."""
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal
@@ -41,7 +42,8 @@ class KeywordLookup:
     Postings name chunks by the catalogue's chunk numbers."""
 
     uri: str
-    table: Any
+    open_table: Callable[[], Any]
+    """The terms table (opened when first needed: not at all where the mirror answers)."""
     mirror: Mirror | None
     """The build's mirror (mirror.py): postings are read from it where there is one."""
     titles: pa.Array
@@ -79,13 +81,15 @@ class KeywordLookup:
     """The marked tokens of the texts ("texts") and of the titles ("titles") in each form asked for."""
 
     @classmethod
-    def load(cls, uri: str, catalogue: ChunkCatalogue, terms: Any, mirror: Mirror | None = None) -> KeywordLookup:
-        """`terms`: the terms table; `mirror`: the build's mirror, read instead where there is one."""
+    def load(
+        cls, uri: str, catalogue: ChunkCatalogue, open_terms: Callable[[], Any], mirror: Mirror | None = None
+    ) -> KeywordLookup:
+        """`open_terms`: the terms table; `mirror`: the build's mirror, read instead where there is one."""
         if mirror is not None:
             vocabulary, titled = mirror.vocabulary, mirror.title_words
         else:
             with reading(uri, TERMS):
-                rows = scan(terms.search().select([T.TERM]).with_row_id(True)).read_all()
+                rows = scan(open_terms().search().select([T.TERM]).with_row_id(True)).read_all()
             vocabulary, titled = Vocabulary.of(rows[T.TERM], rows["_rowid"].to_numpy()), TitleWords.of(catalogue.titles)
         words = vocabulary.words
         token_count = bisect.bisect_left(words, AFTER_MARKED_PREFIX, key=_text)  # the tokens sort first
@@ -99,7 +103,7 @@ class KeywordLookup:
         unspaced_titles = _has_unspaced(titled.words)
         return cls(
             uri,
-            terms,
+            open_terms,
             mirror,
             catalogue.titles,
             words,
@@ -124,7 +128,7 @@ class KeywordLookup:
             return self.mirror.postings.at(row_ids)
         if not len(row_ids):
             return Postings.of_rows(terms_schema().empty_table())
-        rows = self.table.take_row_ids(row_ids.tolist()).select(terms_schema().names)
+        rows = self.open_table().take_row_ids(row_ids.tolist()).select(terms_schema().names)
         return Postings.of_rows(read(self.uri, TERMS, rows.to_arrow))
 
     def rows_containing(self, piece: str) -> np.ndarray:

@@ -8,41 +8,81 @@ through an object of its own; column names and manifest fields stay in the index
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from . import writer
 from .catalogue import HELD_COLUMNS, ChunkCatalogue
 from .chunk_reader import ChunkReader
-from .chunk_vector_search import ChunkVectorSearch
 from .document_assembly import DocumentAssembler
 from .keyword_lookup import KeywordLookup
 from .manifest import Manifest, check_manifest, normalise_uri
 from .mirror import open_mirror
 from .reading import read, reading, scan
 from .schema import CHUNK_VECTORS, CHUNKS, DOCUMENTS, SENTENCES, TERMS, ChunkColumn, DocumentColumn, SentenceColumn
-from .sentence_search import SentenceSearch
 from .store import connect
-from .vectors import SentenceVectors
+
+if TYPE_CHECKING:
+    from .chunk_vector_search import ChunkVectorSearch
+    from .sentence_search import SentenceSearch
+    from .vectors import SentenceVectors
 
 C = ChunkColumn
 S = SentenceColumn
 
 
-@dataclass(frozen=True)
-class IndexSnapshot:
-    """One committed build, opened read-only at the table versions its manifest names."""
+class Tables:
+    """The build's LanceDB tables, opened at the versions its manifest names when first asked for:
+    a build served from its mirror answers keyword searches and chunk reads without LanceDB, and
+    LanceDB's import is a large part of a server's start (bench/README.md)."""
 
-    uri: str
-    manifest: Manifest
-    catalogue: ChunkCatalogue
-    chunks: ChunkReader
-    keywords: KeywordLookup
-    sentences: SentenceSearch
-    chunk_vectors: ChunkVectorSearch
-    documents: DocumentAssembler
+    def __init__(self, uri: str, manifest: Manifest) -> None:
+        self.uri, self.manifest = uri, manifest
+        self._opened: dict[str, Any] | None = None
+        self._lock = threading.Lock()
+
+    def __getitem__(self, name: str) -> Any:
+        with self._lock:
+            if self._opened is None:
+                db = connect(self.uri)
+                opened = {}
+                for table in self.manifest.tables:
+                    with reading(self.uri, table):
+                        opened[table] = db.open_table(table)
+                        opened[table].checkout(self.manifest.tables[table])
+                self._opened = opened
+        return self._opened[name]
+
+    def opener(self, name: str) -> Callable[[], Any]:
+        return lambda: self[name]
+
+
+class IndexSnapshot:
+    """One committed build, opened read-only at the table versions its manifest names: its
+    catalogue, chunks and keyword lookup at once; its sentence and chunk vector searches when
+    first used (`check` opens everything, as `arag-index info` does)."""
+
+    def __init__(
+        self,
+        uri: str,
+        manifest: Manifest,
+        catalogue: ChunkCatalogue,
+        chunks: ChunkReader,
+        keywords: KeywordLookup,
+        tables: Tables,
+        earlier_vectors: SentenceVectors | None = None,
+    ) -> None:
+        """`earlier_vectors`: the in-memory vectors of the build served before this one, which exact
+        search reuses for the documents this build left unchanged."""
+        self.uri, self.manifest, self.catalogue, self.chunks, self.keywords = uri, manifest, catalogue, chunks, keywords
+        self.documents = DocumentAssembler(chunks)
+        self.tables = tables
+        self._earlier_vectors = earlier_vectors
+        self._sentences: SentenceSearch | None = None
+        self._chunk_vectors: ChunkVectorSearch | None = None
+        self._lock = threading.Lock()
 
     @property
     def version(self) -> tuple[int, ...]:
@@ -53,20 +93,59 @@ class IndexSnapshot:
     def chunk_count(self) -> int:
         return len(self.catalogue)
 
+    @property
+    def sentences(self) -> SentenceSearch:
+        """Opened when first used; every data file of the sentences table is opened then, so a
+        damaged build is refused at its first semantic search, not part way through one."""
+        with self._lock:
+            if self._sentences is None:
+                self._sentences = self._open_sentences()
+            return self._sentences
+
+    def _open_sentences(self) -> SentenceSearch:
+        from .sentence_search import SentenceSearch
+        from .vectors import SentenceVectors
+        from .writer import VECTOR_INDEX_MIN_ROWS
+
+        uri, manifest = self.uri, self.manifest
+        with reading(uri, SENTENCES):
+            scan(self.tables[SENTENCES].search().select([S.POSITION])).read_all()
+        in_memory = None
+        if not manifest.vector_index or manifest.counts.sentences < VECTOR_INDEX_MIN_ROWS:
+            sentences, chunks = self.tables[SENTENCES], self.tables[CHUNKS]
+            in_memory = SentenceVectors(sentences, chunks, self.catalogue, manifest, self._earlier_vectors)
+        self._earlier_vectors = None
+        return SentenceSearch(uri, self.tables[SENTENCES], self.catalogue, manifest, in_memory)
+
+    @property
+    def chunk_vectors(self) -> ChunkVectorSearch:
+        with self._lock:
+            if self._chunk_vectors is None:
+                from .chunk_vector_search import ChunkVectorSearch
+
+                self._chunk_vectors = ChunkVectorSearch(self.uri, self.tables[CHUNK_VECTORS], self.catalogue)
+            return self._chunk_vectors
+
+    def loaded_vectors(self) -> SentenceVectors | None:
+        """The in-memory vectors of exact search, where its sentences have been opened."""
+        return self._sentences.in_memory if self._sentences is not None else None
+
+    def check(self) -> None:
+        """Open every table and read every data file of the sentences table: IndexStoreError where one is damaged."""
+        for name in self.manifest.tables:
+            self.tables[name]
+        self.sentences
+
 
 def open_index(uri: str, previous: IndexSnapshot | None = None) -> IndexSnapshot:
-    """Open the committed build at `uri` read-only; IndexStoreError says what is wrong.
+    """Open the committed build at `uri` read-only; IndexStoreError says what is wrong. From its
+    mirror where it has one (mirror.py); otherwise the chunks and terms tables are read here.
 
     Exact search reuses the in-memory vectors of `previous` (an earlier build of the same index)
     for the documents this build left unchanged."""
     uri = normalise_uri(uri)
     manifest = check_manifest(uri)
-    db = connect(uri)
-    tables: dict[str, Any] = {}
-    for name in manifest.tables:
-        with reading(uri, name):
-            tables[name] = db.open_table(name)
-            tables[name].checkout(manifest.tables[name])
+    tables = Tables(uri, manifest)
     mirror = open_mirror(uri, manifest.tables, manifest.counts.chunks)
     if mirror is not None:
         catalogue = mirror.catalogue
@@ -75,24 +154,10 @@ def open_index(uri: str, previous: IndexSnapshot | None = None) -> IndexSnapshot
             columns = [*HELD_COLUMNS, C.SENTENCE_STARTS]
             rows = scan(tables[CHUNKS].search().select(columns).with_row_id(True)).read_all()
         catalogue = ChunkCatalogue.from_rows(rows)
-    keywords = KeywordLookup.load(uri, catalogue, tables[TERMS], mirror)
-    with reading(uri, SENTENCES):  # every data file is opened: a damaged build is refused here, not mid-search
-        scan(tables[SENTENCES].search().select([S.POSITION])).read_all()
-    in_memory = None
-    if not manifest.vector_index or manifest.counts.sentences < writer.VECTOR_INDEX_MIN_ROWS:
-        reused = previous and previous.sentences.in_memory
-        in_memory = SentenceVectors(tables[SENTENCES], tables[CHUNKS], catalogue, manifest, reused)
-    chunks = ChunkReader(uri, tables[CHUNKS], catalogue, mirror)
-    return IndexSnapshot(
-        uri,
-        manifest,
-        catalogue,
-        chunks,
-        keywords,
-        SentenceSearch(uri, tables[SENTENCES], catalogue, manifest, in_memory),
-        ChunkVectorSearch(uri, tables[CHUNK_VECTORS], catalogue),
-        DocumentAssembler(chunks),
-    )
+    keywords = KeywordLookup.load(uri, catalogue, tables.opener(TERMS), mirror)
+    chunks = ChunkReader(uri, tables.opener(CHUNKS), catalogue, mirror)
+    earlier = previous.loaded_vectors() if previous is not None else None
+    return IndexSnapshot(uri, manifest, catalogue, chunks, keywords, tables, earlier)
 
 
 LISTED_COLUMNS = (

@@ -41,11 +41,12 @@ def embedding_key(manifest: Manifest) -> EmbeddingKey:
 
 
 def _load_vectors(snapshot: IndexSnapshot) -> None:
-    """Read exact search's vectors now, off the request path, so semantic_search does not wait for them."""
-    if snapshot.sentences.in_memory is None:
-        return
+    """Open the sentences (and read exact search's vectors) now, off the request path, so
+    semantic_search does not wait for them."""
     try:
-        snapshot.sentences.in_memory.load()
+        in_memory = snapshot.sentences.in_memory
+        if in_memory is not None:
+            in_memory.load()
     except Exception as exc:  # noqa: BLE001 - semantic_search reads them again and reports the error
         log.warning("could not read the sentence vectors of %s: %s", snapshot.uri, exc)
 
