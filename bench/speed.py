@@ -426,7 +426,7 @@ def bench_semantic(snapshot: IndexSnapshot, embedder: Embedder, questions: list[
             snapshot.sentences.table, snapshot.chunks.table, snapshot.catalogue, snapshot.manifest, None
         )
         in_memory.load()
-        exact = dataclasses.replace(snapshot, sentences=dataclasses.replace(snapshot.sentences, in_memory=in_memory))
+        exact = snapshot.replaced(sentences=dataclasses.replace(snapshot.sentences, in_memory=in_memory))
         exact_t, exact_hits = timed(lambda v: retrieval.semantic_search(exact, v, 10), vectors)
         result["exact_in_memory_search"] = stats(exact_t)
         result["exact_in_memory_recall@10"] = recall_at_10(exact_hits, ref)

@@ -292,7 +292,7 @@ def test_every_semantic_search_path_is_exact_within_the_scope(live: LiveIndex, c
 
     snapshot = open_index(live.uri)
     if path != "in memory":
-        snapshot = dataclasses.replace(snapshot, sentences=dataclasses.replace(snapshot.sentences, in_memory=None))
+        snapshot = snapshot.replaced(sentences=dataclasses.replace(snapshot.sentences, in_memory=None))
     if path == "filtered table search":
         monkeypatch.setattr(sentence_search, "EXACT_SCOPE_SENTENCES", 0)
     sentence_ids, sentence_vectors = index_dump.sentence_vectors(snapshot)

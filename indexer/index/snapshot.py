@@ -8,6 +8,7 @@ through an object of its own; column names and manifest fields stay in the index
 
 from __future__ import annotations
 
+import copy
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -125,6 +126,14 @@ class IndexSnapshot:
 
                 self._chunk_vectors = ChunkVectorSearch(self.uri, self.tables[CHUNK_VECTORS], self.catalogue)
             return self._chunk_vectors
+
+    def replaced(self, *, manifest: Manifest | None = None, sentences: SentenceSearch | None = None) -> IndexSnapshot:
+        """This build with its manifest as described anew, or with another sentence search."""
+        other = copy.copy(self)
+        other._lock = threading.Lock()
+        other.manifest = manifest or self.manifest
+        other._sentences = sentences or self._sentences
+        return other
 
     def loaded_vectors(self) -> SentenceVectors | None:
         """The in-memory vectors of exact search, where its sentences have been opened."""

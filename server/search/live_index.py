@@ -6,7 +6,6 @@ import logging
 import queue
 import threading
 import time
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from arag_mcp.indexer.index.encoder_files import check_encoder_present, encoder_folder
@@ -152,7 +151,7 @@ class LiveIndex:
                 self._queue_vectors(self._snapshot)
             elif manifest and manifest != self._snapshot.manifest.raw:  # the same build, described anew
                 self.manifest = Manifest.from_dict(self.uri, manifest)
-                self._snapshot = replace(self._snapshot, manifest=self.manifest)
+                self._snapshot = self._snapshot.replaced(manifest=self.manifest)
         except StoreUnanswered:
             pass  # keep serving the build we have; the store's silence is logged once (store_reads.py)
         except Exception as exc:  # noqa: BLE001 - keep serving the build we have
