@@ -455,29 +455,31 @@ def peak_rss_mb(pid: int) -> float:
 STARTS = 10
 
 
-def bench_startup(pythons: Sequence[str]) -> dict:
+def bench_startup(pythons: Sequence[str], index: Path | None = None) -> dict:
     """Start-up of the arag-mcp each Python runs (this checkout's, or other checkouts' environments
-    to compare revisions), on the bundled sample indexed by that same arag-mcp. Each figure is a
-    median of STARTS fresh processes, the Pythons taken in turn within each round so that a change
-    in the machine's load touches all alike: the SDK's own import (`import mcp.server.mcpserver`,
-    the floor any MCP server pays), `arag-mcp --version`, and the time from spawning `arag-mcp
-    --index` to its answer to `initialize`, then to `tools/list`, over stdio with JSON-RPC written
-    by hand (no client library in the way)."""
+    to compare revisions), on `index`, or on the bundled sample indexed by that same arag-mcp. Each
+    figure is a median of STARTS fresh processes, the Pythons taken in turn within each round so
+    that a change in the machine's load touches all alike: the SDK's own import (`import
+    mcp.server.mcpserver`, the floor any MCP server pays), `arag-mcp --version`, and the time from
+    spawning `arag-mcp --index` to its answer to `initialize`, then to `tools/list`, then to a first
+    `keyword_search`, over stdio with JSON-RPC written by hand (no client library in the way)."""
     sample = Path(__file__).resolve().parents[1] / "examples" / "sample"
     times: dict[str, dict[str, list[float]]] = {python: defaultdict(list) for python in pythons}
     with tempfile.TemporaryDirectory() as folder:
-        indexes = {python: Path(folder) / f"idx-{number}" for number, python in enumerate(pythons)}
-        for python, index in indexes.items():
-            build = [python, "-m", "arag_mcp.indexer", "build", str(sample), "--index", str(index), "--quiet"]
-            subprocess.run(build, check=True, capture_output=True)
+        indexes = {python: index or Path(folder) / f"idx-{number}" for number, python in enumerate(pythons)}
+        for python, built in indexes.items():
+            if index is None:
+                build = [python, "-m", "arag_mcp.indexer", "build", str(sample), "--index", str(built), "--quiet"]
+                subprocess.run(build, check=True, capture_output=True)
         for _ in range(STARTS):
-            for python, index in indexes.items():
+            for python, served in indexes.items():
                 taken = times[python]
                 taken["sdk_import_floor_s"].append(_run_time([python, "-c", "import mcp.server.mcpserver"]))
                 taken["version_s"].append(_run_time([python, "-m", "arag_mcp.server", "--version"]))
-                initialized, listed = _handshake_times(python, index)
+                initialized, listed, searched = _handshake_times(python, served)
                 taken["initialize_s"].append(initialized)
                 taken["tools_list_s"].append(listed)
+                taken["first_keyword_search_s"].append(searched)
     results = {}
     for python, taken in times.items():
         medians = {name: statistics.median(values) for name, values in taken.items()}
@@ -492,8 +494,9 @@ def _run_time(command: list[str]) -> float:
     return time.perf_counter() - started
 
 
-def _handshake_times(python: str, uri: Path) -> tuple[float, float]:
-    """Seconds from spawn to the `initialize` answer and to the `tools/list` answer."""
+def _handshake_times(python: str, uri: Path) -> tuple[float, float, float]:
+    """Seconds from spawn to the `initialize` answer, to the `tools/list` answer and to a first
+    `keyword_search` answer."""
     messages = [
         {
             "jsonrpc": "2.0",
@@ -507,6 +510,12 @@ def _handshake_times(python: str, uri: Path) -> tuple[float, float]:
         },
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {"name": "keyword_search", "arguments": {"keywords": ["University"]}},
+        },
     ]
     started = time.perf_counter()
     server = subprocess.Popen(
@@ -522,11 +531,16 @@ def _handshake_times(python: str, uri: Path) -> tuple[float, float]:
         server.stdin.flush()
         json.loads(server.stdout.readline())
         initialized = time.perf_counter() - started
-        server.stdin.write("".join(json.dumps(m) + "\n" for m in messages[1:]))
+        server.stdin.write("".join(json.dumps(m) + "\n" for m in messages[1:3]))
         server.stdin.flush()
         listed = json.loads(server.stdout.readline())
         assert listed["result"]["tools"], listed
-        return initialized, time.perf_counter() - started
+        listed_at = time.perf_counter() - started
+        server.stdin.write(json.dumps(messages[3]) + "\n")
+        server.stdin.flush()
+        found = json.loads(server.stdout.readline())
+        assert not found["result"].get("isError"), found
+        return initialized, listed_at, time.perf_counter() - started
     finally:
         server.kill()
         server.wait()
@@ -718,6 +732,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="startup: the Pythons whose arag-mcp is started (other checkouts' environments, to compare revisions)",
     )
     parser.add_argument(
+        "--startup-index",
+        type=Path,
+        default=None,
+        help="startup: serve this index (default: the bundled sample, indexed by each Python's arag-index)",
+    )
+    parser.add_argument(
         "--reference-queries",
         type=int,
         default=None,
@@ -733,7 +753,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     results: dict = {"quick": args.quick, "vectors": "real embeddings of 4,096 sentences, reused with noise"}
     if "startup" in args.parts:
         log(f"server start-up ({args.server_python})")
-        results["startup"] = bench_startup(args.server_python)
+        results["startup"] = bench_startup(args.server_python, args.startup_index)
         write_json(args.out, results)
     if {"keyword", "semantic", "server"} & set(args.parts):
         bench_sizes(args, results)
