@@ -118,6 +118,27 @@ def profile(uri: Path, queries: list[list[str]]) -> dict[str, float]:
     return stage_times(profiler.last_session.root_frame(), STAGES)
 
 
+def texts_read(uri: Path, queries: list[list[str]]) -> float:
+    """How many chunk texts a search reads, on average, to count its keywords of several words in
+    them (the word matcher's `count_in`, counted as it runs)."""
+    from arag_mcp.indexer.index.snapshot import open_index
+    from arag_mcp.server.search.keywords import MATCHERS, keyword_search
+
+    snapshot, matcher, read = open_index(str(uri)), MATCHERS["word"], []
+
+    def counted(snapshot, numbers, keywords):  # noqa: ANN001, ANN202 - the matcher's own signature
+        read.append(len(numbers))
+        return original(snapshot, numbers, keywords)
+
+    original, matcher.count_in = matcher.count_in, counted
+    try:
+        for query in queries:
+            keyword_search(snapshot, query, 5)
+    finally:
+        del matcher.count_in
+    return sum(read) / len(queries)
+
+
 async def call_times(uri: Path, cases: dict[int, list[list[str]]]) -> dict[int, dict[str, float]]:
     """Per keyword count, the tool call in process and its round trip to the real server over stdio,
     the two in turn on each query (the order alternating): their median wall times (ms), and their
@@ -187,6 +208,7 @@ def print_table(results: dict) -> None:
         ("round trip, CPU ms of server and client (mean)", "round_trip_cpu_ms"),
         ("in process, wall ms (p50)", "in_process_ms"),
         ("round trip, wall ms (p50)", "round_trip_ms"),
+        ("chunk texts read to count keywords of several words (mean per search)", "texts_read_per_search"),
     ):
         print(f"| {label} | " + " | ".join(f"{case[key]:.1f}" for case in results["cases"].values()) + " |")
 
@@ -211,6 +233,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sampled = profile(uri, queries)
         case = times[words]
         results["cases"][str(words)] = case | {
+            "texts_read_per_search": texts_read(uri, queries),
             "sampled_s": sampled,
             "shares": shares(sampled, case["in_process_cpu_ms"], case["round_trip_cpu_ms"]),
         }
