@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import logging
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -108,3 +110,20 @@ def test_a_sync_with_nothing_changed_writes_the_mirror_a_build_lacks(index: Path
     assert folder.name == mirror.folder_name(expected_tables)
     assert open_index(str(index)).keywords.mirror is not None
     assert answers(index) == from_tables
+
+
+def test_a_build_served_from_its_mirror_answers_keywords_without_lancedb(index: Path):
+    """LanceDB's import is much of a server's start: a keyword search and a chunk read need none of it."""
+    script = (
+        "import sys\n"
+        "from arag_mcp.indexer.index.snapshot import open_index\n"
+        "from arag_mcp.server.search.keywords import keyword_search\n"
+        f"snapshot = open_index({str(index)!r})\n"
+        "hits = keyword_search(snapshot, ['Marie Curie', 'river'], 5).hits\n"
+        "assert hits and hits[0].chunk.text, hits\n"
+        "print('lancedb' in sys.modules)\n"
+        "snapshot.sentences\n"
+        "print('lancedb' in sys.modules)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert result.stdout.split() == ["False", "True"], result.stderr
