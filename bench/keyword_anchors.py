@@ -23,12 +23,14 @@ from __future__ import annotations
 
 import importlib.util
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import index_dump
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from arag_mcp.indexer.index.snapshot import IndexSnapshot
 from arag_mcp.server.search.keyword_weights import K1, B
 from arag_mcp.server.search.keywords import MATCHERS, _as_written_or_by_words, _Order, _Tally
@@ -89,8 +91,34 @@ def build_anchors(titles: Sequence[str], texts: Sequence[str], folder: Path) -> 
         else:
             backends.append("numba")
         anchors += bm25s_anchors(documents(titles, texts), backends)
-    anchors.append(lancedb_anchor(documents(titles, texts), folder))
+    docs = documents(titles, texts)
+    anchors.append(lancedb_anchor([pa.table({"number": np.arange(len(docs)), FTS_COLUMN: docs})], folder))
     return anchors, notes
+
+
+def build_anchors_from_index(snapshot: IndexSnapshot, folder: Path) -> tuple[list[Anchor], list[str]]:
+    """The anchors over every chunk of `snapshot`, its texts read a batch at a time where they
+    would not fit in memory held whole (1M chunks: the Python strings alone took most of 24 GB)."""
+    chars = int(snapshot.catalogue.lengths.sum()) * CHARS_PER_TOKEN
+    if 3 * chars < _free_memory():
+        held = index_dump.all_chunks(snapshot)
+        return build_anchors([c.title for c in held], [c.text for c in held], folder)
+    needed, free = BM25S_BYTES_PER_CHAR * chars, _free_memory()
+    note = f"bm25s left out: its tokenised corpus needs about {needed / 2**30:.0f} GB, {free / 2**30:.0f} GB free"
+    return [lancedb_anchor(_document_batches(snapshot), folder)], [note]
+
+
+CHARS_PER_TOKEN = 4
+"""About how many characters a token of the index's lengths stands for."""
+
+
+def _document_batches(snapshot: IndexSnapshot, rows: int = 20_000) -> Iterator[pa.Table]:
+    """What the anchors index of each chunk (`documents`), by chunk number, a batch at a time."""
+    for first in range(0, snapshot.chunk_count, rows):
+        numbers = np.arange(first, min(first + rows, snapshot.chunk_count))
+        titles = snapshot.catalogue.titles.take(pa.array(numbers))
+        _, texts = snapshot.chunks.texts_at(numbers)
+        yield pa.table({"number": numbers, FTS_COLUMN: pc.binary_join_element_wise(titles, texts, "\n")})
 
 
 BM25S_BYTES_PER_CHAR = 8
@@ -146,18 +174,18 @@ def _bm25s_ranking(retriever) -> Ranking:
 FTS_COLUMN = "document"
 
 
-def lancedb_anchor(docs: list[str], folder: Path) -> Anchor:
-    """LanceDB's native full-text index over `docs`, in a table of its own under `folder`."""
+def lancedb_anchor(batches: Iterable[pa.Table], folder: Path) -> Anchor:
+    """LanceDB's native full-text index over the documents of `batches` (their chunk `number` and
+    FTS_COLUMN), in a table of its own under `folder`."""
     import lancedb
     from lancedb.index import FTS
     from lancedb.query import MatchQuery
 
     started = time.perf_counter()
-    table = lancedb.connect(str(folder)).create_table(
-        "anchor",
-        pa.table({"number": pa.array(np.arange(len(docs)), pa.int64()), FTS_COLUMN: pa.array(docs, pa.string())}),
-        mode="overwrite",
-    )
+    schema = pa.schema([pa.field("number", pa.int64()), pa.field(FTS_COLUMN, pa.string())])
+    table = lancedb.connect(str(folder)).create_table("anchor", schema=schema, mode="overwrite")
+    for batch in batches:
+        table.add(batch.cast(schema))
     table.create_index(
         FTS_COLUMN,
         config=FTS(

@@ -36,7 +36,6 @@ import ray
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import index_dump  # noqa: E402
 from arag_mcp.indexer.build import BuildOptions, build_index  # noqa: E402
 from arag_mcp.indexer.embedding.embedder import Embedder  # noqa: E402
 from arag_mcp.indexer.index.reading import scan  # noqa: E402
@@ -46,7 +45,7 @@ from arag_mcp.indexer.index.writer import IndexWriter  # noqa: E402
 from arag_mcp.indexer.ray_build import Written, write_rows  # noqa: E402
 from arag_mcp.server.search import retrieval  # noqa: E402
 from common import BENCH_DATA, RESULTS, log, read_jsonl, write_json  # noqa: E402
-from keyword_anchors import build_anchors  # noqa: E402
+from keyword_anchors import build_anchors_from_index  # noqa: E402
 from speed import (  # noqa: E402
     QUERIES,
     SEMANTIC_QUERIES,
@@ -125,12 +124,8 @@ def write_distributed(uri: Path, chunk_count: int, records: list[dict], pool: np
 def bench_keyword(snapshot: IndexSnapshot, uri: Path, chunks: list[tuple[str, str]]) -> dict:
     """keyword_search (whole words) with 1, 2 and 3 keywords beside the anchors (keyword_anchors.py),
     as speed.py sets them side by side; speed.py also compares it with brute force."""
-    held = index_dump.all_chunks(snapshot)
-    titles, texts = [c.title for c in held], [c.text for c in held]
-    del held
     log(f"{uri.name}: indexing the keyword anchors")
-    anchors, notes = build_anchors(titles, texts, WORK / f"{uri.name}-anchors")
-    del titles, texts
+    anchors, notes = build_anchors_from_index(snapshot, WORK / f"{uri.name}-anchors")
     results: dict = {"anchors_built_s": {anchor.name: anchor.build_s for anchor in anchors}, "anchor_notes": notes}
     with keyword_tool(uri) as tool:
         for words in (1, 2, 3):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 from arag_mcp.indexer.index.snapshot import open_index
 from arag_mcp.server.search.keywords import keyword_search
@@ -45,7 +46,9 @@ def test_our_ranking_alone_is_the_ranking_keyword_search_returns(scoring_index: 
 
 
 def test_lancedb_ranks_the_chunk_with_the_rare_word_first(tmp_path: Path):
-    anchor = keyword_anchors.lancedb_anchor(keyword_anchors.documents(TITLES, TEXTS), tmp_path)
+    docs = keyword_anchors.documents(TITLES, TEXTS)
+    batches = [pa.table({"number": [0, 1], "document": docs[:2]}), pa.table({"number": [2, 3], "document": docs[2:]})]
+    anchor = keyword_anchors.lancedb_anchor(batches, tmp_path)
     assert anchor.name == "lancedb_fts"
     assert anchor.ranking(["polonium", "dog"], 2) == [1, 2]
     assert anchor.ranking(["Delta"], 5) == [3]  # the title is indexed with the text
