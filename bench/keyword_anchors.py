@@ -100,7 +100,7 @@ def build_anchors_from_index(snapshot: IndexSnapshot, folder: Path) -> tuple[lis
     """The anchors over every chunk of `snapshot`, its texts read a batch at a time where they
     would not fit in memory held whole (1M chunks: the Python strings alone took most of 24 GB)."""
     chars = int(snapshot.catalogue.lengths.sum()) * CHARS_PER_TOKEN
-    if 3 * chars < _free_memory():
+    if HELD_BYTES_PER_CHAR * chars < _free_memory():
         held = index_dump.all_chunks(snapshot)
         return build_anchors([c.title for c in held], [c.text for c in held], folder)
     needed, free = BM25S_BYTES_PER_CHAR * chars, _free_memory()
@@ -110,6 +110,9 @@ def build_anchors_from_index(snapshot: IndexSnapshot, folder: Path) -> tuple[lis
 
 CHARS_PER_TOKEN = 4
 """About how many characters a token of the index's lengths stands for."""
+HELD_BYTES_PER_CHAR = 6
+"""About what holding every chunk (index_dump.all_chunks) and LanceDB's table of their documents
+takes, per character of text: the run at 1M chunks (about 4 GB of text) was killed at 24 GB."""
 
 
 def _document_batches(snapshot: IndexSnapshot, rows: int = 20_000) -> Iterator[pa.Table]:
