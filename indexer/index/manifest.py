@@ -10,6 +10,7 @@ import json
 import os
 import re
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -157,15 +158,24 @@ def normalise_uri(uri: str) -> str:
     return str(Path(uri.removeprefix("file://")).expanduser().resolve())
 
 
+REMOTE_READS = 3
+"""Reads of an object store's manifest before it is called corrupt: one replaced while it is read
+can come back cut (the length of the object before, the bytes of the one after)."""
+
+
 def read_manifest(uri: str) -> dict[str, Any] | None:
     """The committed manifest at `uri`, or None where no build has completed there."""
-    raw = read_index_file(uri, MANIFEST_FILE)
-    if raw is None:
-        return None
-    try:
-        manifest = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
-        manifest = None
+    for attempt in range(REMOTE_READS if is_remote(uri) else 1):
+        raw = read_index_file(uri, MANIFEST_FILE)
+        if raw is None:
+            return None
+        try:
+            manifest = json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+            manifest = None
+        if isinstance(manifest, dict):
+            break
+        time.sleep(0.05 * (attempt + 1))
     if not isinstance(manifest, dict):
         raise IndexStoreError(f"{_join(uri, MANIFEST_FILE)} is corrupt; {REBUILD_HINT}")
     if manifest.get("format") != FORMAT:
