@@ -266,22 +266,18 @@ class MirrorWriter:
         _write(self.folder / WORD_ROWS_FILE, {ROW: pa.array(vocabulary.rows)})
         columns = [*TEXT_COLUMNS]
         schema = pa.schema([*(chunks.schema.field(c) for c in columns), pa.field(NUMBER, pa.int64())])
-        titles, numbered = [], []
         with pa.ipc.new_file(str(self.folder / TEXTS_FILE), schema) as texts:
-            for batch in scan(chunks.search().select([*columns, C.TITLE]).with_row_id(True), TEXT_BATCH_ROWS):
+            for batch in scan(chunks.search().select(columns).with_row_id(True), TEXT_BATCH_ROWS):
                 numbers = np.searchsorted(row_ids, batch["_rowid"].to_numpy())
                 values = [
                     pc.fill_null(batch[c], pa.scalar([], batch[c].type)) if c != C.TEXT else batch[c] for c in columns
                 ]
                 texts.write_batch(pa.record_batch([*values, pa.array(numbers, pa.int64())], schema=schema))
-                titles.append(pc.fill_null(batch[C.TITLE], ""))
-                numbered.append(numbers)
-        by_number = np.argsort(np.concatenate([np.zeros(0, dtype=np.int64), *numbered]))
-        title_words = TitleWords.of(pa.concat_arrays([pa.array([], pa.string()), *titles]).take(pa.array(by_number)))
-        _write(self.folder / TITLE_WORDS_FILE, {WORD: title_words.words, OWNER: pa.array(title_words.owners)})
         catalogue = ChunkCatalogue.from_rows(
             scan(chunks.search().select([*HELD_COLUMNS, C.SENTENCE_STARTS]).with_row_id(True)).read_all()
         )
+        title_words = TitleWords.of(catalogue.titles)
+        _write(self.folder / TITLE_WORDS_FILE, {WORD: title_words.words, OWNER: pa.array(title_words.owners)})
         held = catalogue.table.append_column("_rowid", pa.array(catalogue.row_ids))
         _write(
             self.folder / CATALOGUE_FILE,
