@@ -7,7 +7,7 @@ into rows here.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime, timezone
 
 import numpy as np
@@ -18,7 +18,7 @@ from arag_mcp.indexer.index.schema import ChunkColumn, DocumentColumn, SentenceC
 from arag_mcp.indexer.sources.files import Document
 from arag_mcp.indexer.sources.outline import HeadingMarks, heading_path, page_range
 from arag_mcp.indexer.text.chunking import Span, pack_chunks, sentence_spans
-from arag_mcp.indexer.text.context import chunk_context_terms, embedding_text
+from arag_mcp.indexer.text.context import chunk_context_terms, embedding_key, embedding_text
 
 EMBED_SLICE_BATCHES = 8
 """Model batches embedded between two progress updates."""
@@ -35,8 +35,16 @@ class RowBatch:
         self.chunks: list[dict] = []
         self.sentences: list[dict] = []
         self.embed_texts: list[str] = []
+        self.known_vectors: list[np.ndarray | None] = []
+        """By sentence: the vector an earlier version of its document holds for the same embedded
+        text (None: to embed)."""
         self.documents: list[dict] = []
         self.stale: list[str] = []
+
+    @property
+    def to_embed(self) -> int:
+        """Sentences queued whose vectors are not known."""
+        return sum(vector is None for vector in self.known_vectors)
 
 
 def chunk_document(document: Document, embedder: Embedder, chunk_tokens: int) -> list[list[Span]]:
@@ -53,10 +61,17 @@ def major_section_starts(headings: HeadingMarks) -> frozenset[int]:
 
 
 def queue_document(
-    batch: RowBatch, document: Document, digest: str, chunks: Sequence[Sequence[Span]]
+    batch: RowBatch,
+    document: Document,
+    digest: str,
+    chunks: Sequence[Sequence[Span]],
+    known: Mapping[int, np.ndarray] | None = None,
 ) -> Iterator[None]:
     """Queue a document's rows chunk by chunk, yielding after each so that a long document is
-    written in several batches; its documents row comes with its last chunk."""
+    written in several batches; its documents row comes with its last chunk. `known`: vectors by
+    embedding key (context.embedding_key), those of the document's version in the index: a
+    sentence embedded as the same text keeps its vector."""
+    known = known or {}
     key = doc_key(document.doc_id)
     metadata = json.dumps(document.metadata, ensure_ascii=False, sort_keys=True) if document.metadata else ""
     texts = [document.text[spans[0].start : spans[-1].end] for spans in chunks]
@@ -89,6 +104,9 @@ def queue_document(
         )
         for position, span in enumerate(spans):
             sentence = document.text[span.start : span.end]
+            section = heading_path(document.headings, span.start)
+            embedded_as = embedding_text(document.title, section, terms, sentence)
+            vector_key = embedding_key(embedded_as)
             batch.sentences.append(
                 {
                     s.CHUNK_ID: cid,
@@ -97,10 +115,11 @@ def queue_document(
                     s.TEXT: sentence,
                     s.START: span.start - begin,
                     s.END: span.end - begin,
+                    s.EMBED_KEY: vector_key,
                 }
             )
-            section = heading_path(document.headings, span.start)
-            batch.embed_texts.append(embedding_text(document.title, section, terms, sentence))
+            batch.embed_texts.append(embedded_as)
+            batch.known_vectors.append(known.get(vector_key))
         if part == len(chunks) - 1:
             batch.documents.append(
                 {
@@ -124,19 +143,28 @@ def embedded_rows(
     batch_size: int,
     on_embedded: Callable[[int, int], None] | None = None,
 ) -> tuple[pa.Table, pa.Table, pa.Table]:
-    """The batch's chunk, sentence (with their vectors) and documents rows. Sentences are embedded
-    EMBED_SLICE_BATCHES model batches at a time, `on_embedded(embedded, waiting)` told after each,
-    so progress moves during a large write."""
+    """The batch's chunk, sentence (with their vectors) and documents rows. The sentences whose
+    vectors are not known are embedded longest first over the whole batch (a model batch pads to
+    its longest text, so sorting each slice alone pads more), EMBED_SLICE_BATCHES model batches at
+    a time, `on_embedded(embedded, waiting)` told after each, so progress moves during a large write."""
     from arag_mcp.indexer.index.writer import sentence_rows_of  # LanceDB: only where rows are written
 
-    texts = batch.embed_texts
+    vectors = np.zeros((len(batch.embed_texts), embedder.dimension), dtype=np.float32)
+    missing = []
+    for at, vector in enumerate(batch.known_vectors):
+        if vector is None:
+            missing.append(at)
+        else:
+            vectors[at] = vector
+    order = sorted(missing, key=lambda at: -len(batch.embed_texts[at]))
     step = batch_size * EMBED_SLICE_BATCHES
-    parts = []
-    for first in range(0, len(texts), step):
-        parts.append(embedder.encode_documents(texts[first : first + step], batch_size=batch_size))
+    if not order and on_embedded is not None:
+        on_embedded(0, 0)
+    for first in range(0, len(order), step):
+        rows = order[first : first + step]
+        vectors[rows] = embedder.encode_documents([batch.embed_texts[at] for at in rows], batch_size=batch_size)
         if on_embedded is not None:
-            on_embedded(len(parts[-1]), max(0, len(texts) - first - step))
-    vectors = np.concatenate(parts) if parts else np.zeros((0, embedder.dimension), dtype=np.float32)
+            on_embedded(len(rows), max(0, len(order) - first - step))
     return (
         pa.Table.from_pylist(batch.chunks, schema=chunks_schema()),
         sentence_rows_of(batch.sentences, vectors),

@@ -23,7 +23,7 @@ from .schema import TABLES
 from .store import STORE_RETRIES, store_deadline, unanswered, unanswered_message
 
 FORMAT = "arag-index"
-FORMAT_VERSION = 5
+FORMAT_VERSION = 6
 MANIFEST_FILE = "manifest.json"
 ENCODER_DIR = "encoder"
 """Where an index keeps the query encoder it was embedded with (encoder_files.py)."""

@@ -64,6 +64,9 @@ class SentenceColumn:
     TEXT = "text"
     START = "start"
     END = "end"
+    EMBED_KEY = "embed_key"
+    """context.embedding_key of the text the sentence was embedded as: an edited document's
+    sentences with an unchanged key keep their vectors (null: unknown, never reused)."""
     VECTOR = "vector"
 
 
@@ -141,6 +144,7 @@ def sentences_schema(dimension: int) -> pa.Schema:
             pa.field(s.TEXT, pa.string(), nullable=False),
             pa.field(s.START, pa.int32(), nullable=False),
             pa.field(s.END, pa.int32(), nullable=False),
+            pa.field(s.EMBED_KEY, pa.int64()),
             pa.field(s.VECTOR, pa.list_(pa.float32(), dimension), nullable=False),
         ]
     )

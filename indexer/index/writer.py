@@ -67,6 +67,10 @@ from .schema import (
 from .store import connect
 from .terms import chunk_terms, invert
 
+COMPACT_FRAGMENTS = 16
+"""A table is compacted once it has this many fragments. LanceDB's optimize merges every fragment
+under its target size (a million rows) with the new ones, so compacting at every commit rewrote a
+100k-chunk table to append one chunk; at this threshold that rewrite comes once every 16 commits."""
 NO_CLEANUP = timedelta(days=365_000)
 """LanceDB's optimize() cleans up versions older than 7 days unless told an age: this one means never."""
 TERM_BATCH_ROWS = 4_096
@@ -227,6 +231,18 @@ class IndexWriter:
             stored[doc_id] = replace(known, problem=problem)
         return stored
 
+    def sentence_vectors(self, doc_ids: Sequence[str]) -> dict[int, np.ndarray]:
+        """Embedding key → vector of the committed sentences of these documents (rows.queue_document
+        reuses them for the sentences of a new version embedded as the same text)."""
+        s = SentenceColumn
+        listed = sql_list([doc_key(doc_id) for doc_id in doc_ids])
+        query = self.sentences.search().where(f"{s.DOC_KEY} IN ({listed}) AND {s.EMBED_KEY} IS NOT NULL")
+        rows = scan(query.select([s.EMBED_KEY, s.VECTOR])).read_all()
+        if not rows.num_rows:
+            return {}
+        vectors = rows[s.VECTOR].combine_chunks().flatten().to_numpy().reshape(rows.num_rows, -1)
+        return dict(zip(rows[s.EMBED_KEY].to_pylist(), vectors))
+
     def delete_documents(self, doc_ids: Sequence[str]) -> None:
         keys = [doc_key(doc_id) for doc_id in doc_ids]
         tables = (
@@ -304,18 +320,39 @@ class IndexWriter:
         return self.commit({**manifest, "vector_index": self.previous and self.previous.get("vector_index")}, files)
 
     def finish_tables(self) -> dict[str, Any] | None:
-        """Compact fragments, clean up old versions, keep the lookup indexes, and the vector index
-        once the table is large. Returns the vector index's parameters (recorded in the manifest),
-        or None for exact search."""
-        for table in (self.chunks, self.sentences, self.chunk_vectors, self.documents):
-            with warnings.catch_warnings():  # the warning that age 0 removes what readers use: none read it yet
-                warnings.filterwarnings("ignore", r"optimize\(cleanup_older_than=0\)", UserWarning)
-                table.optimize(cleanup_older_than=self._cleanup_age(table))
-        self.chunks.create_index(ChunkColumn.ID, config=BTree(), replace=True)
-        self.chunks.create_index(ChunkColumn.DOC_KEY, config=BTree(), replace=True)
-        self.sentences.create_index(SentenceColumn.DOC_KEY, config=BTree(), replace=True)
+        """Compact the tables that are due (`_due`), clean up the terms table's old versions, keep
+        the lookup indexes, and the vector index once the table is large. Returns the vector index's
+        parameters (recorded in the manifest), or None for exact search."""
+        for table in (self.chunks, self.sentences, self.chunk_vectors, self.documents, self.terms):
+            if table is self.terms or self._due(table):
+                self._optimize(table)
+        self._keep_index(self.chunks, ChunkColumn.ID)
+        self._keep_index(self.chunks, ChunkColumn.DOC_KEY)
+        self._keep_index(self.sentences, SentenceColumn.DOC_KEY)
         self._write_terms()
         return self._vector_index()
+
+    def _due(self, table: Any) -> bool:
+        """Whether a table is compacted now: in a new build or a rebuild (whose tables were
+        overwritten: cleanup removes the old rows), or once it has COMPACT_FRAGMENTS fragments (each
+        commit appends one)."""
+        return self.previous is None or table.stats()["fragment_stats"]["num_fragments"] >= COMPACT_FRAGMENTS
+
+    def _optimize(self, table: Any) -> None:
+        """LanceDB's optimize: small fragments merged, deleted rows dropped, the table's indexes
+        extended by its new rows, and versions older than `_cleanup_age` removed. The terms table,
+        overwritten whole at each commit, is optimized before it is written: that removes the
+        copies earlier builds left."""
+        with warnings.catch_warnings():  # the warning that age 0 removes what readers use: none read it yet
+            warnings.filterwarnings("ignore", r"optimize\(cleanup_older_than=0\)", UserWarning)
+            table.optimize(cleanup_older_than=self._cleanup_age(table))
+
+    @staticmethod
+    def _keep_index(table: Any, column: str) -> None:
+        """A B-tree on `column`, made once: optimize extends it by the rows appended since, and a
+        search reads the rows not yet in it directly."""
+        if not any(index.columns == [column] for index in table.list_indices()):
+            table.create_index(column, config=BTree(), replace=True)
 
     def _summary(self) -> str:
         """What the collection holds, derived from its documents' sources (collection.py)."""

@@ -13,6 +13,7 @@ alone. What each part buys on the quality benchmark: bench/README.md.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections import Counter
 from collections.abc import Sequence
@@ -66,3 +67,9 @@ def embedding_text(title: str, heading_path: Sequence[str], context_terms: Seque
     terms = f"({', '.join(context_terms)})" if context_terms else ""
     context = f"{place} {terms}" if place and terms else place or terms
     return f"{context}: {sentence}" if context else sentence
+
+
+def embedding_key(text: str) -> int:
+    """What identifies a sentence's vector: a 64-bit hash of the text it is embedded as (with its
+    context). An edited document's sentences whose key is unchanged keep their vectors."""
+    return int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "little", signed=True)
