@@ -1,0 +1,103 @@
+"""What an edit costs: the sentences of an edited document that are embedded as before keep their
+vectors, and a run of small commits leaves the tables a bounded number of fragments and copies.
+
+Real files, real LanceDB, the packaged model.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from pathlib import Path
+
+import lancedb
+import numpy as np
+import pytest
+from arag_mcp.indexer.build import build_index, sync_index
+from arag_mcp.indexer.index.manifest import read_manifest
+from arag_mcp.indexer.index.schema import CHUNKS, SENTENCES, TERMS
+from arag_mcp.indexer.index.writer import COMPACT_FRAGMENTS
+
+from .test_index_management import QUIET, _write
+
+WORDS = (
+    "river harbour lantern orchard granite meadow copper falcon willow ember quarry saddle thistle "
+    "beacon marsh cedar tannery ferry glacier bellows furnace vineyard kiln cobble heron spindle"
+).split()
+
+
+def _story(sentences: int, seed: int = 7) -> str:
+    """A Markdown document of `sentences` sentences under a heading every 60, written as prose is:
+    each section returns to a few words of its own, among words that come once or twice."""
+    rng = random.Random(seed)
+    rare = [f"{rng.choice(WORDS)[:3]}{rng.choice(WORDS)[-4:]}{number}" for number in range(2_000)]
+    lines = ["# The Valley Chronicle", ""]
+    for number in range(sentences):
+        if number % 60 == 0:
+            topic = rng.sample(WORDS, 4)
+            lines += ["", f"## Season {number // 60 + 1}", ""]
+        lines.append(
+            f"In year {1800 + number} the {rng.choice(topic)} near {rng.choice(rare)} was traded for "
+            f"{rng.choice(rare)} and a {rng.choice(topic)}."
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _vectors(index: Path) -> dict[tuple[str, int], np.ndarray]:
+    table = lancedb.connect(str(index)).open_table(SENTENCES)
+    table.checkout(read_manifest(str(index))["tables"][SENTENCES])
+    rows = table.search().select(["chunk_id", "position", "vector"]).limit(None).to_arrow().to_pylist()
+    return {(row["chunk_id"], row["position"]): np.asarray(row["vector"]) for row in rows}
+
+
+def test_appending_a_sentence_embeds_it_alone_and_keeps_the_vectors_a_fresh_build_makes(tmp_path: Path):
+    story = _write(tmp_path / "docs" / "story.md", _story(300))
+    index = tmp_path / "idx"
+    assert build_index([tmp_path / "docs"], str(index), QUIET).embedded_sentences >= 300
+
+    story.write_text(story.read_text() + "The lighthouse keeper counted seventeen gulls that morning.\n")
+    summary = sync_index(str(index), QUIET)
+    assert summary.updated == 1
+    assert 1 <= summary.embedded_sentences <= 5, summary.describe()
+
+    fresh = tmp_path / "fresh"
+    build_index([tmp_path / "docs"], str(fresh), QUIET)
+    kept, made = _vectors(index), _vectors(fresh)
+    assert kept.keys() == made.keys()
+    worst = max(float(np.abs(kept[place] - made[place]).max()) for place in made)
+    assert worst < 1e-5, "a kept vector differs from the one a fresh build makes"
+
+
+def test_a_changed_heading_embeds_the_sentences_under_it_again(tmp_path: Path):
+    story = _write(tmp_path / "docs" / "story.md", _story(120))
+    index = tmp_path / "idx"
+    build_index([tmp_path / "docs"], str(index), QUIET)
+
+    story.write_text(story.read_text().replace("## Season 2", "## The Second Season"))
+    summary = sync_index(str(index), QUIET)
+    assert summary.embedded_sentences >= 60, "a sentence is embedded with the headings above it"
+
+
+def _data_files(index: Path, table: str) -> int:
+    return sum(1 for _ in (index / f"{table}.lance" / "data").iterdir())
+
+
+@pytest.mark.parametrize("edits", [COMPACT_FRAGMENTS + 4])
+def test_small_commits_leave_a_bounded_number_of_fragments_and_copies(tmp_path: Path, edits: int):
+    notes = [_write(tmp_path / "docs" / f"note-{n}.md", f"# Note {n}\n\nNote {n} is about {WORDS[n]}.") for n in range(8)]
+    index = tmp_path / "idx"
+    build_index([tmp_path / "docs"], str(index), QUIET)
+    chunks = lancedb.connect(str(index)).open_table(CHUNKS)
+    most_fragments = 0
+    for edit in range(edits):
+        notes[edit % len(notes)].write_text(f"# Note {edit}\n\nEdit {edit} mentions the {WORDS[edit % len(WORDS)]}.")
+        assert sync_index(str(index), QUIET).updated == 1
+        chunks.checkout_latest()
+        most_fragments = max(most_fragments, chunks.stats()["fragment_stats"]["num_fragments"])
+    assert most_fragments <= COMPACT_FRAGMENTS, "the chunks table was not compacted once due"
+    assert _data_files(index, TERMS) > 3
+    for last in range(2):  # versions written within a second of the one kept are kept too (writer._cleanup_age)
+        time.sleep(1.1)
+        notes[last].write_text(f"# Note {last}\n\nThe last edits, {last}.")
+        sync_index(str(index), QUIET)
+    assert _data_files(index, TERMS) <= 3, "the terms table's old copies were not cleaned up"
