@@ -105,7 +105,7 @@ def write_distributed(uri: Path, chunk_count: int, records: list[dict], pool: np
     finally:
         ray.shutdown()
     fragments_written = time.perf_counter()
-    writer.append_fragments(written.fragments, written.chunk_rows, written.document_rows)
+    writer.append_fragments(written.fragments, written.chunk_rows, written.document_rows, written.sentences)
     appended = time.perf_counter()
     vector_index = writer.finish_tables()
     finished = time.perf_counter()

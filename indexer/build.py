@@ -426,6 +426,7 @@ def _update(
                 len(damaged),
                 describe_problems(damaged),
             )
+            writer.recount()
             changes = plan_changes(
                 listed, _without(states or {}, {existing[doc_id].path for doc_id in damaged}), synced
             )
@@ -751,7 +752,7 @@ def _embed_on_ray(
     summary.added += len(embedded) - len(stale)
     summary.embedded_sentences += written.sentences
     writer.delete_documents(stale)
-    writer.append_fragments(written.fragments, written.chunk_rows, written.document_rows)
+    writer.append_fragments(written.fragments, written.chunk_rows, written.document_rows, written.sentences)
     return read
 
 

@@ -35,9 +35,16 @@ from .index.writer import table_rows, table_uri
 from .rows import RowBatch, chunk_document, embedded_rows, queue_document
 from .sources.files import Source, iter_documents
 
-WRITTEN_CHUNK_COLUMNS = [ChunkColumn.ID, ChunkColumn.DOC_ID, ChunkColumn.PART, ChunkColumn.PARTS]
+WRITTEN_CHUNK_COLUMNS = [
+    ChunkColumn.ID,
+    ChunkColumn.DOC_ID,
+    ChunkColumn.PART,
+    ChunkColumn.PARTS,
+    ChunkColumn.SOURCE,
+    ChunkColumn.FILE_TYPE,
+]
 WRITTEN_DOCUMENT_COLUMNS = [DocumentColumn.ID, DocumentColumn.CHUNKS]
-"""The columns of the rows written that the commit checks (completeness.py)."""
+"""The columns of the rows written that the commit checks (completeness.py) and counts (tally.py)."""
 READ_BLOCKS_PER_WORKER = 4
 """Files are read in this many tasks per worker, at most as many at a time as there are workers:
 reading takes little CPU beside embedding (so its tasks reserve none), and each task is a process

@@ -1,5 +1,6 @@
 """What an edit costs: the sentences of an edited document that are embedded as before keep their
-vectors, and a run of small commits leaves the tables a bounded number of fragments and copies.
+vectors, a run of small commits leaves the tables a bounded number of fragments and copies, and the
+manifest's tally of the collection, kept by each commit's changes, equals a count of the tables.
 
 Real files, real LanceDB, the packaged model.
 """
@@ -13,9 +14,10 @@ from pathlib import Path
 import lancedb
 import numpy as np
 import pytest
-from arag_mcp.indexer.build import build_index, sync_index
+from arag_mcp.indexer.build import build_index, remove_from_index, sync_index
 from arag_mcp.indexer.index.manifest import read_manifest
 from arag_mcp.indexer.index.schema import CHUNKS, SENTENCES, TERMS
+from arag_mcp.indexer.index.tally import TALLIED_COLUMNS, CollectionTally
 from arag_mcp.indexer.index.writer import COMPACT_FRAGMENTS
 
 from .test_index_management import QUIET, _write
@@ -84,7 +86,9 @@ def _data_files(index: Path, table: str) -> int:
 
 @pytest.mark.parametrize("edits", [COMPACT_FRAGMENTS + 4])
 def test_small_commits_leave_a_bounded_number_of_fragments_and_copies(tmp_path: Path, edits: int):
-    notes = [_write(tmp_path / "docs" / f"note-{n}.md", f"# Note {n}\n\nNote {n} is about {WORDS[n]}.") for n in range(8)]
+    notes = [
+        _write(tmp_path / "docs" / f"note-{n}.md", f"# Note {n}\n\nNote {n} is about {WORDS[n]}.") for n in range(8)
+    ]
     index = tmp_path / "idx"
     build_index([tmp_path / "docs"], str(index), QUIET)
     chunks = lancedb.connect(str(index)).open_table(CHUNKS)
@@ -101,3 +105,47 @@ def test_small_commits_leave_a_bounded_number_of_fragments_and_copies(tmp_path: 
         notes[last].write_text(f"# Note {last}\n\nThe last edits, {last}.")
         sync_index(str(index), QUIET)
     assert _data_files(index, TERMS) <= 3, "the terms table's old copies were not cleaned up"
+
+
+def _tally_of_tables(index: Path) -> dict:
+    """What the manifest's tally should say, counted from the committed tables whole."""
+    manifest = read_manifest(str(index))
+    db = lancedb.connect(str(index))
+    chunks, sentences = db.open_table(CHUNKS), db.open_table(SENTENCES)
+    chunks.checkout(manifest["tables"][CHUNKS])
+    sentences.checkout(manifest["tables"][SENTENCES])
+    tally = CollectionTally()
+    tally.change(chunks.search().select(list(TALLIED_COLUMNS)).limit(None).to_arrow(), sentences.count_rows())
+    assert tally.chunks == chunks.count_rows() and tally.documents == chunks.count_rows("part = 0")
+    return tally.manifest_fields()
+
+
+def test_the_manifest_tally_follows_adds_edits_renames_and_removes(tmp_path: Path):
+    docs = tmp_path / "docs"
+    _write(docs / "guide" / "a.md", "# Alpha\n\nAlpha opens the alphabet. It is first.")
+    _write(docs / "guide" / "b.txt", "Beta comes second.")
+    _write(docs / "notes" / "records.jsonl", '{"id": "r1", "text": "One record."}\n{"id": "r2", "text": "Two."}\n')
+    index = tmp_path / "idx"
+    build_index([docs], str(index), QUIET)
+
+    def tallied() -> dict:
+        return {key: read_manifest(str(index))[key] for key in ("summary", "counts", "composition")}
+
+    assert tallied() == _tally_of_tables(index)
+    assert tallied()["composition"] == {
+        "file_types": {"md": 1, "txt": 1, "jsonl": 2},
+        "folders": {"docs/guide": 2, "docs/notes": 2},
+    }
+    steps = [
+        lambda: _write(docs / "guide" / "a.md", "# Alpha\n\nAlpha opens the alphabet. It is first. A third sentence."),
+        lambda: (docs / "guide" / "b.txt").rename(docs / "notes" / "b.txt"),
+        lambda: _write(docs / "notes" / "records.jsonl", '{"id": "r1", "text": "One record, changed."}\n'),
+        lambda: (docs / "guide" / "a.md").unlink(),
+    ]
+    for step in steps:
+        step()
+        sync_index(str(index), QUIET)
+        assert tallied() == _tally_of_tables(index)
+    remove_from_index([str(docs / "notes" / "b.txt")], str(index))
+    assert tallied() == _tally_of_tables(index)
+    assert tallied()["counts"]["documents"] == 1 and tallied()["summary"].startswith("1 document (1 jsonl)")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import PurePosixPath
 
 MAX_DESCRIPTION_CHARS = 300
@@ -49,30 +49,31 @@ def _one_line(text: str) -> str:
     return " ".join("".join(visible).split())
 
 
-def summary(sources: Sequence[str], file_types: Sequence[str]) -> str:
-    """e.g. '120 documents (80 md, 40 html) from docs/guide (80), docs/api (40)': one source and
-    file type per document; folders are the first two levels of each source's folder (a file added alone is its
-    own name), the largest first. Names come from the user's files, so each is one line of at most
-    MAX_NAME_CHARS, and so is the whole (`metadata_line`)."""
-    if not sources:
+def summary(file_types: Counter[str], folders: Counter[str]) -> str:
+    """e.g. '120 documents (80 md, 40 html) from docs/guide (80), docs/api (40)', from how many
+    documents have each file type and lie in each folder (`folder_of`), the largest first. Names
+    come from the user's files, so each is one line of at most MAX_NAME_CHARS, and so is the whole
+    (`metadata_line`)."""
+    documents = sum(file_types.values())
+    if not documents:
         return "an empty collection"
-    types = Counter(file_types)
-    folders = Counter(_folder(source) for source in sources)
-    kinds = _most(types, SHOWN_TYPES, lambda kind, count: f"{count} {kind}")
+    kinds = _most(file_types, SHOWN_TYPES, lambda kind, count: f"{count} {kind}")
     if len(folders) == 1:
         places = next(iter(folders))
     else:
         places = _most(folders, SHOWN_FOLDERS, lambda folder, count: f"{folder} ({count})")
-    plural = "document" if len(sources) == 1 else "documents"
-    return metadata_line(f"{len(sources)} {plural} ({kinds}) from {places}")
+    plural = "document" if documents == 1 else "documents"
+    return metadata_line(f"{documents} {plural} ({kinds}) from {places}")
 
 
-def _folder(source: str) -> str:
+def folder_of(source: str) -> str:
+    """The folder a summary counts a document's source in: the first two levels of its folder (a
+    file added alone is its own name)."""
     parent = PurePosixPath(source).parent
     return metadata_line("/".join(parent.parts[:2]) if parent.parts else source, MAX_NAME_CHARS)
 
 
 def _most(counts: Counter, shown: int, phrase: Callable[[str, int], str]) -> str:
-    common = counts.most_common()
+    common = sorted(counts.items(), key=lambda item: (-item[1], item[0]))  # ties in name order, however counted
     text = ", ".join(phrase(key, count) for key, count in common[:shown])
     return f"{text} and {len(common) - shown} more" if len(common) > shown else text

@@ -33,7 +33,6 @@ import numpy as np
 import pyarrow as pa
 from lancedb.index import BTree, IvfPq
 
-from .collection import summary
 from .completeness import WrittenRows, incomplete_documents
 from .file_states import FileState, write_file_states
 from .ids import chunk_id, doc_key
@@ -65,6 +64,7 @@ from .schema import (
     terms_schema,
 )
 from .store import connect
+from .tally import TALLIED_COLUMNS, CollectionTally
 from .terms import chunk_terms, invert
 
 COMPACT_FRAGMENTS = 16
@@ -207,6 +207,8 @@ class IndexWriter:
         self.documents = self._start_table(DOCUMENTS, documents_schema())
         self.written = WrittenRows()
         """What `add` wrote since the last commit: `commit` refuses a document written in part."""
+        self.tally = CollectionTally.of(self.previous)
+        """What the tables hold, as of the rows written so far."""
 
     def _start_table(self, name: str, schema: pa.Schema) -> Any:
         """The table as of the last commit; anything a killed build left behind is rolled back."""
@@ -253,6 +255,11 @@ class IndexWriter:
         )
         for first in range(0, len(keys), 1000):
             listed = sql_list(keys[first : first + 1000])
+            doomed = scan(
+                self.chunks.search().where(f"{ChunkColumn.DOC_KEY} IN ({listed})").select(list(TALLIED_COLUMNS))
+            )
+            sentences = self.sentences.count_rows(f"{SentenceColumn.DOC_KEY} IN ({listed})")
+            self.tally.change(doomed.read_all(), sentences, sign=-1)
             for table, column in tables:
                 table.delete(f"{column} IN ({listed})")
 
@@ -300,10 +307,14 @@ class IndexWriter:
             if name in rows:
                 getattr(self, name).add(rows[name])
         self.written.record(rows.get(CHUNKS, chunk_rows), rows.get(DOCUMENTS, documents_schema().empty_table()))
+        self.tally.change(chunk_rows, len(sentence_rows))
 
-    def append_fragments(self, fragments: dict[str, list[str]], chunk_rows: pa.Table, document_rows: pa.Table) -> None:
+    def append_fragments(
+        self, fragments: dict[str, list[str]], chunk_rows: pa.Table, document_rows: pa.Table, sentences: int
+    ) -> None:
         """Append fragments written elsewhere (fragments.py) to the tables, in the order `add` writes
-        them; `chunk_rows` and `document_rows` are the rows they hold, checked before the next commit."""
+        them; `chunk_rows` and `document_rows` are the rows they hold, checked before the next commit
+        (the chunk rows with TALLIED_COLUMNS too), `sentences` how many sentence rows they hold."""
         from .fragments import append
 
         for name in APPEND_ORDER:
@@ -312,6 +323,7 @@ class IndexWriter:
                 append(table_uri(self.uri, name), fragments[name], table.version)
                 table.checkout_latest()
         self.written.record(chunk_rows, document_rows)
+        self.tally.change(chunk_rows, sentences)
 
     def commit_step(self, manifest: dict[str, Any], files: dict[str, FileState]) -> dict[str, Any]:
         """Commit what is written so far (whole documents): the keyword table is made to follow the
@@ -354,18 +366,15 @@ class IndexWriter:
         if not any(index.columns == [column] for index in table.list_indices()):
             table.create_index(column, config=BTree(), replace=True)
 
-    def _summary(self) -> str:
-        """What the collection holds, derived from its documents' sources (collection.py)."""
-        c = ChunkColumn
-        rows = scan(self.chunks.search().where(f"{c.PART} = 0").select([c.SOURCE, c.FILE_TYPE])).read_all()
-        return summary([source or "" for source in rows[c.SOURCE].to_pylist()], rows[c.FILE_TYPE].to_pylist())
-
     def counts(self) -> dict[str, int]:
-        return {
-            "documents": self.chunks.count_rows(f"{ChunkColumn.PART} = 0"),
-            "chunks": self.chunks.count_rows(),
-            "sentences": self.sentences.count_rows(),
-        }
+        return self.tally.counts()
+
+    def recount(self) -> None:
+        """Count the tally from the tables, where they hold rows that no commit counted: documents an
+        earlier build wrote in part (`existing_documents`)."""
+        rows = scan(self.chunks.search().select(list(TALLIED_COLUMNS))).read_all()
+        self.tally = CollectionTally()
+        self.tally.change(rows, self.sentences.count_rows())
 
     def _cleanup_age(self, table: Any) -> timedelta:
         """Versions older than the one `kept_from` names are cleaned up. That one and all later ones
@@ -430,8 +439,7 @@ class IndexWriter:
         self.written.check()
         manifest = {
             **manifest,
-            "summary": self._summary(),
-            "counts": self.counts(),
+            **self.tally.manifest_fields(),
             "format": FORMAT,
             "format_version": FORMAT_VERSION,
             "tables": {name: getattr(self, name).version for name in TABLES},
