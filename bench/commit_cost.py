@@ -8,8 +8,10 @@ and cached in bench/results/work/freshness/), each edit appends a sentence with 
 passage, then syncs that file alone (build.sync_paths, what `arag-index --watch` runs for a batch),
 in this process, with the model loaded. For each edit it records the seconds, the bytes the process
 wrote (/proc/self/io), how much the index folder grew (the sum of its files' sizes) and how many
-sentences were embedded. `--append-sentences N` adds a document of N sentences and appends one
-sentence to it, as many times as there are edits, reporting the sentences embedded each time.
+sentences were embedded; and the index's size before the first edit and after the last, what a
+run of edits leaves after cleanup (`--edits 200` for a long run). `--append-sentences N` adds a
+document of N sentences and appends one sentence to it, as many times as there are edits,
+reporting the sentences embedded each time.
 Results (medians, and every edit) go to bench/results/commit_cost.json as each part ends.
 """
 
@@ -74,13 +76,19 @@ def main() -> None:
     results: dict = {"index": str(index), "cpu_cores": os.cpu_count()}
     notes = sorted(sources.rglob("*.md"))
     timed_sync(index, notes[:1])  # loads the model, catches up after an earlier run's edits
+    size_before = folder_bytes(index)
     edits = []
     for number in range(args.edits):
         note = notes[(number * 997) % len(notes)]
         note.write_text(note.read_text() + f"\nThe archivist filed note commitcost{time.time_ns()}.\n")
         edits.append(timed_sync(index, [note]))
         log(f"edit {number + 1}: {edits[-1]}")
-    results["one_note"] = {"median": medians(edits), "edits": edits}
+    results["one_note"] = {
+        "median": medians(edits),
+        "index_mb_before": round(size_before / 1e6, 1),
+        "index_mb_after": round(folder_bytes(index) / 1e6, 1),
+        "edits": edits,
+    }
     write_json(args.output, results)
     if args.append_sentences:
         long_note = sources / "appended.md"
