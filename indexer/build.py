@@ -303,9 +303,10 @@ def remove_from_index(targets: Sequence[str], uri: str) -> BuildSummary:
         writer.delete_documents(sorted(doomed))
         summary.removed = len(doomed)
         vector_index = writer.finish_tables()
+        writer.recorded_files = read_file_states(uri, manifest["tables"])
         files = {  # a file some of whose documents went is read again by the next sync
             file: state
-            for file, state in (read_file_states(uri, manifest["tables"]) or {}).items()
+            for file, state in writer.recorded_files.states.items()
             if not doomed.intersection(state.documents)
         }
         fields = {**manifest, "sources": _recorded(roots), "vector_index": vector_index, **_when(started)}
@@ -387,7 +388,8 @@ def _update(
     previous = None if options.rebuild else committed
     check_compatible(previous, options, options.model)
     inside = [] if is_remote(uri) else [Path(uri)]  # an index kept beside its documents
-    states = None if previous is None else read_file_states(uri, previous["tables"])
+    recorded = None if previous is None else read_file_states(uri, previous["tables"])
+    states = None if recorded is None else recorded.states
     listed = list(list_files(reads, summary.skipped, exclude=inside))
     changes = plan_changes(listed, states or {}, synced)
     summary.skipped_before = changes.skipped_before
@@ -402,7 +404,7 @@ def _update(
         if options.strict and (summary.skipped or summary.skipped_before):
             _fail_strict(summary)
         if changes.refreshed:
-            write_file_states(uri, previous["tables"], {**states, **changes.unchanged})
+            write_file_states(uri, previous["tables"], {**states, **changes.unchanged}, since=recorded)
         from arag_mcp.indexer.index.mirror import mirror_committed
 
         mirror_committed(uri, previous["tables"])
@@ -418,6 +420,7 @@ def _update(
         from arag_mcp.indexer.index.writer import IndexWriter
 
         writer = IndexWriter(uri, embedder.dimension, rebuild=options.rebuild)
+        writer.recorded_files = recorded
         existing = writer.existing_documents()
         damaged = {doc_id: stored.problem for doc_id, stored in existing.items() if stored.problem}
         if damaged:

@@ -6,13 +6,12 @@ Real files, real LanceDB, the packaged model.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import replace
 from pathlib import Path
 
 from arag_mcp.indexer.build import build_index, sync_index, sync_paths
-from arag_mcp.indexer.index.file_states import FILES_FILE
+from arag_mcp.indexer.index.file_states import read_file_states
 from arag_mcp.indexer.index.manifest import read_manifest
 from arag_mcp.indexer.index.snapshot import list_documents, open_index
 
@@ -56,8 +55,8 @@ def test_a_touched_file_is_hashed_not_embedded_and_recorded_anew(tmp_path: Path)
     touched = sync_index(str(index), QUIET)
     assert (touched.updated, touched.embedded_sentences) == (0, 0)
     assert open_index(str(index)).version == version  # nothing committed
-    recorded = json.loads((index / FILES_FILE).read_text())["files"][files["a"].resolve().as_posix()]
-    assert recorded["mtime_ns"] == 1_000_000_000
+    recorded = read_file_states(str(index), read_manifest(str(index))["tables"])
+    assert recorded.states[files["a"].resolve().as_posix()].mtime_ns == 1_000_000_000
 
 
 def test_sync_drops_deleted_files_and_adds_new_ones_reading_only_those(tmp_path: Path):

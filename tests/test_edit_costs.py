@@ -1,12 +1,14 @@
 """What an edit costs: the sentences of an edited document that are embedded as before keep their
 vectors, a run of small commits leaves the tables a bounded number of fragments and copies, and the
-manifest's tally of the collection, kept by each commit's changes, equals a count of the tables.
+manifest's tally of the collection, kept by each commit's changes, equals a count of the tables;
+a commit records the source files it changed, not every file's state.
 
 Real files, real LanceDB, the packaged model.
 """
 
 from __future__ import annotations
 
+import json
 import random
 import time
 from pathlib import Path
@@ -15,6 +17,8 @@ import lancedb
 import numpy as np
 import pytest
 from arag_mcp.indexer.build import build_index, remove_from_index, sync_index
+from arag_mcp.indexer.index import file_states
+from arag_mcp.indexer.index.file_states import FILES_FILE, LOG_FILE, RecordedFiles, read_file_states, write_file_states
 from arag_mcp.indexer.index.manifest import read_manifest
 from arag_mcp.indexer.index.schema import CHUNKS, SENTENCES, TERMS
 from arag_mcp.indexer.index.tally import TALLIED_COLUMNS, CollectionTally
@@ -149,3 +153,59 @@ def test_the_manifest_tally_follows_adds_edits_renames_and_removes(tmp_path: Pat
     remove_from_index([str(docs / "notes" / "b.txt")], str(index))
     assert tallied() == _tally_of_tables(index)
     assert tallied()["counts"]["documents"] == 1 and tallied()["summary"].startswith("1 document (1 jsonl)")
+
+
+def _recorded(index: Path) -> RecordedFiles:
+    return read_file_states(str(index), read_manifest(str(index))["tables"])
+
+
+def test_a_commit_records_the_files_it_changed_and_a_commit_that_never_landed_is_passed_over(tmp_path: Path):
+    notes = [
+        _write(tmp_path / "docs" / f"note-{n}.md", f"# Note {n}\n\nNote {n} is about {WORDS[n]}.") for n in range(6)
+    ]
+    index = tmp_path / "idx"
+    build_index([tmp_path / "docs"], str(index), QUIET)
+    whole = (index / FILES_FILE).read_bytes()
+    for edit in range(3):
+        notes[edit].write_text(f"# Note {edit}\n\nEdited, {edit}.")
+        sync_index(str(index), QUIET)
+        entry = json.loads((index / LOG_FILE).read_text())["entries"][-1]
+        assert list(entry["files"]) == [notes[edit].resolve().as_posix()] and entry["gone"] == []
+    notes[5].unlink()
+    sync_index(str(index), QUIET)
+    assert json.loads((index / LOG_FILE).read_text())["entries"][-1]["gone"] == [notes[5].resolve().as_posix()]
+    assert (index / FILES_FILE).read_bytes() == whole, "the whole record is not written while the log is small"
+
+    recorded = _recorded(index)
+    assert sorted(recorded.states) == sorted(note.resolve().as_posix() for note in notes[:5])
+    assert all(recorded.states[note.resolve().as_posix()].same_metadata(*_metadata(note)) for note in notes[:5])
+    never_landed = {name: version + 100 for name, version in recorded.tables.items()}
+    write_file_states(str(index), never_landed, {}, since=recorded)
+    assert _recorded(index).states == recorded.states
+    notes[4].write_text("# Note 4\n\nEdited after a commit that never landed.")
+    assert sync_index(str(index), QUIET).updated == 1
+    assert sync_index(str(index), QUIET).embedded_sentences == 0
+    assert sorted(_recorded(index).states) == sorted(recorded.states)
+
+
+def test_a_full_log_is_folded_into_a_whole_record(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(file_states, "LOG_MIN_BYTES", 0)
+    monkeypatch.setattr(file_states, "LOG_PER_RECORD", 1)
+    notes = [
+        _write(tmp_path / "docs" / f"note-{n}.md", f"# Note {n}\n\nNote {n} is about {WORDS[n]}.") for n in range(4)
+    ]
+    index = tmp_path / "idx"
+    build_index([tmp_path / "docs"], str(index), QUIET)
+    wholes = 0
+    for edit in range(4):
+        notes[edit % 4].write_text(f"# Note {edit}\n\nEdited, {edit}.")
+        sync_index(str(index), QUIET)
+        whole = json.loads((index / FILES_FILE).read_text())
+        wholes += whole["tables"] == read_manifest(str(index))["tables"]
+        assert sorted(_recorded(index).states) == sorted(note.resolve().as_posix() for note in notes)
+    assert wholes >= 1, "a log over its share was never folded into a whole record"
+
+
+def _metadata(path: Path) -> tuple[int, int]:
+    stat = path.stat()
+    return stat.st_size, stat.st_mtime_ns

@@ -4,6 +4,7 @@ Layout of an index at URI (a local folder or an object-store URI such as ``s3://
 
     URI/manifest.json        what was built, and which table versions make up the index
     URI/files.json           each source file as last read (file_states.py): what a sync need not read
+    URI/files-log.json       the files each later commit changed
     URI/chunks.lance         one row per chunk (text, document, neighbours by id, its words)
     URI/sentences.lance      one row per sentence (chunk id, offsets, vector)
     URI/terms.lance          one row per word (and segment): the chunks holding it (see terms.py)
@@ -34,7 +35,7 @@ import pyarrow as pa
 from lancedb.index import BTree, IvfPq
 
 from .completeness import WrittenRows, incomplete_documents
-from .file_states import FileState, write_file_states
+from .file_states import FileState, RecordedFiles, write_file_states
 from .ids import chunk_id, doc_key
 from .manifest import (
     FORMAT,
@@ -209,6 +210,9 @@ class IndexWriter:
         """What `add` wrote since the last commit: `commit` refuses a document written in part."""
         self.tally = CollectionTally.of(self.previous)
         """What the tables hold, as of the rows written so far."""
+        self.recorded_files: RecordedFiles | None = None
+        """The source files' states the last commit recorded (file_states.py), which the next
+        commit records its own as a change of; None: it records them whole."""
 
     def _start_table(self, name: str, schema: pa.Schema) -> Any:
         """The table as of the last commit; anything a killed build left behind is rolled back."""
@@ -444,7 +448,7 @@ class IndexWriter:
             "format_version": FORMAT_VERSION,
             "tables": {name: getattr(self, name).version for name in TABLES},
         }
-        write_file_states(self.uri, manifest["tables"], files)
+        self.recorded_files = write_file_states(self.uri, manifest["tables"], files, since=self.recorded_files)
         write_manifest(self.uri, manifest)
         remove_others(self.uri, manifest["tables"])
         self.kept_from = self.kept_from or manifest
