@@ -28,9 +28,9 @@ LOG_FILE = "files-log.json"
 LOG_MIN_BYTES = 64 * 1024
 """A log is kept up to this size whatever the whole record's."""
 LOG_PER_RECORD = 4096
-"""A log is kept up to sqrt(LOG_PER_RECORD x the whole record's bytes): a commit rewrites the log
-(half that, on average) and once per that many changed files the whole record, so that both costs
-stay small beside rewriting the record at every commit."""
+"""A log is kept up to sqrt(LOG_PER_RECORD x the whole record's bytes) bytes: each commit rewrites
+the log (half that size on average), and the whole record is written again once the log is full,
+so that neither grows as fast as the record a commit used to rewrite whole."""
 
 
 @dataclass(frozen=True)

@@ -71,7 +71,7 @@ from .terms import chunk_terms, invert
 COMPACT_FRAGMENTS = 16
 """A table is compacted once it has this many fragments. LanceDB's optimize merges every fragment
 under its target size (a million rows) with the new ones, so compacting at every commit rewrote a
-100k-chunk table to append one chunk; at this threshold that rewrite comes once every 16 commits."""
+100k-chunk table to append one chunk; at this threshold that rewrite comes once every 16 writes."""
 NO_CLEANUP = timedelta(days=365_000)
 """LanceDB's optimize() cleans up versions older than 7 days unless told an age: this one means never."""
 TERM_BATCH_ROWS = 4_096
@@ -351,7 +351,7 @@ class IndexWriter:
     def _due(self, table: Any) -> bool:
         """Whether a table is compacted now: in a new build or a rebuild (whose tables were
         overwritten: cleanup removes the old rows), or once it has COMPACT_FRAGMENTS fragments (each
-        commit appends one)."""
+        write appends one)."""
         return self.previous is None or table.stats()["fragment_stats"]["num_fragments"] >= COMPACT_FRAGMENTS
 
     def _optimize(self, table: Any) -> None:
