@@ -355,10 +355,13 @@ class IndexWriter:
         return self.previous is None or table.stats()["fragment_stats"]["num_fragments"] >= COMPACT_FRAGMENTS
 
     def _optimize(self, table: Any) -> None:
-        """LanceDB's optimize: small fragments merged, deleted rows dropped, the table's indexes
-        extended by its new rows, and versions older than `_cleanup_age` removed. The terms table,
-        overwritten whole at each commit, is optimized before it is written: that removes the
-        copies earlier builds left."""
+        """LanceDB's optimize: small fragments merged, deleted rows dropped and the table's indexes
+        extended by its new rows; then versions older than `_cleanup_age` removed, by a second call
+        that finds nothing left to compact. The age is measured just before the cleanup it sets:
+        one call compacts first, and a compaction longer than the age's margin would let its cleanup
+        remove the version the committed manifest names. The terms table, overwritten whole at each
+        commit, is optimized before it is written: that removes the copies earlier builds left."""
+        table.optimize(cleanup_older_than=NO_CLEANUP)
         with warnings.catch_warnings():  # the warning that age 0 removes what readers use: none read it yet
             warnings.filterwarnings("ignore", r"optimize\(cleanup_older_than=0\)", UserWarning)
             table.optimize(cleanup_older_than=self._cleanup_age(table))
