@@ -15,7 +15,7 @@ import math
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -62,7 +62,8 @@ from .progress import BuildProgress
 from .rows import RowBatch, chunk_document, embedded_rows, queue_document, sentence_limit
 
 if TYPE_CHECKING:  # LanceDB is imported only where a command writes: a sync that finds nothing changed does not
-    from arag_mcp.indexer.index.writer import IndexWriter, StoredDocument
+    from arag_mcp.indexer.index.stored_documents import StoredDocument
+    from arag_mcp.indexer.index.writer import IndexWriter
 
 log = logging.getLogger(__name__)
 
@@ -264,7 +265,7 @@ def sync_paths(uri: str, paths: Sequence[Path], options: BuildOptions = BuildOpt
             if os.path.lexists(path):
                 reads.append(Source(root.root, path, root.exclude, root.follow_links))
         options = replace(options, **_settings(manifest), rebuild=False)
-        return _update(uri, options, manifest, roots, reads, synced=synced)
+        return _update(uri, options, manifest, roots, reads, synced=synced, batch=True)
 
 
 def _outermost(paths: Sequence[Path]) -> list[Path]:
@@ -374,11 +375,14 @@ def _update(
     roots: list[Source],
     reads: list[Source],
     synced: Sequence[Path] = (),
+    batch: bool = False,
 ) -> BuildSummary:
     """Embed the new and changed documents of `reads` in committed steps, record `roots` as the
     sources, and drop the documents under `synced` that were not read (unless their file could
     not be read this time). `committed` is the index's manifest as the command found it. Files
-    whose size and time are those recorded when they were last read are not opened."""
+    whose size and time are those recorded when they were last read are not opened. A `batch`
+    (a watcher's) looks up the stored documents of the files under `synced` rather than reading
+    every stored document, where the files' states are recorded."""
     started = time.perf_counter()
     if options.ray is not None:
         if any(read.follow_links for read in reads):
@@ -421,7 +425,8 @@ def _update(
 
         writer = IndexWriter(uri, embedder.dimension, rebuild=options.rebuild)
         writer.recorded_files = recorded
-        existing = writer.existing_documents()
+        looked_up = _documents_under(states, synced) if batch and states else None
+        existing = writer.existing_documents(looked_up)
         damaged = {doc_id: stored.problem for doc_id, stored in existing.items() if stored.problem}
         if damaged:
             log.warning(
@@ -492,6 +497,11 @@ def _carried_encoder(uri: str, previous: dict[str, Any] | None, options: BuildOp
     return files
 
 
+def _documents_under(states: dict[str, FileState], synced: Sequence[Path]) -> list[str]:
+    """The ids of the documents read from the recorded files under `synced`."""
+    return [doc_id for file, state in states.items() if _under(file, synced) for doc_id in state.documents]
+
+
 def _without(states: dict[str, FileState], files: set[str]) -> dict[str, FileState]:
     return {file: state for file, state in states.items() if file not in files}
 
@@ -542,15 +552,15 @@ def _fail_strict(summary: BuildSummary) -> None:
 
 
 def _under(path: str, roots: Sequence[Path]) -> bool:
-    """Whether `path` is one of `roots` or lies under one, compared as strings (a sync checks every
-    stored document: a Path made for each cost seconds at 100k documents)."""
-    return any(path == str(root) or path.startswith(_folder_prefix(root)) for root in roots)
+    """Whether `path` (a file key: resolved, POSIX) is one of `roots` or lies under one, compared as
+    strings, as changes.py compares them (a Path made for each stored document cost seconds at
+    100k documents)."""
+    return any(path == root.as_posix() or path.startswith(_folder_prefix(root)) for root in roots)
 
 
 @functools.lru_cache(maxsize=1024)
 def _folder_prefix(root: Path) -> str:
-    text = str(root)
-    return text if text.endswith(os.sep) else text + os.sep
+    return root.as_posix().rstrip("/") + "/"
 
 
 @dataclass
@@ -585,7 +595,7 @@ def _embed(
     embedder: Embedder,
     changes: Changes,
     files: dict[str, FileState],
-    existing: dict[str, StoredDocument],
+    existing: Mapping[str, StoredDocument],
     moves: dict[str, FileState],
     options: BuildOptions,
     summary: BuildSummary,
@@ -704,7 +714,7 @@ def _embed_on_ray(
     to_read: Sequence[FileToRead],
     files: dict[str, FileState],
     inside: Sequence[Path],
-    existing: dict[str, StoredDocument],
+    existing: Mapping[str, StoredDocument],
     options: BuildOptions,
     summary: BuildSummary,
 ) -> ReadDocuments:

@@ -1,7 +1,8 @@
 """What an edit costs: the sentences of an edited document that are embedded as before keep their
 vectors, a run of small commits leaves the tables a bounded number of fragments and copies, and the
 manifest's tally of the collection, kept by each commit's changes, equals a count of the tables;
-a commit records the source files it changed, not every file's state.
+a commit records the source files it changed, not every file's state; a watcher's batch looks up
+the documents of the files it reads instead of reading every stored document.
 
 Real files, real LanceDB, the packaged model.
 """
@@ -16,11 +17,12 @@ from pathlib import Path
 import lancedb
 import numpy as np
 import pytest
-from arag_mcp.indexer.build import build_index, remove_from_index, sync_index
-from arag_mcp.indexer.index import file_states
+from arag_mcp.indexer.build import build_index, remove_from_index, sync_index, sync_paths
+from arag_mcp.indexer.index import file_states, stored_documents, writer
 from arag_mcp.indexer.index.file_states import FILES_FILE, LOG_FILE, RecordedFiles, read_file_states, write_file_states
 from arag_mcp.indexer.index.manifest import read_manifest
 from arag_mcp.indexer.index.schema import CHUNKS, SENTENCES, TERMS
+from arag_mcp.indexer.index.snapshot import list_documents
 from arag_mcp.indexer.index.tally import TALLIED_COLUMNS, CollectionTally
 from arag_mcp.indexer.index.writer import COMPACT_FRAGMENTS
 
@@ -209,3 +211,36 @@ def test_a_full_log_is_folded_into_a_whole_record(tmp_path: Path, monkeypatch: p
 def _metadata(path: Path) -> tuple[int, int]:
     stat = path.stat()
     return stat.st_size, stat.st_mtime_ns
+
+
+def test_a_watcher_batch_looks_up_its_documents_rather_than_reading_every_one(tmp_path: Path, monkeypatch):
+    docs = tmp_path / "docs"
+    notes = [_write(docs / f"note-{n}.md", f"# Note {n}\n\nNote {n} is about {WORDS[n]}.") for n in range(5)]
+    records = _write(docs / "records.jsonl", '{"id": "r1", "text": "One record."}\n{"id": "r2", "text": "Two."}\n')
+    index = tmp_path / "idx"
+    build_index([docs], str(index), QUIET)
+    scans = []
+    every = stored_documents.scanned_documents
+    for module in (stored_documents, writer):
+        monkeypatch.setattr(module, "scanned_documents", lambda *tables: scans.append(1) or every(*tables))
+
+    notes[0].write_text("# Note 0\n\nNote 0 changed.")
+    notes[1].unlink()
+    batch = sync_paths(str(index), [notes[0], notes[1]], QUIET)
+    assert (batch.updated, batch.removed, batch.added) == (1, 1, 0)
+    _write(docs / "more.jsonl", '{"id": "r2", "text": "Two, moved here."}\n{"id": "r3", "text": "Three."}\n')
+    records.write_text('{"id": "r1", "text": "One record."}\n')
+    moved = sync_paths(str(index), [docs / "more.jsonl", records], QUIET)
+    assert (moved.updated, moved.added, moved.removed) == (1, 1, 0), moved.describe()
+    assert scans == [], "a batch read every stored document"
+    assert sorted(row["doc_id"] for row in list_documents(str(index)) if row["doc_id"].startswith("r")) == [
+        "r1",
+        "r2",
+        "r3",
+    ]
+
+    monkeypatch.setattr(stored_documents, "SCAN_AFTER_MISSES", 2)
+    _write(docs / "many.jsonl", "".join(f'{{"id": "m{n}", "text": "Record {n}."}}\n' for n in range(6)))
+    assert sync_paths(str(index), [docs / "many.jsonl"], QUIET).added == 6
+    assert scans == [1], "ids met one at a time are read at once past SCAN_AFTER_MISSES"
+    assert sync_index(str(index), QUIET).embedded_sentences == 0

@@ -24,8 +24,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -34,7 +33,7 @@ import numpy as np
 import pyarrow as pa
 from lancedb.index import BTree, IvfPq
 
-from .completeness import WrittenRows, incomplete_documents
+from .completeness import WrittenRows
 from .file_states import FileState, RecordedFiles, write_file_states
 from .ids import chunk_id, doc_key
 from .manifest import (
@@ -65,6 +64,7 @@ from .schema import (
     terms_schema,
 )
 from .store import connect
+from .stored_documents import LookedUpDocuments, StoredDocument, scanned_documents
 from .tally import TALLIED_COLUMNS, CollectionTally
 from .terms import chunk_terms, invert
 
@@ -177,15 +177,6 @@ def table_rows(
     return {SENTENCES: sentence_rows, CHUNK_VECTORS: chunk_vectors_of(sentence_rows), CHUNKS: chunk_rows, **rows}
 
 
-@dataclass(frozen=True)
-class StoredDocument:
-    doc_hash: str
-    path: str
-    """The resolved path of the file it was read from ("" where its documents row is missing)."""
-    problem: str = ""
-    """What its rows lack (completeness.py): an earlier build wrote it in part. "" for a whole document."""
-
-
 class IndexWriter:
     """Writes one build: starts from the last committed versions, commits by writing the manifest."""
 
@@ -224,18 +215,14 @@ class IndexWriter:
             table.restore(committed)
         return table
 
-    def existing_documents(self) -> dict[str, StoredDocument]:
+    def existing_documents(self, looked_up: Iterable[str] | None = None) -> Mapping[str, StoredDocument]:
         """doc_id → content hash and file of every committed document, and what the rows of each
-        document an earlier build wrote in part lack (those with chunks but no documents row too)."""
-        c, d = ChunkColumn, DocumentColumn
-        rows = scan(self.documents.search().select([d.ID, d.DOC_HASH, d.PATH, d.CHUNKS])).read_all()
-        columns = (rows[name].to_pylist() for name in (d.ID, d.DOC_HASH, d.PATH))
-        stored = {doc_id: StoredDocument(doc_hash, path) for doc_id, doc_hash, path in zip(*columns)}
-        chunk_rows = scan(self.chunks.search().select([c.ID, c.DOC_ID, c.PART, c.PARTS])).read_all()
-        for doc_id, problem in incomplete_documents(chunk_rows, rows).items():
-            known = stored.get(doc_id, StoredDocument("", ""))
-            stored[doc_id] = replace(known, problem=problem)
-        return stored
+        document an earlier build wrote in part lack (those with chunks but no documents row too).
+        With `looked_up`, those documents are looked up by key, and any other when first asked for
+        (stored_documents.py): a watcher's batch reads no more than it needs."""
+        if looked_up is None:
+            return scanned_documents(self.chunks, self.documents)
+        return LookedUpDocuments(self.chunks, self.documents, looked_up)
 
     def sentence_vectors(self, doc_ids: Sequence[str]) -> dict[int, np.ndarray]:
         """Embedding key → vector of the committed sentences of these documents (rows.queue_document
