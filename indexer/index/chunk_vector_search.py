@@ -7,9 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from . import writer
 from .catalogue import ChunkCatalogue
-from .reading import read
+from .reading import read, sql_list
 from .schema import CHUNK_VECTORS, ChunkVectorColumn
 
 V = ChunkVectorColumn
@@ -29,9 +28,7 @@ class ChunkVectorSearch:
         search, which scans every vector: the table has no vector index)."""
         search = self.table.search(vector.astype(np.float32), vector_column_name=V.VECTOR)
         if scope is not None:
-            search = search.where(
-                f"{V.DOC_KEY} IN ({writer.sql_list(self.catalogue.doc_keys_in(scope))})", prefilter=True
-            )
+            search = search.where(f"{V.DOC_KEY} IN ({sql_list(self.catalogue.doc_keys_in(scope))})", prefilter=True)
         found = read(
             self.uri, CHUNK_VECTORS, search.distance_type("dot").limit(limit).select([V.CHUNK_ID, "_distance"]).to_arrow
         )

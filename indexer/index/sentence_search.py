@@ -10,11 +10,10 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from . import writer
 from .catalogue import SENTENCE_COUNT, ChunkCatalogue
 from .document_lines import DocumentLines
 from .manifest import Manifest
-from .reading import read, reading
+from .reading import read, reading, sql_list
 from .schema import SENTENCES, SentenceColumn
 from .vectors import SentenceMatches, SentenceVectors
 
@@ -54,7 +53,7 @@ class SentenceSearch:
         else:
             search = self.table.search(vector.astype(np.float32)).distance_type("dot").limit(limit)
             if scope is not None:
-                doc_keys = writer.sql_list(self.catalogue.doc_keys_in(scope))
+                doc_keys = sql_list(self.catalogue.doc_keys_in(scope))
                 search = search.where(f"{S.DOC_KEY} IN ({doc_keys})", prefilter=True)
             vector_index = self.manifest.vector_index
             if vector_index:
@@ -91,7 +90,7 @@ class SentenceSearch:
         indexed), as the index search reports it."""
         query = (
             self.table.search()
-            .where(f"{S.DOC_KEY} IN ({writer.sql_list(doc_keys)})")
+            .where(f"{S.DOC_KEY} IN ({sql_list(doc_keys)})")
             .select([S.CHUNK_ID, S.POSITION, S.TEXT, S.VECTOR])
             .limit(None)
         )

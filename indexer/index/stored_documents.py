@@ -16,12 +16,10 @@ import pyarrow as pa
 
 from .completeness import incomplete_documents
 from .ids import doc_key
-from .reading import scan
+from .reading import scan, sql_lists
 from .schema import ChunkColumn, DocumentColumn
 
 C, D = ChunkColumn, DocumentColumn
-LOOKUP_KEYS = 1000
-"""Document keys looked up in one query."""
 SCAN_AFTER_MISSES = 256
 """Ids looked up one at a time before every document is read at once: a new file of many records
 in a watcher's batch would otherwise make a query per record."""
@@ -36,7 +34,7 @@ class StoredDocument:
     """What its rows lack (completeness.py): an earlier build wrote it in part. "" for a whole document."""
 
 
-def stored_documents(chunk_rows: pa.Table, document_rows: pa.Table) -> dict[str, StoredDocument]:
+def documents_of(chunk_rows: pa.Table, document_rows: pa.Table) -> dict[str, StoredDocument]:
     """doc_id → its stored state, from its documents row (id, hash, path, chunks) and its chunk rows
     (id, doc id, part, parts): every document either names, those with chunks but no documents row too."""
     columns = (document_rows[name].to_pylist() for name in (D.ID, D.DOC_HASH, D.PATH))
@@ -52,7 +50,7 @@ CHUNK_COLUMNS = [C.ID, C.DOC_ID, C.PART, C.PARTS]
 
 def scanned_documents(chunks: Any, documents: Any) -> dict[str, StoredDocument]:
     """Every committed document, from a scan of the chunks and documents tables."""
-    return stored_documents(
+    return documents_of(
         scan(chunks.search().select(CHUNK_COLUMNS)).read_all(),
         scan(documents.search().select(DOCUMENT_COLUMNS)).read_all(),
     )
@@ -73,13 +71,11 @@ class LookedUpDocuments(Mapping[str, StoredDocument]):
         self._look_up(list(dict.fromkeys(prefetched)))
 
     def _look_up(self, doc_ids: Sequence[str]) -> None:
-        for first in range(0, len(doc_ids), LOOKUP_KEYS):
-            part = doc_ids[first : first + LOOKUP_KEYS]
-            listed = ", ".join(f"'{doc_key(doc_id)}'" for doc_id in part)  # base32: nothing to quote
+        for listed in sql_lists([doc_key(doc_id) for doc_id in doc_ids]):
             chunk_rows = scan(self._chunks.search().where(f"{C.DOC_KEY} IN ({listed})").select(CHUNK_COLUMNS))
             document_rows = scan(self._documents.search().where(f"{D.DOC_KEY} IN ({listed})").select(DOCUMENT_COLUMNS))
-            self._found.update(stored_documents(chunk_rows.read_all(), document_rows.read_all()))
-            self._asked.update(part)
+            self._found.update(documents_of(chunk_rows.read_all(), document_rows.read_all()))
+        self._asked.update(doc_ids)
 
     def __getitem__(self, doc_id: str) -> StoredDocument:
         if not isinstance(doc_id, str):

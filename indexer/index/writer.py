@@ -45,7 +45,7 @@ from .manifest import (
     write_manifest,
 )
 from .mirror import mirror_writer, remove_others
-from .reading import scan
+from .reading import scan, sql_list, sql_lists
 from .schema import (
     CHUNK_VECTORS,
     CHUNKS,
@@ -101,11 +101,6 @@ def vector_search(sentences: int) -> dict[str, int]:
     42 ms; bench/README.md, Scale)."""
     grown = round(VECTOR_SEARCH["refine_factor"] * math.sqrt(sentences / REFINE_GROWS_FROM))
     return {**VECTOR_SEARCH, "refine_factor": max(VECTOR_SEARCH["refine_factor"], grown)}
-
-
-def sql_list(values: Sequence[str]) -> str:
-    """Strings as an SQL list for an `IN (...)` filter, quoted."""
-    return ", ".join("'" + value.replace("'", "''") + "'" for value in values)
 
 
 def chunk_vector_table(chunk_ids: list[str], doc_keys: list[str], sums: np.ndarray) -> pa.Table:
@@ -244,8 +239,7 @@ class IndexWriter:
             (self.chunk_vectors, ChunkVectorColumn.DOC_KEY),
             (self.documents, DocumentColumn.DOC_KEY),
         )
-        for first in range(0, len(keys), 1000):
-            listed = sql_list(keys[first : first + 1000])
+        for listed in sql_lists(keys):
             doomed = scan(
                 self.chunks.search().where(f"{ChunkColumn.DOC_KEY} IN ({listed})").select(list(TALLIED_COLUMNS))
             )
