@@ -314,9 +314,9 @@ async def concurrent(index: Path, total: int, clients: int, seed: int) -> dict:
 
 def table_writes_since(index: Path, moment: float) -> int:
     """Table versions written at or after `moment` (wall clock): how far a running build has got."""
-    from arag_mcp.indexer.index.schema import CHUNKS, SENTENCES, TERMS
+    from arag_mcp.indexer.index.schema import CHUNKS, SENTENCES
 
-    versions = (path for table in (CHUNKS, SENTENCES, TERMS) for path in index.glob(f"{table}.lance/_versions/*"))
+    versions = (path for table in (CHUNKS, SENTENCES) for path in index.glob(f"{table}.lance/_versions/*"))
     count = 0
     for path in versions:
         try:

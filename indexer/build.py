@@ -409,9 +409,6 @@ def _update(
             _fail_strict(summary)
         if changes.refreshed:
             write_file_states(uri, previous["tables"], {**states, **changes.unchanged}, since=recorded)
-        from arag_mcp.indexer.index.mirror import mirror_committed
-
-        mirror_committed(uri, previous["tables"])
         _count(summary, previous, started)
         return summary
     with file_reader(options.file_budget) as reader:  # started first, it loads the readers beside the model

@@ -1,7 +1,7 @@
-"""keyword_search through the terms table gives exactly its definitions (bench/brute_force.py):
+"""keyword_search through the keyword segments gives exactly its definitions (bench/brute_force.py):
 whole folded words with titles (the default), and the paper's lower-cased substrings, checked on
-an index that went through incremental builds (deleted rows, several fragments) and a
-multi-segment terms table."""
+an index that went through incremental builds (removed chunks, several segments, a word in
+several rows of one terms file) and through random edits and merges."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from pathlib import Path
 import index_dump
 import pytest
 from arag_mcp.indexer.build import BuildOptions, build_index, sync_index
-from arag_mcp.indexer.index import snapshot as snapshot_module
-from arag_mcp.indexer.index import terms
+from arag_mcp.indexer.index import keyword_segments, terms
+from arag_mcp.indexer.index.keyword_segments import KeywordSegments
 from arag_mcp.indexer.index.snapshot import open_index
 from arag_mcp.server.search import keywords as keyword_matching
 from brute_force import WordCorpus, keyword_ranking
@@ -64,42 +64,49 @@ def queries(seed: int) -> list[list[str]]:
 
 @pytest.fixture(scope="module")
 def churned_index(tmp_path_factory) -> Path:
-    """Built, then partly edited, deleted and extended: several fragments and deleted rows."""
+    """Built, then partly edited, deleted and extended, with no merge: several segments, with
+    removed chunks."""
     folder = tmp_path_factory.mktemp("churn")
     corpus, index = folder / "corpus", folder / "idx"
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(terms, "SEGMENT_POSTINGS", 700)
+        patch.setattr(KeywordSegments, "due", lambda self: [])
         write_corpus(corpus, seed=1, count=40)
         build_index([corpus], str(index), BuildOptions(progress=False, flush_sentences=100))
-        write_corpus(corpus, seed=2, count=30)  # docs 0-29 change, 30-39 disappear
+        kept = (corpus / "corpus.jsonl").read_text("utf-8").splitlines()[:10]
+        write_corpus(corpus, seed=2, count=30)  # docs 10-29 change, 30-39 disappear
+        changed = (corpus / "corpus.jsonl").read_text("utf-8").splitlines()[10:]
+        (corpus / "corpus.jsonl").write_text("\n".join(kept + changed), "utf-8")
         with (corpus / "corpus.jsonl").open("a", encoding="utf-8") as handle:
             handle.write("\n" + json.dumps({"id": "extra", "title": "Extra", "text": "The doghouse of Marie. 東京都."}))
         sync_index(str(index), BuildOptions(progress=False, flush_sentences=100))
     return index
 
 
-def test_terms_table_has_several_segments(churned_index: Path):
+def test_the_churned_index_has_several_segments_with_removed_chunks(churned_index: Path):
     snapshot = open_index(str(churned_index))
-    assert len(snapshot.keywords.word_rows) > len(snapshot.keywords.words)  # a word split over segments
+    segments = snapshot.manifest.segments
+    assert len(segments) > 1 and any(entry.dead_count for entry in segments)
+    part = snapshot.keywords.parts[0]
+    assert len(part.word_rows) > len(part.words)  # a word split over rows of one terms file
     assert len(snapshot.catalogue) == snapshot.chunks.table.count_rows() == 31
 
 
 @pytest.mark.parametrize("read_batch", [keyword_matching.PHRASE_READ_BATCH, 1])
 @pytest.mark.parametrize("match", ["word", "substring"])
-@pytest.mark.parametrize("source", ["mirror", "tables"])
-def test_keyword_search_equals_brute_force(churned_index: Path, read_batch: int, match: str, source: str, monkeypatch):
-    """Also with phrase texts read one chunk at a time, so the bound stops reading early; from the
-    build's mirror and from the tables alone."""
+def test_keyword_search_equals_brute_force(churned_index: Path, read_batch: int, match: str, monkeypatch):
+    """Also with phrase texts read one chunk at a time, so the bound stops reading early."""
     monkeypatch.setattr(keyword_matching, "PHRASE_READ_BATCH", read_batch)
-    if source == "tables":
-        monkeypatch.setattr(snapshot_module, "open_mirror", lambda *args: None)
     snapshot = open_index(str(churned_index))
-    assert (snapshot.keywords.mirror is None) == (source == "tables")
+    assert_equals_brute_force(snapshot, match)
+
+
+def assert_equals_brute_force(snapshot, match: str, rounds: int = 80) -> None:
     chunks = index_dump.all_chunks(snapshot)
     ids, titles, texts = [c.chunk_id for c in chunks], [c.title for c in chunks], [c.text for c in chunks]
     words = WordCorpus(ids, titles, texts, [c.tokens for c in chunks])
     checked = 0
-    for keywords in queries(seed=3):
+    for keywords in queries(seed=3)[-rounds:]:
         for top_k in (1, 2, 5, 50):
             found = keyword_matching.keyword_search(snapshot, keywords, top_k, match)
             got = [(hit.chunk.chunk_id, hit.score) for hit in found.hits]
@@ -108,7 +115,7 @@ def test_keyword_search_equals_brute_force(churned_index: Path, read_batch: int,
             else:
                 assert got == keyword_ranking(ids, texts, keywords, top_k), keywords
             checked += bool(got)
-    assert checked > 200
+    assert checked > min(200, rounds)
 
 
 def test_snippets_are_the_sentences_holding_a_keyword(churned_index: Path):
@@ -125,3 +132,54 @@ def test_chunk_rows_are_found_by_id_after_incremental_builds(churned_index: Path
     unknown = ["", ids[0][:-1], ids[len(ids) // 2] + "0", "~" + ids[-1]]  # before, between and after the ids
     found = snapshot.chunks.by_id([*reversed(ids), *unknown, ids[0]])
     assert {cid: chunk.title for cid, chunk in found.items()} == titles
+
+
+def test_random_edits_and_merges_keep_keyword_search_equal_to_brute_force(tmp_path: Path, monkeypatch):
+    """Adds, removes, edits and renames of files, each synced, with merges forced at random (two
+    segments of a tier merged, or none): after each, both match modes give their definitions."""
+    rng = random.Random(7)
+    corpus, index = tmp_path / "corpus", tmp_path / "idx"
+    corpus.mkdir()
+    files: dict[str, list[dict[str, str]]] = {}
+
+    def record(number: int) -> dict[str, str]:
+        sentences = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(4, 10))) + "." for _ in range(6)]
+        return {"id": f"r{number}", "title": f"{rng.choice(WORDS)} {rng.choice(WORDS)}", "text": " ".join(sentences)}
+
+    def write(name: str) -> None:
+        (corpus / name).write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in files[name]), "utf-8")
+
+    made = 0
+    for round_number in range(6):
+        for _ in range(rng.randint(1, 3)):
+            action = rng.choice(["add", "add", "remove", "edit", "rename"] if files else ["add"])
+            name = rng.choice(sorted(files)) if files else None
+            if action == "add":
+                name = f"f{made}.jsonl"
+                files[name] = [record(made * 10 + at) for at in range(rng.randint(1, 4))]
+                made += 1
+                write(name)
+            elif action == "remove":
+                del files[name]
+                (corpus / name).unlink()
+            elif action == "edit":
+                files[name][rng.randrange(len(files[name]))] = record(made * 10 + 9)
+                made += 1
+                write(name)
+            else:
+                renamed = f"moved-{made}-{name}"
+                made += 1
+                (corpus / name).rename(corpus / renamed)
+                files[renamed] = files.pop(name)
+        monkeypatch.setattr(keyword_segments, "MERGE_FACTOR", rng.choice([2, 100]))
+        monkeypatch.setattr(keyword_segments, "SMALLEST_TIER", 4)
+        if round_number == 0:
+            build_index([corpus], str(index), BuildOptions(progress=False))
+        else:
+            sync_index(str(index), BuildOptions(progress=False))
+        snapshot = open_index(str(index))
+        assert len(snapshot.catalogue) == snapshot.chunks.table.count_rows()
+        assert sorted(snapshot.catalogue.ids()) == sorted(snapshot.chunks.table.to_arrow()["chunk_id"].to_pylist())
+        for match in ("word", "substring"):
+            assert_equals_brute_force(snapshot, match, rounds=12)
+    assert len(list((index / "keywords").iterdir())) == len(snapshot.manifest.segments)

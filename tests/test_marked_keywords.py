@@ -52,11 +52,11 @@ def titles(snapshot: IndexSnapshot, keywords: list[str], match: str = "word") ->
 
 
 def test_the_index_holds_marked_tokens_as_written(snapshot):
-    lookup = snapshot.keywords
-    tokens = {term[len(MARKED_PREFIX) :] for term in lookup.words[: lookup.token_count].to_pylist()}
+    [part] = snapshot.keywords.parts
+    tokens = {term[len(MARKED_PREFIX) :] for term in part.words[: part.token_count].to_pylist()}
     assert {"--table", "-O2", "C++", "C++17", "pg_hba.conf", "T-ALL", "ALL", "IT", "AbortSignal.timeout(ms"} <= tokens
     assert "table" not in tokens and "All" not in tokens  # plain words are words only; a closing bracket is stripped
-    assert all(not word.startswith(MARKED_PREFIX) for word in lookup.words[lookup.token_count :].to_pylist())
+    assert all(not word.startswith(MARKED_PREFIX) for word in part.words[part.token_count :].to_pylist())
 
 
 @pytest.mark.parametrize(

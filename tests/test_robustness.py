@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 from arag_mcp.indexer.build import BuildOptions, build_index
-from arag_mcp.indexer.index import mirror
 from arag_mcp.indexer.index.ids import doc_key, parse_chunk_id
 from arag_mcp.indexer.index.manifest import IndexStoreError
+from arag_mcp.indexer.index.segment_store import FOLDER
 from arag_mcp.indexer.index.snapshot import open_index
 from arag_mcp.server.app import create_server
 from arag_mcp.server.search.keywords import keyword_search
@@ -23,21 +23,21 @@ from mcp import Client
 from .conftest import live_index, run_cli
 
 pytestmark = pytest.mark.anyio
-TABLES = ("chunks", "sentences", "terms")
+TABLES = ("chunks", "sentences")
 TOOL_CALLS = {
     "keyword_search": {"keywords": ["radium"]},
     "semantic_search": {"query": "Which element glows blue?"},
     "chunk_read": {"chunk_ids": [f"{doc_key('radium')}-0"]},
 }
-TABLES_READ = {
-    "keyword_search": ("terms", "chunks"),
-    "semantic_search": ("chunks",),  # vectors, sentences and headers are in memory; its results' texts are read
-    "chunk_read": ("chunks",),
-}
 
 
 def damage(index: Path, table: str, how: str) -> None:
-    for data_file in (index / f"{table}.lance" / "data").glob("*.lance"):
+    files = (
+        (index / FOLDER).rglob("texts.arrow")
+        if table == "keywords"
+        else (index / f"{table}.lance" / "data").glob("*.lance")
+    )
+    for data_file in files:
         if how == "deleted":
             data_file.unlink()
         else:
@@ -47,7 +47,8 @@ def damage(index: Path, table: str, how: str) -> None:
 
 def assert_one_line_about(message: str, table: str) -> None:
     assert "\n" not in message.strip() and "Traceback" not in message, message
-    assert f"table {table!r}" in message and "--rebuild" in message, message
+    named = "keyword segment" if table == "keywords" else f"table {table!r}"
+    assert named in message and "--rebuild" in message, message
     assert ".rs" not in message and "/data/" not in message, message
 
 
@@ -59,10 +60,8 @@ def index_copy(sample_index: Path, tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("how", ["deleted", "truncated"])
-@pytest.mark.parametrize("table", TABLES)
+@pytest.mark.parametrize("table", [*TABLES, "keywords"])
 def test_info_names_a_damaged_table_in_one_line(index_copy: Path, table: str, how: str):
-    """Without its mirror (mirror.py), which opening reads instead of the terms table."""
-    shutil.rmtree(index_copy / mirror.FOLDER)
     damage(index_copy, table, how)
     result = run_cli("arag_mcp.indexer", "info", "--index", str(index_copy))
     assert result.returncode == 2 and not result.stdout
@@ -73,30 +72,21 @@ def test_info_names_a_damaged_table_in_one_line(index_copy: Path, table: str, ho
 
 
 @pytest.mark.parametrize("how", ["deleted", "truncated"])
-@pytest.mark.parametrize("source", ["mirror", "tables"])
-async def test_tools_name_a_table_damaged_while_serving(index_copy: Path, how: str, source: str):
-    """From the tables, each tool names the table it could not read; from the mirror (mirror.py),
-    which holds what they read, they answer as before."""
-    if source == "tables":
-        shutil.rmtree(index_copy / mirror.FOLDER)
+async def test_tools_answer_from_what_they_hold_when_tables_are_damaged_while_serving(index_copy: Path, how: str):
+    """The keyword segments hold what keyword search and chunk_read read, and semantic search's
+    vectors are in memory: damage to the tables under a running server changes no answer."""
     with live_index(index_copy) as live:
         async with Client(create_server(live)) as client:
+            served = {}
             for tool, arguments in TOOL_CALLS.items():  # served intact first (the model loads meanwhile)
-                assert not (await client.call_tool(tool, arguments)).is_error
+                result = await client.call_tool(tool, arguments)
+                assert not result.is_error
+                served[tool] = result.content[0].text
             for table in TABLES:
                 damage(index_copy, table, how)
-            unread = {"chunk_ids": [f"{doc_key('polonium')}-0"]}  # not a re-read, which needs no table
-            for tool, arguments in {**TOOL_CALLS, "chunk_read": unread}.items():
+            for tool, arguments in TOOL_CALLS.items():
                 result = await client.call_tool(tool, arguments)
-                if source == "mirror":
-                    assert not result.is_error, (tool, result.content[0].text)
-                    continue
-                if not TABLES_READ[tool]:
-                    assert not result.is_error, tool
-                    continue
-                assert result.is_error, tool
-                message = result.content[0].text
-                assert_one_line_about(message, next(t for t in TABLES_READ[tool] if f"table {t!r}" in message))
+                assert not result.is_error, (tool, result.content[0].text)
 
 
 async def test_long_punctuated_keyword_is_refused_at_once(sample_index: Path):

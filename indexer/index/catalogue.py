@@ -2,13 +2,14 @@
 
 A search ranks chunks; showing a ranked chunk takes its id, title, source, place and metadata but
 not its text, so these are held here and a search reads no chunk row (chunk_read reads texts).
-Chunk numbers are positions in LanceDB row-id order: the numbering keyword postings use.
+Chunk numbers are the dense numbering of the live chunks of the index's keyword segments
+(segment_set.py), the numbering keyword postings are read in.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cached_property
 
 import numpy as np
@@ -42,43 +43,42 @@ NO_HEADINGS: tuple[str, ...] = ()
 class ChunkCatalogue:
     """The held columns of every chunk, by chunk number, with lookup of numbers by chunk id."""
 
-    def __init__(self, numbered: pa.Table, numbers_by_id: np.ndarray | None = None) -> None:
-        """`numbered`: HELD_COLUMNS, `sentence_count` and `_rowid`, one row per chunk, any order;
-        `numbers_by_id`: the chunk numbers in sorted id order, where known (the mirror keeps them)."""
-        row_ids = numbered["_rowid"].to_numpy()
-        if len(row_ids) > 1 and not (row_ids[1:] > row_ids[:-1]).all():
-            numbered = numbered.sort_by("_rowid")
-        numbered = numbered.combine_chunks()
-        self.table = numbered.drop_columns(["_rowid"])
-        self.row_ids: np.ndarray = numbered["_rowid"].to_numpy()
-        """Ascending LanceDB row id by chunk number."""
+    def __init__(self, numbered: pa.Table, numbers_by_id: np.ndarray | Callable[[], np.ndarray] | None = None) -> None:
+        """`numbered`: HELD_COLUMNS and `sentence_count`, one row per chunk, by chunk number;
+        `numbers_by_id`: the chunk numbers in sorted id order, or what makes them when first needed
+        (None: sorted here)."""
+        self.table = numbered.combine_chunks()
         self.chunk_ids: pa.Array = self.table[C.ID].chunk(0) if self.table.num_rows else pa.array([], pa.string())
         self.titles: pa.Array = pc.fill_null(self.table[C.TITLE], "").combine_chunks()
         self.lengths: np.ndarray = self.table[C.TOKENS].to_numpy().astype(np.int64)
         """Each chunk's length in tokens, by chunk number."""
-        if numbers_by_id is None:
-            numbers_by_id = np.argsort(self._ids(), kind="stable")
-        self.numbers_by_id: np.ndarray = numbers_by_id
-        """Chunk numbers in sorted id order: ids are found by bisection."""
-        self.id_rank = np.empty(len(numbers_by_id), dtype=np.int64)
-        """Position of each chunk number's id in sorted id order (ties are ranked by chunk id)."""
-        self.id_rank[self.numbers_by_id] = np.arange(len(numbers_by_id))
-        self._headers: list[ChunkHeader | None] = [None] * len(numbers_by_id)
+        self._numbers_by_id = numbers_by_id
+        self._headers: list[ChunkHeader | None] = [None] * self.table.num_rows
         """Headers made so far, by chunk number (a chunk found once is likely found again)."""
 
-    def _ids(self) -> np.ndarray:
+    def ids(self) -> np.ndarray:
+        """The chunk ids, by chunk number, as a NumPy array of strings."""
         return np.asarray(self.chunk_ids.to_numpy(zero_copy_only=False), dtype=str)
+
+    @cached_property
+    def numbers_by_id(self) -> np.ndarray:
+        """Chunk numbers in sorted id order: ids are found by bisection."""
+        given = self._numbers_by_id
+        if given is None:
+            return np.argsort(self.ids(), kind="stable")
+        return given() if callable(given) else given
+
+    @cached_property
+    def id_rank(self) -> np.ndarray:
+        """Position of each chunk number's id in sorted id order (ties are ranked by chunk id)."""
+        rank = np.empty(len(self.numbers_by_id), dtype=np.int64)
+        rank[self.numbers_by_id] = np.arange(len(self.numbers_by_id))
+        return rank
 
     @cached_property
     def sorted_ids(self) -> np.ndarray:
         """The chunk ids, sorted (made when an id is first looked up)."""
-        return self._ids()[self.numbers_by_id]
-
-    @classmethod
-    def from_rows(cls, rows: pa.Table) -> ChunkCatalogue:
-        """From rows of HELD_COLUMNS and the sentence offsets, with `_rowid`."""
-        counts = pc.fill_null(pc.list_value_length(rows[C.SENTENCE_STARTS]), 0)
-        return cls(rows.drop_columns([C.SENTENCE_STARTS]).append_column(SENTENCE_COUNT, counts))
+        return self.ids()[self.numbers_by_id]
 
     def __len__(self) -> int:
         return self.table.num_rows

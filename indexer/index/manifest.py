@@ -23,7 +23,7 @@ from .schema import TABLES
 from .store import STORE_RETRIES, store_deadline, unanswered, unanswered_message
 
 FORMAT = "arag-index"
-FORMAT_VERSION = 6
+FORMAT_VERSION = 7
 MANIFEST_FILE = "manifest.json"
 ENCODER_DIR = "encoder"
 """Where an index keeps the query encoder it was embedded with (encoder_files.py)."""
@@ -87,6 +87,40 @@ class EncoderFiles:
 
 
 @dataclass(frozen=True)
+class SegmentEntry:
+    """One keyword segment a build is made of (segments.py)."""
+
+    name: str
+    chunks: int
+    """Chunks written in it."""
+    dead: str | None = None
+    """The file of its chunks removed since, or None."""
+    dead_count: int = 0
+
+    @property
+    def live(self) -> int:
+        return self.chunks - self.dead_count
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "chunks": self.chunks, "dead": self.dead, "dead_count": self.dead_count}
+
+    @classmethod
+    def from_dict(cls, data: Any) -> SegmentEntry:
+        """ValueError where the record is malformed."""
+        if not isinstance(data, dict) or not re.fullmatch(r"[0-9a-f]{16}", str(data.get("name"))):
+            raise ValueError("segments")
+        chunks, dead, dead_count = data.get("chunks"), data.get("dead"), data.get("dead_count")
+        counts_valid = all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in (chunks, dead_count))
+        if (
+            not counts_valid
+            or dead_count > chunks
+            or not (dead is None or re.fullmatch(r"dead-[0-9a-f]{16}\.arrow", str(dead)))
+        ):
+            raise ValueError("segments")
+        return cls(data["name"], chunks, dead, dead_count)
+
+
+@dataclass(frozen=True)
 class Manifest:
     """A committed build, as readers need it; `from_dict` checks every field they use."""
 
@@ -104,6 +138,8 @@ class Manifest:
     """What the build derived the collection to be (collection.py)."""
     encoder: EncoderFiles | None
     """The ONNX query encoder the index carries, or None where it was embedded with torch."""
+    segments: tuple[SegmentEntry, ...]
+    """The keyword segments of its chunks, in chunk-number order (segment_set.py)."""
     raw: dict[str, Any] = field(repr=False)
     """The manifest as stored, for display (`arag-index info`, the `arag://index` resource)."""
 
@@ -130,6 +166,10 @@ class Manifest:
             encoder = EncoderFiles.from_dict(data.get("encoder"))
         except ValueError:
             need(None, dict, "encoder")
+        try:
+            segments = tuple(SegmentEntry.from_dict(entry) for entry in need(data.get("segments"), list, "segments"))
+        except ValueError:
+            need(None, dict, "segments")
         return cls(
             uri=uri,
             model=need(data.get("model"), str, "model"),
@@ -143,6 +183,7 @@ class Manifest:
             built_at=need(data.get("built_at"), str, "built_at"),
             summary=need(data.get("summary"), str, "summary"),
             encoder=encoder,
+            segments=segments,
             raw=data,
         )
 

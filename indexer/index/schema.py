@@ -14,11 +14,10 @@ if TYPE_CHECKING:
 
 CHUNKS = "chunks"
 SENTENCES = "sentences"
-TERMS = "terms"
 CHUNK_VECTORS = "chunk_vectors"
 DOCUMENTS = "documents"
 """One row per document, for managing the index (list, remove, sync)."""
-TABLES = (CHUNKS, SENTENCES, TERMS, CHUNK_VECTORS, DOCUMENTS)
+TABLES = (CHUNKS, SENTENCES, CHUNK_VECTORS, DOCUMENTS)
 """Every build has all of them."""
 
 
@@ -79,11 +78,11 @@ class ChunkVectorColumn:
 
 
 class TermColumn:
-    """Columns of the terms table: one row per word (and segment), its postings (terms.py)."""
+    """Columns of a keyword segment's terms file (segments.py): one row per word, its postings (terms.py)."""
 
     TERM = "term"
     CHUNKS = "chunks"
-    """The chunk numbers of the chunks holding the word (chunk number: the rank of a chunk's row id)."""
+    """The local numbers (in its segment) of the chunks holding the word."""
     COUNTS = "counts"
     """How often each of those chunks holds it."""
 

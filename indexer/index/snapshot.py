@@ -15,14 +15,14 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from .catalogue import HELD_COLUMNS, ChunkCatalogue
+from .catalogue import ChunkCatalogue
 from .chunk_reader import ChunkReader
 from .document_assembly import DocumentAssembler
 from .keyword_lookup import KeywordLookup
 from .manifest import Manifest, check_manifest, normalise_uri
-from .mirror import open_mirror
 from .reading import read, reading, scan
-from .schema import CHUNK_VECTORS, CHUNKS, DOCUMENTS, SENTENCES, TERMS, ChunkColumn, DocumentColumn, SentenceColumn
+from .schema import CHUNK_VECTORS, CHUNKS, DOCUMENTS, SENTENCES, ChunkColumn, DocumentColumn, SentenceColumn
+from .segment_set import SegmentGone, open_segments
 from .store import connect
 
 if TYPE_CHECKING:
@@ -32,11 +32,13 @@ if TYPE_CHECKING:
 
 C = ChunkColumn
 S = SentenceColumn
+OPEN_ATTEMPTS = 3
+"""Times an open reads the manifest anew when a segment it names is gone (replaced by a writer)."""
 
 
 class Tables:
     """The build's LanceDB tables, opened at the versions its manifest names when first asked for:
-    a build served from its mirror answers keyword searches and chunk reads without LanceDB, and
+    keyword searches and chunk reads are answered from the keyword segments without LanceDB, and
     LanceDB's import is a large part of a server's start (bench/README.md)."""
 
     def __init__(self, uri: str, manifest: Manifest) -> None:
@@ -140,33 +142,36 @@ class IndexSnapshot:
         return self._sentences.in_memory if self._sentences is not None else None
 
     def check(self) -> None:
-        """Open every table and read every data file of the sentences table: IndexStoreError where one is damaged."""
+        """Open every table and read every data file of the chunks and sentences tables:
+        IndexStoreError where one is damaged (the keyword segments were read at open)."""
         for name in self.manifest.tables:
             self.tables[name]
+        with reading(self.uri, CHUNKS):
+            scan(self.tables[CHUNKS].search().select([C.PART])).read_all()
         self.sentences
 
 
 def open_index(uri: str, previous: IndexSnapshot | None = None) -> IndexSnapshot:
-    """Open the committed build at `uri` read-only; IndexStoreError says what is wrong. From its
-    mirror where it has one (mirror.py); otherwise the chunks and terms tables are read here.
+    """Open the committed build at `uri` read-only; IndexStoreError says what is wrong. Its keyword
+    segments are mapped (segment_set.py); a segment replaced by a writer between reading the
+    manifest and opening it sends the open back to the manifest.
 
     Exact search reuses the in-memory vectors of `previous` (an earlier build of the same index)
     for the documents this build left unchanged."""
     uri = normalise_uri(uri)
-    manifest = check_manifest(uri)
+    for attempt in range(OPEN_ATTEMPTS):
+        manifest = check_manifest(uri)
+        try:
+            segments = open_segments(manifest)
+            break
+        except SegmentGone:
+            if attempt + 1 == OPEN_ATTEMPTS or check_manifest(uri).segments == manifest.segments:
+                raise
     tables = Tables(uri, manifest)
-    mirror = open_mirror(uri, manifest.tables, manifest.counts.chunks)
-    if mirror is not None:
-        catalogue = mirror.catalogue
-    else:
-        with reading(uri, CHUNKS):
-            columns = [*HELD_COLUMNS, C.SENTENCE_STARTS]
-            rows = scan(tables[CHUNKS].search().select(columns).with_row_id(True)).read_all()
-        catalogue = ChunkCatalogue.from_rows(rows)
-    keywords = KeywordLookup.load(uri, catalogue, tables.opener(TERMS), mirror)
-    chunks = ChunkReader(uri, tables.opener(CHUNKS), catalogue, mirror)
+    keywords = KeywordLookup.load(segments)
+    chunks = ChunkReader(segments, tables.opener(CHUNKS))
     earlier = previous.loaded_vectors() if previous is not None else None
-    return IndexSnapshot(uri, manifest, catalogue, chunks, keywords, tables, earlier)
+    return IndexSnapshot(uri, manifest, segments.catalogue, chunks, keywords, tables, earlier)
 
 
 LISTED_COLUMNS = (

@@ -16,8 +16,7 @@ Beside the words, a chunk's marked tokens (words.MARKED_TOKEN: "--table", "C++",
 are inverted as written, each after MARKED_PREFIX: a keyword of one such token occurs only inside
 the marked tokens that hold it, so its count too is exact from the postings.
 
-Postings name chunks by number: the rank of the chunk's LanceDB row id in the table version the
-manifest commits, so reader and writer agree without relying on scan order.
+Postings name chunks by their local number in the keyword segment that holds them (segments.py).
 """
 
 from __future__ import annotations
@@ -32,8 +31,8 @@ from .schema import terms_schema
 from .words import AMPERSAND, AMPERSAND_WORD, CLOSING_MARKS, MARKED_TOKEN, OPENING_MARKS, TOKEN_BREAK, WORD_BREAK, fold
 
 SEGMENT_POSTINGS = 20_000_000
-"""Postings inverted at a time when the terms table is written: bounds the writer's memory.
-A word may get one row per segment; readers sum them."""
+"""Postings inverted at a time when a segment's terms file is written: bounds the writer's memory.
+A word may get one row per such part; readers sum them."""
 
 
 def lower(values: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
@@ -66,7 +65,7 @@ def ascii_in_arrow(strings: pa.Array, ascii_form: pa.Array, form: Callable[[str]
 
 MARKED_PREFIX = " "
 """Begins every marked token stored as a term (words.MARKED_TOKEN): no word holds a space, so the
-terms table keeps tokens and words apart, the tokens sorted before the words."""
+terms file keeps tokens and words apart, the tokens sorted before the words."""
 
 
 def chunk_terms(texts: pa.Array | pa.ChunkedArray) -> tuple[pa.ListArray, pa.ListArray]:

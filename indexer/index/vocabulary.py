@@ -1,9 +1,8 @@
-"""What keyword search looks words up in: the terms table's distinct terms, sorted, with the rows
-each one has, and every title's folded words, sorted, with the chunk each is in.
+"""What keyword search looks words up in: a segment's distinct terms, sorted, with the rows each
+one has, and every title's folded words, sorted, with the chunk each is in.
 
-Both are derived from the tables: when an index is opened from its tables alone, or once per build
-into its mirror (mirror.py), so that opening a large index maps them instead of sorting millions
-of strings.
+Both are derived once per segment when it is written (segments.py), so that opening a large index
+maps them instead of sorting millions of strings.
 """
 
 from __future__ import annotations
@@ -23,14 +22,13 @@ class Vocabulary:
     words: pa.Array
     """The distinct terms, sorted."""
     rows: np.ndarray
-    """Row ids (or positions) of the terms table, grouped by word in `words` order (a word has a
-    row per segment)."""
+    """Rows of the terms file, grouped by word in `words` order (a word may have several)."""
     starts: np.ndarray
     """Where each word's rows begin in `rows`."""
 
     @classmethod
     def of(cls, terms: pa.Array | pa.ChunkedArray, row_ids: np.ndarray) -> Vocabulary:
-        """From the term of every row of the terms table and the rows' ids."""
+        """From the term of every row of a terms file and the rows' numbers."""
         by_word = pc.sort_indices(terms)
         sorted_terms = terms.take(by_word)
         sorted_terms = sorted_terms.combine_chunks() if isinstance(sorted_terms, pa.ChunkedArray) else sorted_terms

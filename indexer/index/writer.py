@@ -7,12 +7,12 @@ Layout of an index at URI (a local folder or an object-store URI such as ``s3://
     URI/files-log.json       the files each later commit changed
     URI/chunks.lance         one row per chunk (text, document, neighbours by id, its words)
     URI/sentences.lance      one row per sentence (chunk id, offsets, vector)
-    URI/terms.lance          one row per word (and segment): the chunks holding it (see terms.py)
     URI/chunk_vectors.lance  one vector per chunk (Naive RAG's embedding search)
     URI/documents.lance      one row per document (id, title, source, file, counts, when indexed)
-    URI/mirror/C-T/          the terms and the chunks' texts as mapped Arrow files (mirror.py; local only)
+    URI/keywords/NAME/       keyword segments: the chunks' words, texts and held columns as mapped
+                             Arrow files, one segment per commit, merged by size (segments.py)
 
-The manifest is written after the tables and replaced atomically, so a reader that opens the
+The manifest is written after the tables and segments and replaced atomically, so a reader that opens the
 tables at the versions it names never sees half a build. A build commits in steps: a killed build
 keeps the steps it committed. Old table versions are only cleaned up when they are older than the
 versions the index named when the build started, so no cleanup removes a version that the
@@ -36,15 +36,16 @@ from lancedb.index import BTree, IvfPq
 from .completeness import WrittenRows
 from .file_states import FileState, RecordedFiles, write_file_states
 from .ids import chunk_id, doc_key
+from .keyword_segments import KeywordSegments
 from .manifest import (
     FORMAT,
     FORMAT_VERSION,
+    SegmentEntry,
     is_remote,
     normalise_uri,
     read_manifest,
     write_manifest,
 )
-from .mirror import mirror_writer, remove_others
 from .reading import scan, sql_list, sql_lists
 from .schema import (
     CHUNK_VECTORS,
@@ -52,7 +53,6 @@ from .schema import (
     DOCUMENTS,
     SENTENCES,
     TABLES,
-    TERMS,
     ChunkColumn,
     ChunkVectorColumn,
     DocumentColumn,
@@ -61,12 +61,11 @@ from .schema import (
     chunks_schema,
     documents_schema,
     sentences_schema,
-    terms_schema,
 )
 from .store import connect
 from .stored_documents import LookedUpDocuments, StoredDocument, scanned_documents
 from .tally import TALLIED_COLUMNS, CollectionTally
-from .terms import chunk_terms, invert
+from .terms import chunk_terms
 
 COMPACT_FRAGMENTS = 16
 """A table is compacted once it has this many fragments. LanceDB's optimize merges every fragment
@@ -74,9 +73,6 @@ under its target size (a million rows) with the new ones, so compacting at every
 100k-chunk table to append one chunk; at this threshold that rewrite comes once every 16 writes."""
 NO_CLEANUP = timedelta(days=365_000)
 """LanceDB's optimize() cleans up versions older than 7 days unless told an age: this one means never."""
-TERM_BATCH_ROWS = 4_096
-"""Chunks whose word lists are read at a time when the terms table is rebuilt: about 24 MB of
-lists (65,536 chunks of ~1,000 tokens hold 381 MB)."""
 VECTOR_INDEX_MIN_ROWS = 200_000
 """Below this many sentences semantic search is exact (vectors.py: a float32 matrix in memory);
 from here on an IVF-PQ index is built, and search re-ranks its candidates with the exact vectors.
@@ -189,13 +185,16 @@ class IndexWriter:
         self._db = connect(self.uri)
         self.chunks = self._start_table(CHUNKS, chunks_schema())
         self.sentences = self._start_table(SENTENCES, sentences_schema(dimension))
-        self.terms = self._start_table(TERMS, terms_schema())
         self.chunk_vectors = self._start_table(CHUNK_VECTORS, chunk_vectors_schema(dimension))
         self.documents = self._start_table(DOCUMENTS, documents_schema())
         self.written = WrittenRows()
         """What `add` wrote since the last commit: `commit` refuses a document written in part."""
         self.tally = CollectionTally.of(self.previous)
         """What the tables hold, as of the rows written so far."""
+        self.keyword_segments = KeywordSegments(
+            self.uri, [SegmentEntry.from_dict(entry) for entry in (self.previous or {}).get("segments", [])]
+        )
+        """The keyword segments committed, and what changed in them since."""
         self.recorded_files: RecordedFiles | None = None
         """The source files' states the last commit recorded (file_states.py), which the next
         commit records its own as a change of; None: it records them whole."""
@@ -247,6 +246,7 @@ class IndexWriter:
             self.tally.change(doomed.read_all(), sentences, sign=-1)
             for table, column in tables:
                 table.delete(f"{column} IN ({listed})")
+        self.keyword_segments.remove(keys)
 
     def move_document(self, old_id: str, doc_id: str, doc_hash: str, title: str, source: str, path: str) -> bool:
         """Give the rows of `old_id` to the document `doc_id` (with its content hash, source and file)
@@ -291,6 +291,8 @@ class IndexWriter:
         for name in APPEND_ORDER:
             if name in rows:
                 getattr(self, name).add(rows[name])
+        if CHUNKS in rows:
+            self.keyword_segments.append(rows[CHUNKS])
         self.written.record(rows.get(CHUNKS, chunk_rows), rows.get(DOCUMENTS, documents_schema().empty_table()))
         self.tally.change(chunk_rows, len(sentence_rows))
 
@@ -307,26 +309,27 @@ class IndexWriter:
                 table = getattr(self, name)
                 append(table_uri(self.uri, name), fragments[name], table.version)
                 table.checkout_latest()
+        c = ChunkColumn
+        for listed in sql_lists(chunk_rows[c.ID].to_pylist()):
+            self.keyword_segments.append(scan(self.chunks.search().where(f"{c.ID} IN ({listed})")).read_all())
         self.written.record(chunk_rows, document_rows)
         self.tally.change(chunk_rows, sentences)
 
     def commit_step(self, manifest: dict[str, Any], files: dict[str, FileState]) -> dict[str, Any]:
-        """Commit what is written so far (whole documents): the keyword table is made to follow the
-        chunks, then the manifest names the versions; the vector index is extended at the end."""
-        self._write_terms()
+        """Commit what is written so far (whole documents): the manifest names the table versions and
+        the keyword segments; the vector index is extended at the end."""
         return self.commit({**manifest, "vector_index": self.previous and self.previous.get("vector_index")}, files)
 
     def finish_tables(self) -> dict[str, Any] | None:
-        """Compact the tables that are due (`_due`), clean up the terms table's old versions, keep
-        the lookup indexes, and the vector index once the table is large. Returns the vector index's
-        parameters (recorded in the manifest), or None for exact search."""
-        for table in (self.chunks, self.sentences, self.chunk_vectors, self.documents, self.terms):
-            if table is self.terms or self._due(table):
+        """Compact the tables that are due (`_due`), keep the lookup indexes, and the vector index
+        once the table is large. Returns the vector index's parameters (recorded in the manifest), or
+        None for exact search."""
+        for table in (self.chunks, self.sentences, self.chunk_vectors, self.documents):
+            if self._due(table):
                 self._optimize(table)
         self._keep_index(self.chunks, ChunkColumn.ID)
         self._keep_index(self.chunks, ChunkColumn.DOC_KEY)
         self._keep_index(self.sentences, SentenceColumn.DOC_KEY)
-        self._write_terms()
         return self._vector_index()
 
     def _due(self, table: Any) -> bool:
@@ -340,8 +343,7 @@ class IndexWriter:
         extended by its new rows; then versions older than `_cleanup_age` removed, by a second call
         that finds nothing left to compact. The age is measured just before the cleanup it sets:
         one call compacts first, and a compaction longer than the age's margin would let its cleanup
-        remove the version the committed manifest names. The terms table, overwritten whole at each
-        commit, is optimized before it is written: that removes the copies earlier builds left."""
+        remove the version the committed manifest names."""
         table.optimize(cleanup_older_than=NO_CLEANUP)
         with warnings.catch_warnings():  # the warning that age 0 removes what readers use: none read it yet
             warnings.filterwarnings("ignore", r"optimize\(cleanup_older_than=0\)", UserWarning)
@@ -379,26 +381,6 @@ class IndexWriter:
         age = datetime.now(stamps[0].tzinfo) - stamps[0]
         return age + timedelta(seconds=1) if age >= timedelta(0) else NO_CLEANUP
 
-    def _write_terms(self) -> None:
-        """Rebuild the terms table from the chunks' words, numbering chunks by row id rank, and its
-        mirror (mirror.py)."""
-        row_ids = np.sort(scan(self.chunks.search().select([]).with_row_id(True)).read_all()["_rowid"].to_numpy())
-        c = ChunkColumn
-        batches = scan(self.chunks.search().select([c.TERMS, c.TERM_COUNTS]).with_row_id(True), TERM_BATCH_ROWS)
-        numbered = (
-            (np.searchsorted(row_ids, batch["_rowid"].to_numpy()), batch[c.TERMS], batch[c.TERM_COUNTS])
-            for batch in batches
-        )
-        mode = "overwrite"
-        with mirror_writer(self.uri) as mirror:
-            for segment in invert(numbered):
-                self.terms.add(segment, mode=mode)
-                mirror.add_terms(segment)
-                mode = "append"
-            if mode == "overwrite":
-                self.terms.add(terms_schema().empty_table(), mode=mode)
-            mirror.finish(self.chunks, row_ids, {CHUNKS: self.chunks.version, TERMS: self.terms.version})
-
     def _vector_index(self) -> dict[str, Any] | None:
         """Train the IVF-PQ index once; later builds add their rows to it (optimize), and search
         follows the index's size (vector_search)."""
@@ -431,11 +413,15 @@ class IndexWriter:
             "format": FORMAT,
             "format_version": FORMAT_VERSION,
             "tables": {name: getattr(self, name).version for name in TABLES},
+            "segments": [entry.to_dict() for entry in self.keyword_segments.commit()],
         }
         self.recorded_files = write_file_states(self.uri, manifest["tables"], files, since=self.recorded_files)
         write_manifest(self.uri, manifest)
-        remove_others(self.uri, manifest["tables"])
         self.kept_from = self.kept_from or manifest
+        while inputs := self.keyword_segments.due():
+            manifest = {**manifest, "segments": [entry.to_dict() for entry in self.keyword_segments.merge(inputs)]}
+            write_manifest(self.uri, manifest)
+        self.keyword_segments.remove_unused()
         return manifest
 
 

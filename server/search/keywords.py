@@ -365,10 +365,11 @@ def _token_counts(snapshot: IndexSnapshot, written: TokenMatch) -> CountsByChunk
     forms = lookup.token_forms(written.form)
     holders = np.flatnonzero(pc.match_substring(forms, pattern=written.core).to_numpy(zero_copy_only=False))
     inside = [written.count_in(form) for form in forms.take(pa.array(holders, pa.int64())).to_pylist()]
-    counted = [(int(at), count) for at, count in zip(holders, inside) if count]
+    positions = lookup.token_positions[holders]
+    counted = [(int(at), count) for at, count in zip(positions, inside) if count]
     if not counted:
         return CountsByChunk.none()
-    per_token = {lookup.words[at].as_py(): count for at, count in counted}
+    per_token = {lookup.word_at(at): count for at, count in counted}
     postings = PieceCounts(snapshot, [lookup.rows_of_token(at) for at, _ in counted])
     return postings.per_chunk(np.array([per_token[term] for term in postings.terms.to_pylist()], dtype=np.int64))
 
@@ -409,10 +410,10 @@ def _spelling_pattern(snapshot: IndexSnapshot, pieces: tuple[str, ...]) -> Phras
     with non-word characters between them. None when some word is in no text."""
     if not pieces:
         return None
-    words = snapshot.keywords.words
+    lookup = snapshot.keywords
     spellings = []
     for piece in pieces:
-        found = tuple(words[at].as_py() for at in snapshot.keywords.spellings(piece))
+        found = tuple(dict.fromkeys(lookup.word_at(at) for at in lookup.spellings(piece)))
         if not found:
             return None
         spellings.append(found)
@@ -502,7 +503,7 @@ class PieceCounts:
         in_titles: Callable[[str], CountsByChunk] | None = None,
     ) -> None:
         lookup = snapshot.keywords
-        self.postings = lookup.postings(np.unique(np.concatenate([lookup.word_rows[:0], *rows])))
+        self.postings = lookup.postings(np.unique(np.concatenate([NO_NUMBERS, *rows])))
         self.terms = fold_terms(self.postings.terms) if fold_terms else self.postings.terms
         self.whole_words = fold_terms is not None
         self.in_titles = in_titles

@@ -1,0 +1,144 @@
+"""The writer's side of the keyword segments (segments.py): a commit adds one segment of the chunks
+written since the last, and a file of removed chunks for each segment that lost some; then merges.
+
+Merging is size-tiered: a segment's tier is how many times MERGE_FACTOR its live chunks exceed
+SMALLEST_TIER, and MERGE_FACTOR segments of one tier are merged into one of the next. A chunk is
+so rewritten about log4(chunks / SMALLEST_TIER) times over its life, and an index holds a few
+segments per tier. A segment with more removed chunks than live ones is merged with its tier's
+others, or alone. Each merge is committed by a manifest of its own after the commit that made it
+due: the commit's changes are searchable first, and a merge cut short leaves that manifest whole
+(its folder, never named, is removed by the next commit).
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+from collections.abc import Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .ids import DOC_KEY_CHARS
+from .manifest import SegmentEntry
+from .schema import ChunkColumn
+from .segment_store import DEAD_PREFIX, segment_name, segment_store
+from .segments import FILES, SEGMENT_COLUMNS, Segment, write_dead, write_merged, write_segment
+
+MERGE_FACTOR = 4
+SMALLEST_TIER = 256
+"""Live chunks below which segments are all of the first tier."""
+
+
+def tier(live: int) -> int:
+    return int(math.log(max(live, SMALLEST_TIER) / SMALLEST_TIER, MERGE_FACTOR))
+
+
+class KeywordSegments:
+    """The segments a build has committed, the chunks written since, and the chunks removed since."""
+
+    def __init__(self, uri: str, committed: Sequence[SegmentEntry]) -> None:
+        self.store = segment_store(uri)
+        self.entries = list(committed)
+        self._opened: dict[str, Segment] = {}
+        self.pending: list[pa.Table] = []
+        """Chunk rows written since the last commit (SEGMENT_COLUMNS)."""
+        self.removed: dict[str, np.ndarray] = {}
+        """Segment name → every removed local number, for the segments that lost chunks since the last commit."""
+
+    def segment(self, entry: SegmentEntry) -> Segment:
+        if entry.name not in self._opened:
+            self._opened[entry.name] = Segment(self.store.folder(entry.name, FILES))
+        return self._opened[entry.name]
+
+    def _dead(self, entry: SegmentEntry) -> np.ndarray:
+        if entry.name in self.removed:
+            return self.removed[entry.name]
+        if entry.dead is None:
+            return np.zeros(0, dtype=np.int64)
+        return Segment(self.store.folder(entry.name, [entry.dead])).dead(entry.dead)
+
+    def append(self, rows: pa.Table) -> None:
+        """Chunk rows written to the chunks table (their words filled in)."""
+        if rows.num_rows:
+            self.pending.append(rows.select(list(SEGMENT_COLUMNS)))
+
+    def remove(self, doc_keys: Sequence[str]) -> None:
+        """The chunks of these documents are gone: from the rows written since, and from the segments."""
+        if not doc_keys:
+            return
+        keys = pa.array(sorted(set(doc_keys)), pa.string())
+        self.pending = [
+            rows.filter(pc.invert(pc.is_in(pc.utf8_slice_codeunits(rows[ChunkColumn.ID], 0, DOC_KEY_CHARS), keys)))
+            for rows in self.pending
+        ]
+        for entry in self.entries:
+            found = self.segment(entry).numbers_of_documents(keys.to_pylist())
+            if len(found):
+                dead = self._dead(entry)
+                if len(np.setdiff1d(found, dead)):
+                    self.removed[entry.name] = np.union1d(dead, found)
+
+    def commit(self) -> list[SegmentEntry]:
+        """Write what changed since the last commit; the segments the manifest is to name."""
+        rows = pa.concat_tables(self.pending) if self.pending else None
+        self.pending = []
+        entries = []
+        for entry in self.entries:
+            if entry.name in self.removed:
+                dead = self.removed[entry.name]
+                if len(dead) == entry.chunks:
+                    continue
+                name = f"{DEAD_PREFIX}{uuid.uuid4().hex[:16]}.arrow"
+                with self.store.new_folder() as work:
+                    write_dead(work / name, dead)
+                    self.store.add_file(entry.name, work / name)
+                entry = SegmentEntry(entry.name, entry.chunks, name, len(dead))
+            entries.append(entry)
+        self.removed = {}
+        if rows is not None and rows.num_rows:
+            name = segment_name()
+            with self.store.new_folder() as work:
+                size = write_segment(work, rows)
+                self.store.publish(work, name)
+            entries.append(SegmentEntry(name, size))
+        self.entries = entries
+        return list(entries)
+
+    def due(self) -> list[SegmentEntry]:
+        """The segments to merge next (none: nothing is due): MERGE_FACTOR of the lowest tier that
+        has as many, else a tier's segments where one has more removed chunks than live ones."""
+        tiers: dict[int, list[SegmentEntry]] = {}
+        for entry in self.entries:
+            tiers.setdefault(tier(entry.live), []).append(entry)
+        for level in sorted(tiers):
+            if len(tiers[level]) >= MERGE_FACTOR:
+                return sorted(tiers[level], key=lambda entry: entry.live)[:MERGE_FACTOR]
+        for level in sorted(tiers):
+            if any(entry.dead_count > entry.live for entry in tiers[level]):
+                return tiers[level]
+        return []
+
+    def merge(self, inputs: Sequence[SegmentEntry]) -> list[SegmentEntry]:
+        """Merge these segments into one, in the place of the first; the segments the manifest is to name."""
+        name = segment_name()
+        with self.store.new_folder() as work:
+            size = write_merged(work, [(self.segment(entry), self._dead(entry)) for entry in inputs])
+            self.store.publish(work, name)
+        merged = {entry.name for entry in inputs}
+        entries: list[SegmentEntry] = []
+        for entry in self.entries:
+            if entry.name not in merged:
+                entries.append(entry)
+            elif size and not any(e.name == name for e in entries):
+                entries.append(SegmentEntry(name, size))
+        self.entries = entries
+        return list(entries)
+
+    def remove_unused(self) -> None:
+        """Remove the segments and removed-chunk files the last manifest does not name."""
+        self.store.remove_others({entry.name: entry.dead for entry in self.entries})
+        self._opened = {
+            name: segment for name, segment in self._opened.items() if any(e.name == name for e in self.entries)
+        }

@@ -1,0 +1,177 @@
+"""Where an index's keyword segments (segments.py) live: chosen once per index, by its URI.
+
+A local index keeps them in URI/keywords/<name>/, written under a hidden name and renamed whole.
+A remote index keeps them under the same prefix on the object store; a segment is immutable once
+named, so each one is fetched once into the user's cache (as the encoder is) and mapped from there,
+and the segments a writer makes are kept in the cache as they are uploaded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import tempfile
+import uuid
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Protocol
+
+from arag_mcp.indexer.user_cache import cache_root
+
+from .manifest import IndexStoreError, StoreUnanswered, is_remote, remote_filesystem
+from .store import unanswered, unanswered_message
+
+FOLDER = "keywords"
+DEAD_PREFIX = "dead-"
+"""Begins the name of a file of a segment's removed chunks (segments.py)."""
+WRITING_PREFIX = ".writing-"
+COPY_BYTES = 1 << 20
+
+
+class SegmentStore(Protocol):
+    def new_folder(self) -> Iterator[Path]:
+        """A local folder to write a segment into; removed unless `publish` took it."""
+        ...
+
+    def publish(self, work: Path, name: str) -> None:
+        """Name the segment written in `work`: from here on `folder(name)` holds it."""
+        ...
+
+    def add_file(self, name: str, path: Path) -> None:
+        """Add the file `path` (written locally) to the named segment, under its own name."""
+        ...
+
+    def folder(self, name: str, files: Iterable[str]) -> Path:
+        """A local folder holding the named segment with `files` (fetched where they are not yet here)."""
+        ...
+
+    def remove_others(self, kept: dict[str, str | None]) -> None:
+        """Remove every segment but those named in `kept`, and in those every file of removed
+        chunks but the one `kept` names, as far as the system lets."""
+        ...
+
+
+def segment_name() -> str:
+    """A new segment's name: unique, so a name never means two contents."""
+    return uuid.uuid4().hex[:16]
+
+
+class LocalSegments:
+    def __init__(self, uri: str) -> None:
+        self.root = Path(uri, FOLDER)
+
+    @contextmanager
+    def new_folder(self) -> Iterator[Path]:
+        self.root.mkdir(parents=True, exist_ok=True)
+        work = Path(tempfile.mkdtemp(prefix=WRITING_PREFIX, dir=self.root))
+        try:
+            yield work
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+
+    def publish(self, work: Path, name: str) -> None:
+        work.chmod(0o755)  # readable as the tables are, by a server running as another user
+        work.rename(self.root / name)
+
+    def add_file(self, name: str, path: Path) -> None:
+        path.chmod(0o644)
+        path.rename(self.root / name / path.name)
+
+    def folder(self, name: str, files: Iterable[str]) -> Path:
+        return self.root / name
+
+    def remove_others(self, kept: dict[str, str | None]) -> None:
+        if not self.root.is_dir():
+            return
+        for folder in self.root.iterdir():
+            if folder.name not in kept:
+                shutil.rmtree(folder, ignore_errors=True)
+                continue
+            for file in folder.glob(f"{DEAD_PREFIX}*"):
+                if file.name != kept[folder.name]:
+                    file.unlink(missing_ok=True)
+
+
+class RemoteSegments:
+    def __init__(self, uri: str) -> None:
+        self.uri = uri.rstrip("/")
+        self.cache = cache_root() / "segments" / hashlib.sha256(self.uri.encode()).hexdigest()[:16]
+
+    @contextmanager
+    def new_folder(self) -> Iterator[Path]:
+        self.cache.mkdir(parents=True, exist_ok=True)
+        work = Path(tempfile.mkdtemp(prefix=WRITING_PREFIX, dir=self.cache))
+        try:
+            yield work
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+
+    def publish(self, work: Path, name: str) -> None:
+        for path in sorted(work.iterdir()):
+            self._upload(name, path)
+        target = self.cache / name
+        if not target.exists():
+            work.rename(target)
+
+    def add_file(self, name: str, path: Path) -> None:
+        self._upload(name, path)
+        target = self.cache / name
+        if target.is_dir():
+            path.rename(target / path.name)
+
+    def folder(self, name: str, files: Iterable[str]) -> Path:
+        target = self.cache / name
+        for file in files:
+            if not (target / file).is_file():
+                self._download(name, file, target)
+        return target
+
+    def remove_others(self, kept: dict[str, str | None]) -> None:
+        import pyarrow.fs as pafs
+
+        fs, root = remote_filesystem(f"{self.uri}/{FOLDER}")
+        for info in fs.get_file_info(pafs.FileSelector(root, allow_not_found=True)):
+            if info.type != pafs.FileType.Directory:
+                continue
+            if info.base_name not in kept:
+                fs.delete_dir(info.path)
+                continue
+            for file in fs.get_file_info(pafs.FileSelector(info.path)):
+                if file.base_name.startswith(DEAD_PREFIX) and file.base_name != kept[info.base_name]:
+                    fs.delete_file(file.path)
+        if self.cache.is_dir():
+            for folder in self.cache.iterdir():
+                if folder.name not in kept and not folder.name.startswith(WRITING_PREFIX):
+                    shutil.rmtree(folder, ignore_errors=True)
+
+    def _upload(self, name: str, path: Path) -> None:
+        fs, remote = remote_filesystem(f"{self.uri}/{FOLDER}/{name}/{path.name}")
+        try:
+            with path.open("rb") as local, fs.open_output_stream(remote) as stream:
+                shutil.copyfileobj(local, stream, COPY_BYTES)
+        except OSError as exc:
+            if unanswered(exc):
+                raise StoreUnanswered(unanswered_message(self.uri)) from None
+            raise
+
+    def _download(self, name: str, file: str, target: Path) -> None:
+        target.mkdir(parents=True, exist_ok=True)
+        fs, remote = remote_filesystem(f"{self.uri}/{FOLDER}/{name}/{file}")
+        fd, work = tempfile.mkstemp(prefix=f".{file}-", dir=target)
+        try:
+            with fs.open_input_stream(remote) as stream, open(fd, "wb") as local:
+                shutil.copyfileobj(stream, local, COPY_BYTES)
+            Path(work).rename(target / file)
+        except FileNotFoundError:
+            raise IndexStoreError(f"{self.uri}: keyword segment {name}/{file} is missing") from None
+        except OSError as exc:
+            if unanswered(exc):
+                raise StoreUnanswered(unanswered_message(self.uri)) from None
+            raise
+        finally:
+            Path(work).unlink(missing_ok=True)
+
+
+def segment_store(uri: str) -> SegmentStore:
+    return RemoteSegments(uri) if is_remote(uri) else LocalSegments(uri)

@@ -1,0 +1,421 @@
+"""Keyword segments: the postings, texts and held columns of a set of chunks, as Arrow files that
+readers map into memory.
+
+A LanceDB take crosses its event loop and plans a query, which costs about 2 ms however few rows it
+reads (bench/README.md), more than the rest of a keyword search. So the chunks' words, texts and
+describing columns are kept as Arrow IPC files: a word's postings or a chunk's text is a slice of a
+mapped file, and pages are read as they are touched.
+
+A commit writes one segment holding the chunks it added, never touching the others, so an edit
+costs what it changes. A segment is immutable once named: the chunks it holds are numbered from 0
+in the order written (its local numbers), and a chunk removed later is recorded in a file of dead
+numbers beside it (segment_store.DEAD_PREFIX), which the manifest names. Segments are merged by a size-tiered
+policy (keyword_segments.py); a reader numbers the live chunks of all segments densely
+(segment_set.py).
+
+Files of a segment folder::
+
+    terms.arrow        one row per word or marked token (terms.py): its chunks (local numbers) and counts
+    vocabulary.arrow   the distinct terms, sorted, and where each one's rows begin in word_rows.arrow
+    word_rows.arrow    the rows of terms.arrow grouped by term
+    texts.arrow        every chunk's text and sentence offsets, by local number
+    title_words.arrow  the folded words of every title, sorted, with their chunk's local number
+    catalogue.arrow    the held columns (catalogue.py) by local number, and the numbers in id order
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .catalogue import HELD_COLUMNS, SENTENCE_COUNT, ChunkCatalogue
+from .schema import ChunkColumn, TermColumn, terms_schema
+from .terms import SEGMENT_POSTINGS, invert
+from .vocabulary import TitleWords, Vocabulary
+
+C = ChunkColumn
+TERMS_FILE = "terms.arrow"
+TEXTS_FILE = "texts.arrow"
+VOCABULARY_FILE = "vocabulary.arrow"
+WORD_ROWS_FILE = "word_rows.arrow"
+TITLE_WORDS_FILE = "title_words.arrow"
+CATALOGUE_FILE = "catalogue.arrow"
+FILES = (TERMS_FILE, TEXTS_FILE, VOCABULARY_FILE, WORD_ROWS_FILE, TITLE_WORDS_FILE, CATALOGUE_FILE)
+NUMBERS_BY_ID = "numbers_by_id"
+"""Beside the catalogue's columns, by local number: the local numbers in sorted id order."""
+TEXT_COLUMNS = (C.TEXT, C.SENTENCE_STARTS, C.SENTENCE_ENDS)
+SEGMENT_COLUMNS = (*HELD_COLUMNS, *TEXT_COLUMNS, C.TERMS, C.TERM_COUNTS)
+"""The chunk columns a segment is written from."""
+WORD, FIRST_ROW, ROW, OWNER, NUMBER = "word", "first_row", "row", "owner", "number"
+TEXT_BATCH_ROWS = 4_096
+"""Chunks copied at a time into a texts file: about 20 MB of text."""
+
+
+@dataclass(frozen=True)
+class Postings:
+    """Rows of a terms file, flattened: each row's term, how many postings it has, then every
+    posting's chunk number and count, row after row."""
+
+    terms: pa.Array
+    lengths: np.ndarray
+    chunks: np.ndarray
+    counts: np.ndarray
+
+    @classmethod
+    def concatenated(cls, parts: Sequence[Postings]) -> Postings:
+        if len(parts) == 1:
+            return parts[0]
+        return cls(
+            pa.concat_arrays([pa.array([], pa.string()), *(part.terms for part in parts)]),
+            np.concatenate([np.zeros(0, dtype=np.int64), *(part.lengths for part in parts)]),
+            np.concatenate([np.zeros(0, dtype=np.int64), *(part.chunks for part in parts)]),
+            np.concatenate([np.zeros(0, dtype=np.int32), *(part.counts for part in parts)]),
+        )
+
+
+class _Batches:
+    """A mapped file's record batches, and which one holds a row: rows are read from their batch
+    (a take on the whole table would first copy every batch into one)."""
+
+    def __init__(self, table: pa.Table) -> None:
+        self.table = table
+        self.batches = table.to_batches()
+        self.starts = np.cumsum([0] + [batch.num_rows for batch in self.batches])
+        """Position of each batch's first row, then the row count."""
+        first = self.batches[0].num_rows if self.batches else 0
+        alike = {batch.num_rows for batch in self.batches[:-1]} == {first} and self.batches[-1].num_rows <= first
+        self.uniform = first if len(self.batches) > 1 and alike else 0
+        """The rows of every batch but the last (which has no more), where they are all alike (0: not so)."""
+
+    def place(self, position: int) -> tuple[int, int]:
+        """(batch, row in it) of a row: by division where every batch but the last has as many
+        rows as the first (as the writer makes them)."""
+        if self.uniform:
+            return divmod(position, self.uniform)
+        owner = int(np.searchsorted(self.starts, position, side="right")) - 1
+        return owner, position - int(self.starts[owner])
+
+
+def _list_parts(batches: list[pa.RecordBatch], column: str) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Per batch, the offsets and the values of a list column, as arrays over the mapped pages."""
+    return [b[column].offsets.to_numpy() for b in batches], [b[column].values.to_numpy() for b in batches]
+
+
+class MappedPostings(_Batches):
+    """A terms file: a row's postings are two slices of the mapped pages."""
+
+    def __init__(self, table: pa.Table) -> None:
+        super().__init__(table)
+        self.terms = [batch[TermColumn.TERM] for batch in self.batches]
+        self.offsets, self.chunks = _list_parts(self.batches, TermColumn.CHUNKS)
+        self.counts = [batch[TermColumn.COUNTS].values.to_numpy() for batch in self.batches]
+
+    def at(self, positions: np.ndarray) -> Postings:
+        """The rows at these positions of the file, in the order given."""
+        terms, lengths, chunks, counts = [], [], [], []
+        for position in positions.tolist():
+            owner, row = self.place(position)
+            first, last = int(self.offsets[owner][row]), int(self.offsets[owner][row + 1])
+            terms.append(self.terms[owner][row].as_py())
+            lengths.append(last - first)
+            chunks.append(self.chunks[owner][first:last])
+            counts.append(self.counts[owner][first:last])
+        return Postings(
+            pa.array(terms, pa.string()),
+            np.array(lengths, dtype=np.int64),
+            np.concatenate([np.zeros(0, dtype=np.int32), *chunks]).astype(np.int64),
+            np.concatenate([np.zeros(0, dtype=np.int32), *counts]),
+        )
+
+
+class MappedTexts(_Batches):
+    """A texts file: a chunk's text is decoded from a slice of the mapped pages."""
+
+    def __init__(self, table: pa.Table) -> None:
+        super().__init__(table)
+        self.text_offsets, self.text_bytes = [], []
+        for batch in self.batches:
+            texts = batch[C.TEXT]
+            _, offsets, data = texts.buffers()
+            wide = np.int64 if pa.types.is_large_string(texts.type) else np.int32
+            self.text_offsets.append(np.frombuffer(offsets, dtype=wide)[texts.offset : texts.offset + len(texts) + 1])
+            self.text_bytes.append(memoryview(data if data is not None else b""))
+        self.start_offsets, self.starts_of = _list_parts(self.batches, C.SENTENCE_STARTS)
+        self.end_offsets, self.ends_of = _list_parts(self.batches, C.SENTENCE_ENDS)
+
+    def text(self, number: int) -> str:
+        owner, row = self.place(number)
+        offsets = self.text_offsets[owner]
+        return str(self.text_bytes[owner][offsets[row] : offsets[row + 1]], "utf-8")
+
+    def texts(self, numbers: np.ndarray) -> list[pa.Array]:
+        """The texts of these local numbers, in the order given, one array each."""
+        rows = [self.place(number) for number in numbers.tolist()]
+        return [self.batches[owner][C.TEXT].slice(row, 1) for owner, row in rows]
+
+    def sentence_spans(self, number: int) -> tuple[tuple[int, int], ...]:
+        owner, row = self.place(number)
+        starts = self.starts_of[owner][self.start_offsets[owner][row] : self.start_offsets[owner][row + 1]]
+        ends = self.ends_of[owner][self.end_offsets[owner][row] : self.end_offsets[owner][row + 1]]
+        return tuple(zip(starts.tolist(), ends.tolist()))
+
+
+class Segment:
+    """One segment's files, mapped: each opened when first used."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    @cached_property
+    def catalogue(self) -> ChunkCatalogue:
+        held = _mapped(self.folder / CATALOGUE_FILE)
+        return ChunkCatalogue(held.drop_columns([NUMBERS_BY_ID]), _array(held[NUMBERS_BY_ID]).to_numpy())
+
+    @property
+    def size(self) -> int:
+        return len(self.catalogue)
+
+    @cached_property
+    def postings(self) -> MappedPostings:
+        terms = _mapped(self.folder / TERMS_FILE)
+        if terms.schema != terms_schema():
+            raise ValueError(f"{self.folder / TERMS_FILE} is not a terms file")
+        return MappedPostings(terms)
+
+    @cached_property
+    def texts(self) -> MappedTexts:
+        return MappedTexts(_mapped(self.folder / TEXTS_FILE))
+
+    @cached_property
+    def vocabulary(self) -> Vocabulary:
+        words, rows = _mapped(self.folder / VOCABULARY_FILE), _mapped(self.folder / WORD_ROWS_FILE)
+        return Vocabulary(_array(words[WORD]), _array(rows[ROW]).to_numpy(), _array(words[FIRST_ROW]).to_numpy())
+
+    @cached_property
+    def title_words(self) -> TitleWords:
+        titled = _mapped(self.folder / TITLE_WORDS_FILE)
+        return TitleWords(_array(titled[WORD]), _array(titled[OWNER]).to_numpy())
+
+    def dead(self, name: str | None) -> np.ndarray:
+        """The local numbers of the file of removed chunks `name` (None: none removed)."""
+        if name is None:
+            return np.zeros(0, dtype=np.int64)
+        return _array(_mapped(self.folder / name)[NUMBER]).to_numpy().astype(np.int64)
+
+    def numbers_of_documents(self, doc_keys: Sequence[str]) -> np.ndarray:
+        """The local numbers of the chunks of these documents (ids begin with the doc key and "-")."""
+        sorted_ids = self.catalogue.sorted_ids
+        found = [
+            self.catalogue.numbers_by_id[
+                np.searchsorted(sorted_ids, f"{key}-") : np.searchsorted(sorted_ids, f"{key}.")
+            ]
+            for key in doc_keys
+        ]
+        return np.unique(np.concatenate([np.zeros(0, dtype=np.int64), *found]).astype(np.int64))
+
+    def check(self) -> None:
+        """Map every file; OSError or ValueError where one is missing, cut short or does not match."""
+        size = self.size
+        if self.texts.table.num_rows != size:
+            raise ValueError(f"{self.folder / TEXTS_FILE} does not match its catalogue")
+        if self.vocabulary.rows.shape[0] != self.postings.table.num_rows:
+            raise ValueError(f"{self.folder / WORD_ROWS_FILE} does not match its terms")
+        self.title_words
+
+
+def write_dead(path: Path, numbers: np.ndarray) -> None:
+    _write(path, {NUMBER: pa.array(np.unique(numbers).astype(np.int32))})
+
+
+def write_segment(folder: Path, rows: pa.Table) -> int:
+    """Write a segment of these chunk rows (SEGMENT_COLUMNS, the words filled in) into `folder`;
+    how many chunks it holds."""
+    numbers = np.arange(rows.num_rows)
+    terms = invert([(numbers, rows[C.TERMS].combine_chunks(), rows[C.TERM_COUNTS].combine_chunks())])
+    _write_terms(folder, terms)
+    _write_texts(folder, [rows.select(list(TEXT_COLUMNS))])
+    counts = pc.fill_null(pc.list_value_length(rows[C.SENTENCE_STARTS]), 0)
+    _write_catalogue(folder, rows.select(list(HELD_COLUMNS)).append_column(SENTENCE_COUNT, counts))
+    return rows.num_rows
+
+
+def write_merged(folder: Path, inputs: Sequence[tuple[Segment, np.ndarray]]) -> int:
+    """Write into `folder` one segment of the live chunks of `inputs` (each segment with its dead
+    local numbers), in the order given; how many chunks it holds. Postings are concatenated term by
+    term (the inputs' numbers ascend, so each term's stay ascending): nothing is read again."""
+    kept = [_live_mask(segment.size, dead) for segment, dead in inputs]
+    renumbered, base = [], 0
+    for mask in kept:
+        new = np.full(len(mask), -1, dtype=np.int64)
+        new[mask] = base + np.arange(int(mask.sum()))
+        renumbered.append(new)
+        base += int(mask.sum())
+    _write_terms(folder, _merged_postings([segment.postings for segment, _ in inputs], renumbered))
+    _write_texts(
+        folder,
+        (
+            batch.filter(pa.array(mask[first : first + batch.num_rows]))
+            for (segment, _), mask in zip(inputs, kept)
+            for batch, first in zip(segment.texts.batches, segment.texts.starts)
+        ),
+    )
+    _write_catalogue(
+        folder,
+        pa.concat_tables([segment.catalogue.table.filter(pa.array(mask)) for (segment, _), mask in zip(inputs, kept)]),
+    )
+    return base
+
+
+def _live_mask(size: int, dead: np.ndarray) -> np.ndarray:
+    mask = np.ones(size, dtype=bool)
+    mask[dead] = False
+    return mask
+
+
+def _merged_postings(sources: Sequence[MappedPostings], renumbered: Sequence[np.ndarray]) -> Iterator[pa.Table]:
+    """The terms rows of several segments as one segment's, renumbered (-1: removed), one row per
+    term, about SEGMENT_POSTINGS postings at a time."""
+    terms = pa.concat_arrays([pa.array([], pa.string()), *(b for s in sources for b in s.terms)])
+    lengths, firsts, owners = [], [], []
+    for at, source in enumerate(sources):
+        for offsets, chunks in zip(source.offsets, source.chunks):
+            lengths.append(np.diff(offsets).astype(np.int64))
+            firsts.append(offsets[:-1].astype(np.int64))
+            owners.append(np.full(len(offsets) - 1, len(owners), dtype=np.int64))
+    batches = [
+        (renumbered[at], counts, chunks) for at, s in enumerate(sources) for counts, chunks in zip(s.counts, s.chunks)
+    ]
+    lengths_of, first_of, batch_of = (np.concatenate([np.zeros(0, np.int64), *x]) for x in (lengths, firsts, owners))
+    order = pc.sort_indices(terms).to_numpy()  # stable: a term's rows keep the sources' order
+    sorted_terms = terms.take(pa.array(order))
+    starts = np.ones(len(order), dtype=bool)
+    if len(order):
+        starts[1:] = pc.not_equal(sorted_terms[1:], sorted_terms[:-1]).to_numpy(zero_copy_only=False)
+    group_starts = np.flatnonzero(starts)
+    size = np.cumsum(lengths_of[order])
+    first = 0
+    while first < len(group_starts):
+        done = size[group_starts[first] - 1] if group_starts[first] else 0
+        limit = np.searchsorted(size[group_starts], done + SEGMENT_POSTINGS, side="left")
+        last = max(int(limit), first + 1)
+        row_from = group_starts[first]
+        row_to = group_starts[last] if last < len(group_starts) else len(order)
+        yield _grouped(
+            sorted_terms, order, row_from, row_to, group_starts[first:last], lengths_of, first_of, batch_of, batches
+        )
+        first = last
+
+
+def _grouped(
+    sorted_terms: pa.Array,
+    order: np.ndarray,
+    row_from: int,
+    row_to: int,
+    group_starts: np.ndarray,
+    lengths_of: np.ndarray,
+    first_of: np.ndarray,
+    batch_of: np.ndarray,
+    batches: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
+) -> pa.Table:
+    """One table of merged terms rows: the sorted rows `row_from`..`row_to`, whose terms begin at `group_starts`."""
+    chunk_parts, count_parts, row_lengths = [], [], []
+    for position in range(row_from, row_to):
+        row = order[position]
+        renumber, counts, chunks = batches[batch_of[row]]
+        first, last = first_of[row], first_of[row] + lengths_of[row]
+        new = renumber[chunks[first:last]]
+        live = new >= 0
+        chunk_parts.append(new[live])
+        count_parts.append(counts[first:last][live])
+        row_lengths.append(int(live.sum()))
+    per_row = np.array(row_lengths, dtype=np.int64)
+    bounds = np.append(group_starts - row_from, row_to - row_from)
+    per_term = np.add.reduceat(per_row, bounds[:-1]) if len(per_row) else np.zeros(0, dtype=np.int64)
+    offsets = pa.array(np.concatenate([[0], np.cumsum(per_term)]), pa.int32())
+    chunks = pa.array(np.concatenate([np.zeros(0, np.int64), *chunk_parts]).astype(np.int32))
+    counts = pa.array(np.concatenate([np.zeros(0, np.int32), *count_parts]).astype(np.int32))
+    table = pa.table(
+        [
+            sorted_terms.take(pa.array(group_starts)),
+            pa.ListArray.from_arrays(offsets, chunks),
+            pa.ListArray.from_arrays(offsets, counts),
+        ],
+        schema=terms_schema(),
+    )
+    return table.filter(pc.greater(pc.list_value_length(table[TermColumn.CHUNKS]), 0))
+
+
+def _write_terms(folder: Path, tables: Iterator[pa.Table]) -> None:
+    with pa.ipc.new_file(str(folder / TERMS_FILE), terms_schema()) as file:
+        for table in tables:
+            file.write_table(table)
+    terms = _mapped(folder / TERMS_FILE)[TermColumn.TERM]
+    vocabulary = Vocabulary.of(terms, np.arange(len(terms)))
+    _write(folder / VOCABULARY_FILE, {WORD: vocabulary.words, FIRST_ROW: pa.array(vocabulary.starts)})
+    _write(folder / WORD_ROWS_FILE, {ROW: pa.array(vocabulary.rows)})
+
+
+def _write_texts(folder: Path, parts: Iterator[pa.Table | pa.RecordBatch] | list[pa.Table]) -> None:
+    schema = pa.schema(
+        [
+            pa.field(C.TEXT, pa.string()),
+            pa.field(C.SENTENCE_STARTS, pa.list_(pa.int32())),
+            pa.field(C.SENTENCE_ENDS, pa.list_(pa.int32())),
+        ]
+    )
+    with pa.ipc.new_file(str(folder / TEXTS_FILE), schema) as file:
+        pending: list[pa.Table] = []
+        held = 0
+        for part in parts:
+            table = pa.Table.from_batches([part]) if isinstance(part, pa.RecordBatch) else part
+            table = pa.table(
+                [
+                    pc.fill_null(table[c], pa.scalar([] if c != C.TEXT else "", schema.field(c).type))
+                    for c in TEXT_COLUMNS
+                ],
+                schema=schema,
+            )
+            pending.append(table)
+            held += table.num_rows
+            if held >= TEXT_BATCH_ROWS:
+                file.write_table(pa.concat_tables(pending).combine_chunks(), max_chunksize=TEXT_BATCH_ROWS)
+                pending, held = [], 0
+        if pending:
+            file.write_table(pa.concat_tables(pending).combine_chunks(), max_chunksize=TEXT_BATCH_ROWS)
+
+
+def _write_catalogue(folder: Path, held: pa.Table) -> None:
+    """The held columns with each chunk's sentence count, and the title words of their titles."""
+    catalogue = ChunkCatalogue(held.combine_chunks())
+    title_words = TitleWords.of(catalogue.titles)
+    _write(folder / TITLE_WORDS_FILE, {WORD: title_words.words, OWNER: pa.array(title_words.owners)})
+    _write(
+        folder / CATALOGUE_FILE,
+        {
+            **dict(zip(catalogue.table.column_names, catalogue.table.columns)),
+            NUMBERS_BY_ID: pa.array(catalogue.numbers_by_id),
+        },
+    )
+
+
+def _array(column: pa.ChunkedArray) -> pa.Array:
+    """A column written as one batch, as that batch's array (no copy)."""
+    return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
+
+
+def _write(path: Path, columns: dict[str, pa.Array]) -> None:
+    """One table as one batch (a mapped column is then one array, with no copy)."""
+    table = pa.table(columns)
+    with pa.ipc.new_file(str(path), table.schema) as file:
+        file.write_table(table, max_chunksize=max(1, table.num_rows))
+
+
+def _mapped(path: Path) -> pa.Table:
+    with pa.memory_map(str(path)) as source:
+        return pa.ipc.open_file(source).read_all()

@@ -1,0 +1,180 @@
+"""Keyword segments (indexer/index/segments.py): a commit writes one segment of what it added and a
+file of removed chunks, leaving every other segment file as it was; merges replace segments behind
+a manifest of their own; a kill -9 in a commit or a merge leaves the committed index whole; readers
+see committed states only, and a snapshot keeps reading segments a merge removed."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+from arag_mcp.indexer.build import BuildOptions, build_index, sync_index
+from arag_mcp.indexer.index import keyword_segments
+from arag_mcp.indexer.index.keyword_segments import KeywordSegments
+from arag_mcp.indexer.index.manifest import IndexStoreError, check_manifest, write_manifest
+from arag_mcp.indexer.index.segment_store import FOLDER
+from arag_mcp.indexer.index.snapshot import open_index
+from arag_mcp.server.search.keywords import keyword_search
+
+QUERIES = [["Curie"], ["Marie Curie", "radium"], ["river", "born in", "polonium"], ["東京"], ["no such word"]]
+
+
+def write_note(folder: Path, number: int, text: str) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"note-{number}.md").write_text(f"# Note {number}\n\nMarie Curie was born in Warsaw. {text}\n", "utf-8")
+
+
+def answers(index: Path) -> list[list[tuple[str, float]]]:
+    opened = open_index(str(index))
+    return [
+        [(hit.chunk.chunk_id, hit.score) for hit in keyword_search(opened, keywords, 5).hits] for keywords in QUERIES
+    ]
+
+
+def segment_files(index: Path) -> dict[Path, tuple[int, int]]:
+    return {
+        path: (path.stat().st_ino, path.stat().st_mtime_ns) for path in (index / FOLDER).rglob("*") if path.is_file()
+    }
+
+
+@pytest.fixture
+def index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setattr(keyword_segments, "MERGE_FACTOR", 100)
+    for number, text in enumerate(
+        ["Radium and polonium.", "The river Vistula.", "東京の東京駅 is in Tokyo.", "Edition 1."]
+    ):
+        write_note(tmp_path / "notes", number, text)
+    build_index([tmp_path / "notes"], str(tmp_path / "idx"), BuildOptions(progress=False))
+    return tmp_path / "idx"
+
+
+def test_a_commit_adds_one_segment_and_leaves_the_others_untouched(index: Path):
+    before = segment_files(index)
+    write_note(index.parent / "notes", 3, "Edition 2 of the river guide.")
+    sync_index(str(index), BuildOptions(progress=False))
+    after = segment_files(index)
+    assert {path: after[path] for path in before} == before
+    added = set(after) - set(before)
+    [first, second] = check_manifest(str(index)).segments
+    assert first.dead_count == 1 and {path.parent.name for path in added} == {first.name, second.name}
+    assert [path.name for path in added if path.parent.name == first.name] == [first.dead]
+    assert second.chunks == 1
+
+
+def test_merges_answer_as_the_segments_they_replace(index: Path):
+    for number in range(4, 8):
+        write_note(index.parent / "notes", number, f"The river {number}.")
+        if number == 6:
+            os.remove(index.parent / "notes" / "note-1.md")
+        sync_index(str(index), BuildOptions(progress=False))
+    manifest = check_manifest(str(index))
+    assert len(manifest.segments) == 5 and manifest.segments[0].dead_count == 1
+    expected = answers(index)
+    opened = open_index(str(index))
+    merging = KeywordSegments(str(index), manifest.segments)
+    merged = merging.merge(merging.entries[:3])
+    write_manifest(str(index), {**manifest.raw, "segments": [entry.to_dict() for entry in merged]})
+    merging.remove_unused()
+    merged_sizes = [(entry.chunks, entry.dead_count) for entry in check_manifest(str(index)).segments]
+    assert merged_sizes == [(5, 0), (1, 0), (1, 0)]
+    assert sorted(path.name for path in (index / FOLDER).iterdir()) == sorted(entry.name for entry in merged)
+    assert answers(index) == expected
+    # the snapshot opened before keeps reading the segments the merge removed
+    assert [[(h.chunk.chunk_id, h.score) for h in keyword_search(opened, k, 5).hits] for k in QUERIES] == expected
+
+
+def test_a_missing_segment_file_is_one_line_naming_the_fix(index: Path):
+    [entry] = check_manifest(str(index)).segments
+    (index / FOLDER / entry.name / "texts.arrow").unlink()
+    with pytest.raises(IndexStoreError, match=r"keyword segment .* cannot be read .*--rebuild") as caught:
+        open_index(str(index))
+    assert "\n" not in str(caught.value)
+
+
+KILLED = """
+import os, signal, sys
+from arag_mcp.indexer.build import BuildOptions, sync_index
+from arag_mcp.indexer.index import keyword_segments, segments
+keyword_segments.MERGE_FACTOR, keyword_segments.SMALLEST_TIER = 2, 1
+where = sys.argv[2]
+original = getattr(segments, where)
+def killed(folder, *args):
+    original(folder, *args)
+    os.kill(os.getpid(), signal.SIGKILL)
+setattr(keyword_segments, where, killed)
+sync_index(sys.argv[1], BuildOptions(progress=False))
+"""
+
+
+@pytest.mark.parametrize("where", ["write_segment", "write_merged"])
+def test_a_kill_during_a_commit_or_a_merge_leaves_the_committed_index_whole(index: Path, where: str):
+    write_note(index.parent / "notes", 4, "The river Oder.")
+    sync_index(str(index), BuildOptions(progress=False))  # two segments: a merge is due at the next commit
+    committed_before = check_manifest(str(index)).segments
+    write_note(index.parent / "notes", 5, "The river Warta and radium.")
+    result = subprocess.run([sys.executable, "-c", KILLED, str(index), where], capture_output=True, text=True)
+    assert result.returncode == -9, result.stderr
+    manifest = check_manifest(str(index))
+    if where == "write_segment":
+        assert manifest.segments == committed_before  # the commit never landed
+    else:
+        assert len(manifest.segments) == 3  # the commit landed; its merge did not
+    assert any(answers(index))
+    write_note(index.parent / "notes", 6, "The river Bug.")
+    sync_index(str(index), BuildOptions(progress=False))  # the next commit removes what the kill left
+    final = check_manifest(str(index)).segments
+    assert sorted(path.name for path in (index / FOLDER).iterdir()) == sorted(entry.name for entry in final)
+    assert sum(entry.live for entry in final) == open_index(str(index)).chunks.table.count_rows() == 7
+
+
+def test_readers_beside_commits_and_merges_see_committed_states_only(index: Path, monkeypatch: pytest.MonkeyPatch):
+    """Each snapshot's chunks are those of the chunks table at the versions its manifest names."""
+    monkeypatch.setattr(keyword_segments, "MERGE_FACTOR", 2)
+    monkeypatch.setattr(keyword_segments, "SMALLEST_TIER", 1)
+    stop, seen, failures = threading.Event(), [], []
+
+    def read() -> None:
+        while not stop.is_set():
+            try:
+                snapshot = open_index(str(index))
+                keyword_search(snapshot, ["river"], 5)
+                ids = sorted(snapshot.catalogue.ids().tolist())
+                assert ids == sorted(snapshot.chunks.table.to_arrow()["chunk_id"].to_pylist())
+                seen.append(len(ids))
+            except Exception as exc:  # noqa: BLE001 - collected and asserted below
+                failures.append(repr(exc))
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    try:
+        for number in range(4, 12):
+            write_note(index.parent / "notes", number, f"The river {number}.")
+            if number % 3 == 0:
+                os.remove(index.parent / "notes" / f"note-{number - 2}.md")
+            sync_index(str(index), BuildOptions(progress=False))
+    finally:
+        stop.set()
+        reader.join()
+    assert not failures, failures[:3]
+    assert len(seen) > 3
+
+
+def test_a_build_served_from_its_segments_answers_keywords_without_lancedb(index: Path):
+    """LanceDB's import is much of a server's start: a keyword search and a chunk read need none of it."""
+    script = (
+        "import sys\n"
+        "from arag_mcp.indexer.index.snapshot import open_index\n"
+        "from arag_mcp.server.search.keywords import keyword_search\n"
+        f"snapshot = open_index({str(index)!r})\n"
+        "hits = keyword_search(snapshot, ['Marie Curie', 'river'], 5).hits\n"
+        "assert hits and hits[0].chunk.text, hits\n"
+        "print('lancedb' in sys.modules)\n"
+        "snapshot.sentences\n"
+        "print('lancedb' in sys.modules)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert result.stdout.split() == ["False", "True"], result.stderr
