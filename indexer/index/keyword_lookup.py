@@ -156,9 +156,7 @@ class KeywordLookup:
         """These terms rows (numbered across segments), flattened."""
         owners = np.searchsorted(self.row_starts, rows, side="right") - 1
         read = [
-            part.postings(rows[owners == at] - part.first_row)
-            for at, part in enumerate(self.parts)
-            if (owners == at).any()
+            part.postings(rows[owners == at] - part.first_row) for at, part in enumerate(self.parts) if at in owners
         ]
         if not read:
             return Postings(pa.array([], pa.string()), NO_ROWS, NO_ROWS, np.zeros(0, dtype=np.int32))

@@ -15,8 +15,9 @@ from collections.abc import Sequence
 import numpy as np
 import pyarrow as pa
 
-from .catalogue import ChunkCatalogue
+from .catalogue import HELD_COLUMNS, SENTENCE_COUNT, ChunkCatalogue
 from .manifest import IndexStoreError, Manifest, SegmentEntry
+from .schema import chunks_schema
 from .segment_store import segment_store
 from .segments import FILES, Segment
 
@@ -60,9 +61,6 @@ class SegmentSet:
             table = segment.catalogue.table
             parts.append(table if len(locals_) == table.num_rows else table.take(pa.array(locals_)))
         if not parts:
-            from .catalogue import HELD_COLUMNS, SENTENCE_COUNT
-            from .schema import chunks_schema
-
             schema = chunks_schema()
             fields = [schema.field(c) for c in HELD_COLUMNS] + [pa.field(SENTENCE_COUNT, pa.int32())]
             return pa.schema(fields).empty_table()

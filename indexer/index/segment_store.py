@@ -13,7 +13,7 @@ import shutil
 import tempfile
 import uuid
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Protocol
 
@@ -30,7 +30,7 @@ COPY_BYTES = 1 << 20
 
 
 class SegmentStore(Protocol):
-    def new_folder(self) -> Iterator[Path]:
+    def new_folder(self) -> AbstractContextManager[Path]:
         """A local folder to write a segment into; removed unless `publish` took it."""
         ...
 
@@ -57,18 +57,23 @@ def segment_name() -> str:
     return uuid.uuid4().hex[:16]
 
 
+@contextmanager
+def _work_folder(parent: Path) -> Iterator[Path]:
+    """A hidden folder in `parent` to write a segment into; removed unless it was renamed away."""
+    parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=WRITING_PREFIX, dir=parent))
+    try:
+        yield work
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 class LocalSegments:
     def __init__(self, uri: str) -> None:
         self.root = Path(uri, FOLDER)
 
-    @contextmanager
-    def new_folder(self) -> Iterator[Path]:
-        self.root.mkdir(parents=True, exist_ok=True)
-        work = Path(tempfile.mkdtemp(prefix=WRITING_PREFIX, dir=self.root))
-        try:
-            yield work
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
+    def new_folder(self) -> AbstractContextManager[Path]:
+        return _work_folder(self.root)
 
     def publish(self, work: Path, name: str) -> None:
         work.chmod(0o755)  # readable as the tables are, by a server running as another user
@@ -98,14 +103,8 @@ class RemoteSegments:
         self.uri = uri.rstrip("/")
         self.cache = cache_root() / "segments" / hashlib.sha256(self.uri.encode()).hexdigest()[:16]
 
-    @contextmanager
-    def new_folder(self) -> Iterator[Path]:
-        self.cache.mkdir(parents=True, exist_ok=True)
-        work = Path(tempfile.mkdtemp(prefix=WRITING_PREFIX, dir=self.cache))
-        try:
-            yield work
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
+    def new_folder(self) -> AbstractContextManager[Path]:
+        return _work_folder(self.cache)
 
     def publish(self, work: Path, name: str) -> None:
         for path in sorted(work.iterdir()):
