@@ -16,7 +16,7 @@ from arag_mcp.server.tools.errors import tool_error, unexpected_error
 from arag_mcp.server.tools.profiles import DEFAULT_PROFILE, PROFILES, Profile
 from arag_mcp.server.tools.toolkit import Toolkit
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp_types import ToolAnnotations
 from pydantic import ValidationError
 
@@ -105,7 +105,7 @@ def create_server(
         try:
             snapshot = live.snapshot()
         except IndexStoreError as exc:
-            raise ToolError(str(exc)) from None
+            raise ResourceError(str(exc)) from None
         shown = {key: value for key, value in snapshot.manifest.raw.items() if key not in PRIVATE_MANIFEST_KEYS}
         return json.dumps(
             {
@@ -126,9 +126,9 @@ def create_server(
         from arag_mcp.indexer.index.snapshot import list_documents  # LanceDB is imported after the handshake
 
         try:
-            listed = list_documents(live.uri)
+            listed = list_documents(live.uri, live.snapshot().manifest)
         except IndexStoreError as exc:
-            raise ToolError(str(exc)) from None
+            raise ResourceError(str(exc)) from None
         shown = [{key: value for key, value in row.items() if key != DocumentColumn.ID} for row in listed]
         return json.dumps({"documents": len(shown), "list": shown}, indent=2)
 

@@ -1,5 +1,7 @@
 """An index on an object store that stalls or vanishes mid-service, then comes back: the server's
-tools over a local S3 server (moto) behind a proxy that can hold or refuse its connections."""
+tools over a local S3 server (moto) behind a proxy that can hold or refuse its connections. What the
+keyword segments hold is answered from the cache; what needs the store (the LanceDB tables, the
+documents list) ends within the deadline as one line."""
 
 from __future__ import annotations
 
@@ -12,10 +14,15 @@ import anyio
 import pytest
 from arag_mcp.indexer.build import BuildOptions, build_index
 from arag_mcp.indexer.index.ids import doc_key
+from arag_mcp.indexer.index.manifest import StoreUnanswered
+from arag_mcp.indexer.index.schema import CHUNKS
+from arag_mcp.indexer.index.snapshot import open_index
 from arag_mcp.indexer.index.store import DEFAULT_STORE_SECONDS, set_store_deadline
+from arag_mcp.indexer.index.store_reads import STORE_WAITERS
 from arag_mcp.server.app import create_server
 from arag_mcp.server.search.live_index import LiveIndex
 from mcp import Client
+from mcp.shared.exceptions import MCPError
 
 from .conftest import BUCKET, SAMPLE, live_index, run_cli
 from .mcp_helpers import app_for, asgi_client
@@ -29,6 +36,7 @@ DEADLINE = 3.0
 SLACK = 2.0
 """What a call may take beyond the deadline: the server's own work on a shared CPU."""
 RADIUM = f"{doc_key('radium')}-0"
+IN_FLIGHT = 60
 
 
 @dataclass
@@ -108,6 +116,81 @@ async def test_keyword_search_and_chunk_read_answer_from_the_cached_segments_whi
             assert [hit["chunk_id"] for hit in result.structured_content["results"]] == [RADIUM]
             took, result = await timed(client.call_tool("chunk_read", {"chunk_ids": [RADIUM]}))
             assert took < 1.0 and not result.is_error, (took, result.content[0].text)
+            store.proxy.recover()
+            assert await serves(client, 2 * DEADLINE + 5)
+
+
+@pytest.mark.parametrize("failure", ["stall", "vanish"])
+def test_opening_the_tables_on_a_silent_store_is_one_line_within_the_deadline(
+    store: Store, index_uri: str, failure: str
+):
+    """Semantic search opens the LanceDB tables when first used, after the segments were mapped:
+    on a store that stopped answering meanwhile, that open ends within the deadline, and opens once
+    the store is back."""
+    snapshot = open_index(index_uri)
+    getattr(store.proxy, failure)()
+    for opening in (lambda: snapshot.sentences, lambda: snapshot.tables[CHUNKS]):
+        started = time.monotonic()
+        with pytest.raises(StoreUnanswered, match="does not answer") as failed:
+            opening()
+        assert time.monotonic() - started < DEADLINE + SLACK
+        assert "\n" not in str(failed.value) and "is damaged" not in str(failed.value)
+    store.proxy.recover()
+    deadline = time.monotonic() + 2 * DEADLINE + 5
+    while True:
+        try:
+            assert snapshot.sentences.count() == snapshot.manifest.counts.sentences
+            break
+        except StoreUnanswered:
+            assert time.monotonic() < deadline, "the tables did not open once the store answered again"
+            time.sleep(0.5)
+
+
+async def read_documents(client: Client) -> tuple[float, str]:
+    """How long reading arag://documents (the documents table, read at every call) took, and its
+    text or, where it failed, its one-line error."""
+    started = time.monotonic()
+    try:
+        text = (await client.read_resource("arag://documents")).contents[0].text
+    except MCPError as exc:
+        text = str(exc)
+    return time.monotonic() - started, text
+
+
+async def test_calls_from_memory_answer_while_calls_are_stuck_on_the_store(store: Store, index_uri: str):
+    with live_index(index_uri) as live:
+        async with Client(create_server(live)) as client:
+            assert await serves(client, 30)
+            _, listed = await read_documents(client)
+            assert '"documents": 6' in listed, listed
+            store.proxy.stall()
+            results: list[tuple[float, str]] = []
+
+            async def stuck() -> None:
+                results.append(await read_documents(client))
+
+            async with anyio.create_task_group() as calls:
+                for _ in range(IN_FLIGHT):
+                    calls.start_soon(stuck)
+                await anyio.sleep(0.5)  # all in flight, none past the deadline
+                took, manifest = await timed(client.read_resource("arag://index"))
+                assert took < 1.0 and index_uri in manifest.contents[0].text, took
+                took, listed_tools = await timed(client.list_tools())
+                assert took < 1.0 and listed_tools.tools, took
+                for tool, arguments in (
+                    ("keyword_search", {"keywords": ["pitchblende"], "top_k": 3}),
+                    ("semantic_search", {"query": "Which element glows faintly blue?"}),
+                    ("chunk_read", {"chunk_ids": [RADIUM]}),
+                ):
+                    took, result = await timed(client.call_tool(tool, arguments))
+                    assert took < 1.0 and not result.is_error, (tool, took, result.content[0].text)
+            assert len(results) == IN_FLIGHT
+            assert max(took for took, _ in results) < DEADLINE + SLACK
+            texts = [text for _, text in results]
+            assert all("\n" not in text and "is damaged" not in text for text in texts), set(texts)
+            waited = [text for text in texts if "does not answer" in text]
+            refused = [text for text in texts if f"{STORE_WAITERS} reads are waiting" in text]
+            assert len(waited) + len(refused) == IN_FLIGHT and len(waited) >= 1, set(texts)
             store.proxy.recover()
             assert await serves(client, 2 * DEADLINE + 5)
 

@@ -39,7 +39,11 @@ OPEN_ATTEMPTS = 3
 class Tables:
     """The build's LanceDB tables, opened at the versions its manifest names when first asked for:
     keyword searches and chunk reads are answered from the keyword segments without LanceDB, and
-    LanceDB's import is a large part of a server's start (bench/README.md)."""
+    LanceDB's import is a large part of a server's start (bench/README.md).
+
+    Opening asks the store, which may keep a caller waiting up to its deadline; no lock is held
+    meanwhile, so the calls that wait are the ones store_reads.py counts and bounds, not a queue
+    behind a lock (two first callers may both open: the first to finish is kept)."""
 
     def __init__(self, uri: str, manifest: Manifest) -> None:
         self.uri, self.manifest = uri, manifest
@@ -47,16 +51,23 @@ class Tables:
         self._lock = threading.Lock()
 
     def __getitem__(self, name: str) -> Any:
-        with self._lock:
-            if self._opened is None:
-                db = connect(self.uri)
-                opened = {}
-                for table in self.manifest.tables:
-                    with reading(self.uri, table):
-                        opened[table] = db.open_table(table)
-                        opened[table].checkout(self.manifest.tables[table])
-                self._opened = opened
+        if self._opened is None:
+            opened = read(self.uri, name, self._open_all)
+            with self._lock:
+                if self._opened is None:
+                    self._opened = opened
         return self._opened[name]
+
+    def _open_all(self) -> dict[str, Any]:
+        """Every table at its committed version; on an object store, run within the store deadline
+        (`read`): opening one asks the store, which may not answer."""
+        db = connect(self.uri)
+        opened = {}
+        for table in self.manifest.tables:
+            with reading(self.uri, table):
+                opened[table] = db.open_table(table)
+                opened[table].checkout(self.manifest.tables[table])
+        return opened
 
     def opener(self, name: str) -> Callable[[], Any]:
         return lambda: self[name]
@@ -99,11 +110,14 @@ class IndexSnapshot:
     @property
     def sentences(self) -> SentenceSearch:
         """Opened when first used; every data file of the sentences table is opened then, so a
-        damaged build is refused at its first semantic search, not part way through one."""
-        with self._lock:
-            if self._sentences is None:
-                self._sentences = self._open_sentences()
-            return self._sentences
+        damaged build is refused at its first semantic search, not part way through one. Opened
+        without the lock held, as the tables are (`Tables`)."""
+        if self._sentences is None:
+            opened = self._open_sentences()
+            with self._lock:
+                if self._sentences is None:
+                    self._sentences = opened
+        return self._sentences
 
     def _open_sentences(self) -> SentenceSearch:
         from .sentence_search import SentenceSearch
@@ -111,8 +125,8 @@ class IndexSnapshot:
         from .writer import VECTOR_INDEX_MIN_ROWS
 
         uri, manifest = self.uri, self.manifest
-        with reading(uri, SENTENCES):
-            scan(self.tables[SENTENCES].search().select([S.POSITION])).read_all()
+        table = self.tables[SENTENCES]
+        read(uri, SENTENCES, lambda: scan(table.search().select([S.POSITION])).read_all())
         in_memory = None
         if not manifest.vector_index or manifest.counts.sentences < VECTOR_INDEX_MIN_ROWS:
             sentences, chunks = self.tables[SENTENCES], self.tables[CHUNKS]
@@ -122,12 +136,14 @@ class IndexSnapshot:
 
     @property
     def chunk_vectors(self) -> ChunkVectorSearch:
-        with self._lock:
-            if self._chunk_vectors is None:
-                from .chunk_vector_search import ChunkVectorSearch
+        if self._chunk_vectors is None:
+            from .chunk_vector_search import ChunkVectorSearch
 
-                self._chunk_vectors = ChunkVectorSearch(self.uri, self.tables[CHUNK_VECTORS], self.catalogue)
-            return self._chunk_vectors
+            opened = ChunkVectorSearch(self.uri, self.tables[CHUNK_VECTORS], self.catalogue)
+            with self._lock:
+                if self._chunk_vectors is None:
+                    self._chunk_vectors = opened
+        return self._chunk_vectors
 
     def replaced(self, *, manifest: Manifest | None = None, sentences: SentenceSearch | None = None) -> IndexSnapshot:
         """This build with its manifest as described anew, or with another sentence search."""
@@ -146,8 +162,8 @@ class IndexSnapshot:
         IndexStoreError where one is damaged (the keyword segments were read at open)."""
         for name in self.manifest.tables:
             self.tables[name]
-        with reading(self.uri, CHUNKS):
-            scan(self.tables[CHUNKS].search().select([C.PART])).read_all()
+        chunks = self.tables[CHUNKS]
+        read(self.uri, CHUNKS, lambda: scan(chunks.search().select([C.PART])).read_all())
         self.sentences
 
 
@@ -185,11 +201,12 @@ LISTED_COLUMNS = (
 """What `list_documents` tells of a document (not the file it was read from: a machine's path)."""
 
 
-def list_documents(uri: str) -> list[dict[str, Any]]:
-    """The documents of the committed build at `uri`, by source then id: plain dicts of LISTED_COLUMNS.
-    Only the documents table is opened. IndexStoreError says what is wrong."""
+def list_documents(uri: str, manifest: Manifest | None = None) -> list[dict[str, Any]]:
+    """The documents of the build at `uri` that `manifest` describes (the committed one where not
+    given), by source then id: plain dicts of LISTED_COLUMNS. Only the documents table is opened,
+    within the store deadline. IndexStoreError says what is wrong."""
     uri = normalise_uri(uri)
-    manifest = check_manifest(uri)
+    manifest = manifest or check_manifest(uri)
 
     def fetch() -> pa.Table:
         table = connect(uri).open_table(DOCUMENTS)
