@@ -2,6 +2,7 @@
 
     python bench/commit_cost.py                       # MuSiQue, one Markdown file per passage (3,141)
     python bench/commit_cost.py --edits 9 --append-sentences 300
+    python bench/commit_cost.py --synthetic-chunks 100000     # bench/speed.py's synthetic index
 
 On the MuSiQue corpus written as one Markdown file per passage (bench/freshness.py's, built once
 and cached in bench/results/work/freshness/), each edit appends a sentence with a new word to one
@@ -11,7 +12,10 @@ wrote (/proc/self/io), how much the index folder grew (the sum of its files' siz
 sentences were embedded; and the index's size before the first edit and after the last, what a
 run of edits leaves after cleanup (`--edits 200` for a long run). `--append-sentences N` adds a
 document of N sentences and appends one sentence to it, as many times as there are edits,
-reporting the sentences embedded each time.
+reporting the sentences embedded each time. `--synthetic-chunks N` edits, instead, a folder of
+notes added to a synthetic index of N chunks of ~1,000 tokens (bench/speed.py's, 10 sentences each,
+written once and cached in bench/results/work/commit-N/): the cost at sizes a build here could not
+embed in reasonable time.
 Results (medians, and every edit) go to bench/results/commit_cost.json as each part ends.
 """
 
@@ -24,7 +28,7 @@ import statistics
 import time
 from pathlib import Path
 
-from common import RESULTS, log, write_json
+from common import BENCH_DATA, RESULTS, log, write_json
 from freshness import prepared, write_corpus
 
 OUTPUT = RESULTS / "commit_cost.json"
@@ -64,15 +68,37 @@ def medians(edits: list[dict]) -> dict:
     return {key: statistics.median(edit[key] for edit in edits) for key in edits[0] if key != "chunks"}
 
 
+def synthetic(count: int) -> tuple[Path, Path]:
+    """(notes folder, index): a synthetic index of `count` chunks with a folder of 100 notes added to it."""
+    from arag_mcp.indexer.build import BuildOptions, build_index
+    from arag_mcp.indexer.embedding.embedder import Embedder
+    from speed import passages, synthetic_chunks, vector_pool, write_index
+
+    folder = RESULTS / "work" / f"commit-{count}"
+    sources, index = folder / "docs", folder / "idx"
+    if not (index / "manifest.json").exists() or not sources.is_dir():
+        records = passages(BENCH_DATA)
+        log(f"writing a synthetic index of {count} chunks")
+        write_index(index, synthetic_chunks(records, count), 10, vector_pool(Embedder().load(), records))
+        sources.mkdir(parents=True, exist_ok=True)
+        for number, record in enumerate(records[:100]):
+            (sources / f"note-{number:03d}.md").write_text(f"# {record['title']}\n\n{record['text']}\n")
+        build_index([sources], str(index), BuildOptions(progress=False))
+    return sources, index
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--edits", type=int, default=5, help="one-note edits timed (default: 5)")
     parser.add_argument(
         "--append-sentences", type=int, default=300, help="sentences of the document appended to (0: none)"
     )
+    parser.add_argument(
+        "--synthetic-chunks", type=int, default=0, help="edit notes beside a synthetic index of N chunks"
+    )
     parser.add_argument("--output", type=Path, default=OUTPUT)
     args = parser.parse_args()
-    sources, index = prepared("musique", write_corpus)
+    sources, index = synthetic(args.synthetic_chunks) if args.synthetic_chunks else prepared("musique", write_corpus)
     results: dict = {"index": str(index), "cpu_cores": os.cpu_count()}
     notes = sorted(sources.rglob("*.md"))
     timed_sync(index, notes[:1])  # loads the model, catches up after an earlier run's edits

@@ -68,7 +68,8 @@ from arag_mcp.indexer.index.schema import (  # noqa: E402
 from arag_mcp.indexer.index.snapshot import IndexSnapshot, open_index  # noqa: E402
 from arag_mcp.indexer.index.vectors import SentenceVectors  # noqa: E402
 from arag_mcp.indexer.index.writer import IndexWriter, sentence_rows_of, vector_search  # noqa: E402
-from arag_mcp.indexer.text.sentences import split_sentences  # noqa: E402
+from arag_mcp.indexer.text.context import SENTENCE_CONTEXT  # noqa: E402
+from arag_mcp.indexer.text.sentences import SPLITTER_VERSION, split_sentences  # noqa: E402
 from arag_mcp.server.search import retrieval  # noqa: E402
 from arag_mcp.server.search.conversations import Conversations  # noqa: E402
 from arag_mcp.server.search.keywords import keyword_search  # noqa: E402
@@ -186,7 +187,9 @@ def synthetic_rows(
 
 
 def commit_synthetic(writer: IndexWriter, vector_index: dict | None, started: float) -> None:
-    """Commit a synthetic index's manifest: the default model's settings, a synthetic splitter."""
+    """Commit a synthetic index's manifest: the default model's settings and this code's splitter and
+    sentence context, so that a command extends it as it would an index it built
+    (bench/commit_cost.py edits one)."""
     counts = writer.counts()
     writer.commit(
         {
@@ -197,8 +200,9 @@ def commit_synthetic(writer: IndexWriter, vector_index: dict | None, started: fl
             "document_prompt": "",
             "chunk_tokens": 1000,
             "sentence_tokens": 224,
-            "splitter": "synthetic",
-            "sentence_context": "synthetic",
+            "splitter": SPLITTER_VERSION,
+            "sentence_context": SENTENCE_CONTEXT,
+            "sources": [],
             "counts": counts,
             "vector_index": vector_index,
             "built_at": "synthetic",
