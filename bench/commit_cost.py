@@ -14,7 +14,7 @@ run of edits leaves after cleanup (`--edits 200` for a long run). `--append-sent
 document of N sentences and appends one sentence to it, as many times as there are edits,
 reporting the sentences embedded each time. `--synthetic-chunks N` edits, instead, a folder of
 notes added to a synthetic index of N chunks of ~1,000 tokens (bench/speed.py's, 10 sentences each,
-written once and cached in bench/results/work/commit-N/): the cost at sizes a build here could not
+written once and cached in bench/results/work/synthetic-N/, freshness.synthetic): the cost at sizes a build here could not
 embed in reasonable time.
 Results (medians, and every edit) go to bench/results/commit_cost.json as each part ends.
 """
@@ -28,8 +28,8 @@ import statistics
 import time
 from pathlib import Path
 
-from common import BENCH_DATA, RESULTS, log, write_json
-from freshness import prepared, write_corpus
+from common import RESULTS, log, write_json
+from freshness import prepared, synthetic, write_corpus
 
 OUTPUT = RESULTS / "commit_cost.json"
 
@@ -66,25 +66,6 @@ def timed_sync(index: Path, paths: list[Path]) -> dict:
 
 def medians(edits: list[dict]) -> dict:
     return {key: statistics.median(edit[key] for edit in edits) for key in edits[0] if key != "chunks"}
-
-
-def synthetic(count: int) -> tuple[Path, Path]:
-    """(notes folder, index): a synthetic index of `count` chunks with a folder of 100 notes added to it."""
-    from arag_mcp.indexer.build import BuildOptions, build_index
-    from arag_mcp.indexer.embedding.embedder import Embedder
-    from speed import passages, synthetic_chunks, vector_pool, write_index
-
-    folder = RESULTS / "work" / f"commit-{count}"
-    sources, index = folder / "docs", folder / "idx"
-    if not (index / "manifest.json").exists() or not sources.is_dir():
-        records = passages(BENCH_DATA)
-        log(f"writing a synthetic index of {count} chunks")
-        write_index(index, synthetic_chunks(records, count), 10, vector_pool(Embedder().load(), records))
-        sources.mkdir(parents=True, exist_ok=True)
-        for number, record in enumerate(records[:100]):
-            (sources / f"note-{number:03d}.md").write_text(f"# {record['title']}\n\n{record['text']}\n")
-        build_index([sources], str(index), BuildOptions(progress=False))
-    return sources, index
 
 
 def main() -> None:

@@ -15,6 +15,9 @@ cached in bench/results/work/freshness/:
   one core; again with a tree of `--tree-files` one-sentence files watched;
 - burst: `--burst` files changed at once (a branch switch); the time until every change is
   searchable, the batches it took, and that no document is lost or duplicated.
+`--synthetic-chunks N` times the edits alone, of a folder of 100 notes added to a synthetic index of
+N chunks of ~1,000 tokens (bench/speed.py's, 10 sentences each; written once and cached in
+bench/results/work/synthetic-N/): the latency at sizes a build here could not embed in time.
 Results are written to bench/results/freshness.json as each part ends. Linux only (/proc).
 """
 
@@ -70,6 +73,25 @@ def prepared(name: str, write: callable) -> tuple[Path, Path]:  # type: ignore[v
             [sys.executable, "-m", "arag_mcp.indexer", "build", str(sources), "--index", str(index)], check=True
         )
         log(f"built in {time.perf_counter() - started:.0f} s")
+    return sources, index
+
+
+def synthetic(count: int) -> tuple[Path, Path]:
+    """(notes folder, index): a synthetic index of `count` chunks with a folder of 100 notes added to it."""
+    from arag_mcp.indexer.build import BuildOptions, build_index
+    from arag_mcp.indexer.embedding.embedder import Embedder
+    from speed import passages, synthetic_chunks, vector_pool, write_index
+
+    folder = RESULTS / "work" / f"synthetic-{count}"
+    sources, index = folder / "docs", folder / "idx"
+    if not (index / "manifest.json").exists() or not sources.is_dir():
+        records = passages(BENCH_DATA)
+        log(f"writing a synthetic index of {count} chunks")
+        write_index(index, synthetic_chunks(records, count), 10, vector_pool(Embedder().load(), records))
+        sources.mkdir(parents=True, exist_ok=True)
+        for number, record in enumerate(records[:100]):
+            (sources / f"note-{number:03d}.md").write_text(f"# {record['title']}\n\n{record['text']}\n")
+        build_index([sources], str(index), BuildOptions(progress=False))
     return sources, index
 
 
@@ -275,6 +297,16 @@ async def watched(index: Path, name: str, run) -> dict:  # noqa: ANN001 - a coro
 
 async def main_async(args: argparse.Namespace) -> None:
     results: dict = {"cpu_cores": os.cpu_count(), "arguments": {**vars(args), "output": str(args.output)}}
+    if args.synthetic_chunks:
+        sources, index = synthetic(args.synthetic_chunks)
+
+        async def notes(server: Server) -> None:
+            results["edits"] = await edits(server, sources, args.edits)
+            log(f"edits: {results['edits']}")
+            record(results)
+
+        await watched(index, f"synthetic-{args.synthetic_chunks}", notes)
+        return
     sources, index = prepared("musique", write_corpus)
     results["no_change_sync"] = no_change_sync(index)
     log(f"no-change sync: {results['no_change_sync']}")
@@ -316,6 +348,12 @@ def main() -> None:
     parser.add_argument("--output", type=Path, default=OUTPUT, help=f"where the results go (default: {OUTPUT})")
     parser.add_argument(
         "--tree-files", type=int, default=20000, help="files of the idle tree (0: none; default: 20000)"
+    )
+    parser.add_argument(
+        "--synthetic-chunks",
+        type=int,
+        default=0,
+        help="time the edits alone, of 100 notes beside a synthetic index of N chunks (bench/speed.py's)",
     )
     anyio.run(main_async, parser.parse_args())
 

@@ -87,6 +87,37 @@ def test_merges_answer_as_the_segments_they_replace(index: Path):
     assert [[(h.chunk.chunk_id, h.score) for h in keyword_search(opened, k, 5).hits] for k in QUERIES] == expected
 
 
+def test_a_build_opened_after_another_takes_over_what_it_left_unchanged(index: Path):
+    """A server follows each commit by opening the new build with the one it serves (`previous`):
+    the segments both name come over mapped, with the words derived from them; what it answers is
+    what a cold open answers, through a removal, an addition and a merge."""
+    served = open_index(str(index))
+    for step in ("remove", "add", "merge"):
+        notes = index.parent / "notes"
+        if step == "remove":
+            os.remove(notes / "note-1.md")
+        else:
+            write_note(notes, 10, "The river Oder and radium.")
+        sync_index(str(index), BuildOptions(progress=False))
+        if step == "merge":
+            manifest = check_manifest(str(index))
+            merging = KeywordSegments(str(index), manifest.segments)
+            merged = merging.merge(merging.entries)
+            write_manifest(str(index), {**manifest.raw, "segments": [entry.to_dict() for entry in merged]})
+        followed = open_index(str(index), previous=served)
+        before = {segment.name: segment for segment in served.chunks.segments.segments}
+        kept = [segment for segment in followed.chunks.segments.segments if segment.name in before]
+        assert all(segment is before[segment.name] for segment in kept)
+        assert len(kept) == (0 if step == "merge" else len(before))
+        derived = {part.segment.name: part.folded_spellings for part in served.keywords.parts}
+        for part in followed.keywords.parts:
+            assert (part.folded_spellings is derived.get(part.segment.name)) == (part.segment in kept)
+        found = [[(h.chunk.chunk_id, h.score) for h in keyword_search(followed, k, 5).hits] for k in QUERIES]
+        assert found == answers(index), step
+        assert list(followed.catalogue.ids()) == list(open_index(str(index)).catalogue.ids())
+        served = followed
+
+
 def test_a_missing_segment_file_is_one_line_naming_the_fix(index: Path):
     [entry] = check_manifest(str(index)).segments
     (index / FOLDER / entry.name / "texts.arrow").unlink()

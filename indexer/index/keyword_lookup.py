@@ -11,6 +11,7 @@ renumbered into chunk numbers (segment_set.py) as they are read.
 from __future__ import annotations
 
 import bisect
+import copy
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Literal
@@ -38,13 +39,13 @@ case kept), or lower-cased as substring matching compares text."""
 
 
 class SegmentWords:
-    """One segment's vocabulary and title words, with the chunk number of each of its local numbers."""
+    """One segment's vocabulary and title words, with the chunk number of each of its local numbers.
+    What is derived from the segment alone (folded spellings, words of unspaced scripts) is kept by
+    the next build that holds the segment (`renumbered`): a commit adds a segment, it does not
+    change the others."""
 
     def __init__(self, segment: Segment, numbers: np.ndarray, first_row: int, first_word: int) -> None:
         self.segment = segment
-        self.numbers = numbers
-        """Chunk number of each local number (-1: removed)."""
-        self.first_row, self.first_word = first_row, first_word
         vocabulary = segment.vocabulary
         self.words: pa.Array = vocabulary.words
         """The distinct terms of the segment, sorted: the marked tokens first (`token_count` of them,
@@ -63,14 +64,27 @@ class SegmentWords:
         self.unspaced_words = other_folded.filter(pa.array(unspaced_words))
         """The folded forms of the words with letters of a script written without spaces (terms.py)."""
         self.unspaced_positions = other[unspaced_words]
-        titled = segment.title_words
-        self.title_words: pa.Array = titled.words
+        self.title_words: pa.Array = segment.title_words.words
         """The folded words of every title, sorted."""
-        self.title_owners = numbers[titled.owners] if len(titled.owners) else NO_ROWS
+        self._unspaced_titles = _has_unspaced(self.title_words)
+        self.unspaced_title_words = self.title_words.filter(pa.array(self._unspaced_titles))
+        self._number(numbers, first_row, first_word)
+
+    def _number(self, numbers: np.ndarray, first_row: int, first_word: int) -> None:
+        self.numbers = numbers
+        """Chunk number of each local number (-1: removed)."""
+        self.first_row, self.first_word = first_row, first_word
+        owners = self.segment.title_words.owners
+        self.title_owners = numbers[owners] if len(owners) else NO_ROWS
         """Chunk number of each of `title_words` (-1: removed)."""
-        unspaced_titles = _has_unspaced(titled.words)
-        self.unspaced_title_words = titled.words.filter(pa.array(unspaced_titles))
-        self.unspaced_title_owners = self.title_owners[unspaced_titles]
+        self.unspaced_title_owners = self.title_owners[self._unspaced_titles]
+
+    def renumbered(self, numbers: np.ndarray, first_row: int, first_word: int) -> SegmentWords:
+        """These words in another build of the index: what the segment alone gives kept, its chunks
+        and its first terms row and vocabulary position as that build numbers them."""
+        other = copy.copy(self)
+        other._number(numbers, first_row, first_word)
+        return other
 
     @property
     def row_count(self) -> int:
@@ -132,10 +146,16 @@ class KeywordLookup:
     """The marked tokens of the texts ("texts") and of the titles ("titles") in each form asked for."""
 
     @classmethod
-    def load(cls, segments: SegmentSet) -> KeywordLookup:
+    def load(cls, segments: SegmentSet, previous: KeywordLookup | None = None) -> KeywordLookup:
+        """The lookup of a build's segments; the words of those `previous` (an earlier build's lookup)
+        derived from the same mapped segments are taken over (segment_set.open_segments)."""
+        known = {} if previous is None else {id(part.segment): part for part in previous.parts}
         parts, row, word = [], 0, 0
         for segment, numbers in zip(segments.segments, segments.numbers_of_local):
-            part = SegmentWords(segment, numbers, row, word)
+            earlier = known.get(id(segment))
+            part = (
+                SegmentWords(segment, numbers, row, word) if earlier is None else earlier.renumbered(numbers, row, word)
+            )
             parts.append(part)
             row, word = row + part.row_count, word + len(part.words)
         catalogue = segments.catalogue

@@ -6,6 +6,10 @@ with the files of their removed chunks. Opening maps each segment and derives, p
 chunk number of each live local number: postings read from a segment are renumbered as they are
 read, and those of removed chunks dropped. Only the segments' held columns are copied (those of a
 segment with removed chunks, filtered); texts and postings stay mapped.
+
+A build that follows another opens only what changed: the segments both name are taken over mapped
+and checked (with what was derived from them, keyword_lookup.py), and a removed-chunk file both name
+is not read again.
 """
 
 from __future__ import annotations
@@ -32,8 +36,14 @@ class SegmentGone(IndexStoreError):
 class SegmentSet:
     """The segments of one build, with their live chunks numbered densely."""
 
-    def __init__(self, segments: Sequence[Segment], dead: Sequence[np.ndarray]) -> None:
+    def __init__(
+        self, segments: Sequence[Segment], dead: Sequence[np.ndarray], dead_files: Sequence[str | None]
+    ) -> None:
         self.segments = list(segments)
+        self.dead = list(dead)
+        """Per segment, its removed local numbers."""
+        self.dead_files = list(dead_files)
+        """Per segment, the file `dead` was read from (None: none removed)."""
         self.numbers_of_local: list[np.ndarray] = []
         """Per segment, the chunk number of each local number (-1: removed)."""
         self.live_locals: list[np.ndarray] = []
@@ -110,16 +120,26 @@ class SegmentSet:
         return pa.concat_arrays(parts)
 
 
-def open_segments(manifest: Manifest) -> SegmentSet:
+def open_segments(manifest: Manifest, previous: SegmentSet | None = None) -> SegmentSet:
     """The segments `manifest` names, mapped (fetched first into the user's cache where the index is
-    remote). SegmentGone where one is missing or damaged."""
+    remote); those `previous` (an earlier build of the same index) holds are taken over, with their
+    removed chunks where the file is the same. SegmentGone where one is missing or damaged."""
     store = segment_store(manifest.uri)
+    known = {} if previous is None else {segment.name: at for at, segment in enumerate(previous.segments)}
     segments, dead = [], []
     for entry in manifest.segments:
         try:
-            segment = Segment(store.folder(entry.name, _files(entry)))
-            segment.check()
-            removed = segment.dead(entry.dead)
+            at = known.get(entry.name)
+            if at is None:
+                segment = Segment(store.folder(entry.name, _files(entry)))
+                segment.check()
+                removed = segment.dead(entry.dead)
+            elif previous.dead_files[at] == entry.dead:
+                segment, removed = previous.segments[at], previous.dead[at]
+            else:
+                segment = previous.segments[at]
+                store.folder(entry.name, _files(entry))  # an object store's new file of removed chunks, fetched
+                removed = segment.dead(entry.dead)
             if segment.size != entry.chunks or len(removed) != entry.dead_count:
                 raise ValueError("it does not match the manifest")
         except (OSError, ValueError, IndexError, KeyError, pa.ArrowException) as exc:
@@ -129,7 +149,7 @@ def open_segments(manifest: Manifest) -> SegmentSet:
             ) from None
         segments.append(segment)
         dead.append(removed)
-    return SegmentSet(segments, dead)
+    return SegmentSet(segments, dead, [entry.dead for entry in manifest.segments])
 
 
 def _files(entry: SegmentEntry) -> tuple[str, ...]:

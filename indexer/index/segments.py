@@ -172,6 +172,11 @@ class Segment:
     def __init__(self, folder: Path) -> None:
         self.folder = folder
 
+    @property
+    def name(self) -> str:
+        """The segment's name in the manifest (its folder's, locally and in the cache)."""
+        return self.folder.name
+
     @cached_property
     def catalogue(self) -> ChunkCatalogue:
         held = _mapped(self.folder / CATALOGUE_FILE)

@@ -172,19 +172,20 @@ def open_index(uri: str, previous: IndexSnapshot | None = None) -> IndexSnapshot
     segments are mapped (segment_set.py); a segment replaced by a writer between reading the
     manifest and opening it sends the open back to the manifest.
 
-    Exact search reuses the in-memory vectors of `previous` (an earlier build of the same index)
-    for the documents this build left unchanged."""
+    With `previous` (an earlier build of the same index), what this build left unchanged is taken
+    over: the segments both name, mapped, with the words derived from them, and exact search's
+    in-memory vectors of the documents it kept."""
     uri = normalise_uri(uri)
     for attempt in range(OPEN_ATTEMPTS):
         manifest = check_manifest(uri)
         try:
-            segments = open_segments(manifest)
+            segments = open_segments(manifest, previous.chunks.segments if previous is not None else None)
             break
         except SegmentGone:
             if attempt + 1 == OPEN_ATTEMPTS or check_manifest(uri).segments == manifest.segments:
                 raise
     tables = Tables(uri, manifest)
-    keywords = KeywordLookup.load(segments)
+    keywords = KeywordLookup.load(segments, previous.keywords if previous is not None else None)
     chunks = ChunkReader(segments, tables.opener(CHUNKS))
     earlier = previous.loaded_vectors() if previous is not None else None
     return IndexSnapshot(uri, manifest, segments.catalogue, chunks, keywords, tables, earlier)
