@@ -144,7 +144,6 @@ def test_incremental_build_embeds_only_changes(tmp_path: Path):
     assert rebuilt.added == 3
 
 
-@pytest.mark.filterwarnings(r"error:optimize\(cleanup_older_than")  # LanceDB's warning is not the user's
 @pytest.mark.parametrize("commit_sentences", [16384, 16], ids=["one commit", "a commit every few writes"])
 def test_a_first_build_keeps_one_copy_of_its_rows(tmp_path: Path, commit_sentences: int):
     """Before a new index's first commit no server reads it, so the fragments that compaction copied

@@ -21,7 +21,7 @@ from arag_mcp.indexer.index import file_states, stored_documents, writer
 from arag_mcp.indexer.index.file_states import FILES_FILE, LOG_FILE, RecordedFiles, read_file_states, write_file_states
 from arag_mcp.indexer.index.keyword_segments import MERGE_FACTOR
 from arag_mcp.indexer.index.manifest import check_manifest, read_manifest
-from arag_mcp.indexer.index.schema import CHUNKS, SENTENCES
+from arag_mcp.indexer.index.schema import CHUNKS, SENTENCES, TABLES
 from arag_mcp.indexer.index.snapshot import list_documents
 from arag_mcp.indexer.index.tally import TALLIED_COLUMNS, CollectionTally
 from arag_mcp.indexer.index.writer import COMPACT_FRAGMENTS
@@ -104,6 +104,40 @@ def test_small_commits_leave_a_bounded_number_of_fragments_and_copies(tmp_path: 
     segments = check_manifest(str(index)).segments
     assert len(segments) < MERGE_FACTOR, "the keyword segments were not merged once due"
     assert sorted(path.name for path in (index / "keywords").iterdir()) == sorted(entry.name for entry in segments)
+
+
+def test_compaction_copies_the_small_fragments_and_leaves_a_large_one(tmp_path: Path, monkeypatch):
+    """A fragment at the target size is not rewritten to drop a few rows or to take in new ones: a
+    compaction copies the small fragments of the last commits, not the table (every table: those
+    without a scalar index too, where Lance would merge any fragments under the target)."""
+    monkeypatch.setattr(writer, "FRAGMENT_BYTES", 1)  # the target: MIN_FRAGMENT_ROWS rows
+    monkeypatch.setattr(writer, "MIN_FRAGMENT_ROWS", 8)
+    notes = [
+        _write(tmp_path / "docs" / f"note-{n}.md", f"# Note {n}\n\nNote {n} is about {WORDS[n % len(WORDS)]}.")
+        for n in range(40)
+    ]
+    index = tmp_path / "idx"
+    build_index([tmp_path / "docs"], str(index), QUIET)
+    db = lancedb.connect(str(index))
+
+    def data_files(name: str) -> dict[str, int]:
+        dataset = db.open_table(name).to_lance()
+        return {
+            Path(file.path).name: part.count_rows() for part in dataset.get_fragments() for file in part.data_files()
+        }
+
+    large = {name: {file for file, rows in data_files(name).items() if rows >= 8} for name in TABLES}
+    assert all(large.values()), large
+    notes[0].write_text("# Note 0\n\nNote 0 is edited.")  # a row deleted from the large fragments
+    assert sync_index(str(index), QUIET).updated == 1
+    for edit in range(COMPACT_FRAGMENTS + 4):
+        _write(tmp_path / "docs" / f"new-{edit}.md", f"# New {edit}\n\nIt mentions the {WORDS[edit % len(WORDS)]}.")
+        assert sync_index(str(index), QUIET).added == 1
+    for name in TABLES:
+        after = data_files(name)
+        assert large[name] <= set(after), f"a fragment of {name} at the target size was rewritten"
+        assert len(after) <= COMPACT_FRAGMENTS, name
+    assert db.open_table(CHUNKS).count_rows() == 40 + COMPACT_FRAGMENTS + 4
 
 
 def _tally_of_tables(index: Path) -> dict:

@@ -1,9 +1,9 @@
 """Lance's distributed write: workers write fragments of a table, the builder appends them in one commit.
 
 A written fragment is data files and nothing else: no table version names it until `append`
-commits it, so fragments of a killed worker or an abandoned build are never read. pylance is
-imported here only, by builds that distribute their writes (it comes with the `ray` extra); like
-LanceDB, it takes object-store credentials from the environment.
+commits it, so fragments of a killed worker or an abandoned build are never read. pylance (Lance's
+own Python API, beside LanceDB) is imported when first used; like LanceDB, it takes object-store
+credentials from the environment.
 """
 
 from __future__ import annotations

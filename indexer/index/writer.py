@@ -23,7 +23,6 @@ build: reader.py.
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -68,11 +67,17 @@ from .tally import TALLIED_COLUMNS, CollectionTally
 from .terms import chunk_terms
 
 COMPACT_FRAGMENTS = 16
-"""A table is compacted once it has this many fragments. LanceDB's optimize merges every fragment
-under its target size (a million rows) with the new ones, so compacting at every commit rewrote a
-100k-chunk table to append one chunk; at this threshold that rewrite comes once every 16 writes."""
+"""A table is compacted once it has this many fragments (each write appends one)."""
+FRAGMENT_BYTES = 32 * 2**20
+"""The size compaction makes fragments up to (in rows: this over the table's mean row size). A
+fragment this large is not rewritten again until a tenth of its rows are deleted (Lance's
+default), so a compaction copies the small fragments of the last few commits, not the table.
+LanceDB's own optimize merges every fragment under a million rows: it rewrote a 100k-chunk table
+whole every COMPACT_FRAGMENTS commits."""
+MIN_FRAGMENT_ROWS = 1024
+"""The fewest rows compaction aims at per fragment, however large the rows."""
 NO_CLEANUP = timedelta(days=365_000)
-"""LanceDB's optimize() cleans up versions older than 7 days unless told an age: this one means never."""
+"""An age that cleans up nothing."""
 VECTOR_INDEX_MIN_ROWS = 200_000
 """Below this many sentences semantic search is exact (vectors.py: a float32 matrix in memory);
 from here on an IVF-PQ index is built, and search re-ranks its candidates with the exact vectors.
@@ -339,15 +344,19 @@ class IndexWriter:
         return self.previous is None or table.stats()["fragment_stats"]["num_fragments"] >= COMPACT_FRAGMENTS
 
     def _optimize(self, table: Any) -> None:
-        """LanceDB's optimize: small fragments merged, deleted rows dropped and the table's indexes
-        extended by its new rows; then versions older than `_cleanup_age` removed, by a second call
-        that finds nothing left to compact. The age is measured just before the cleanup it sets:
-        one call compacts first, and a compaction longer than the age's margin would let its cleanup
-        remove the version the committed manifest names."""
-        table.optimize(cleanup_older_than=NO_CLEANUP)
-        with warnings.catch_warnings():  # the warning that age 0 removes what readers use: none read it yet
-            warnings.filterwarnings("ignore", r"optimize\(cleanup_older_than=0\)", UserWarning)
-            table.optimize(cleanup_older_than=self._cleanup_age(table))
+        """Lance's compaction (pylance; LanceDB's optimize takes no target size): fragments under
+        FRAGMENT_BYTES merged, those with many deleted rows rewritten without them; then the
+        table's indexes extended by its new rows, and versions older than `_cleanup_age` removed.
+        The age is measured just before the cleanup, after the compaction: a compaction longer than
+        the age's margin would otherwise let the cleanup remove the version the manifest names."""
+        stats = table.stats()
+        row_bytes = stats["total_bytes"] / max(1, stats["num_rows"])
+        dataset = table.to_lance()
+        target_rows = max(MIN_FRAGMENT_ROWS, int(FRAGMENT_BYTES / max(1.0, row_bytes)))
+        dataset.optimize.compact_files(target_rows_per_fragment=target_rows)
+        dataset.optimize.optimize_indices()
+        dataset.cleanup_old_versions(older_than=self._cleanup_age(table))
+        table.checkout_latest()
 
     @staticmethod
     def _keep_index(table: Any, column: str) -> None:
