@@ -177,7 +177,14 @@ def synthetic_rows(
             for i, (s, e) in enumerate(spans)
         ]
         document_rows.append(
-            {D.ID: f"synthetic-{number}", D.DOC_KEY: key, D.DOC_HASH: "-", D.CHUNKS: 1, D.SENTENCES: len(spans)}
+            {
+                D.ID: f"synthetic-{number}",
+                D.DOC_KEY: key,
+                D.DOC_HASH: "-",
+                D.PATH: f"synthetic/{number}",  # under no source: a sync leaves it
+                D.CHUNKS: 1,
+                D.SENTENCES: len(spans),
+            }
         )
     return (
         pa.Table.from_pylist(chunk_rows, schema=chunks_schema()),
