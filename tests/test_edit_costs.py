@@ -17,14 +17,14 @@ import lancedb
 import numpy as np
 import pytest
 from arag_mcp.indexer.build import build_index, remove_from_index, sync_index, sync_paths
-from arag_mcp.indexer.index import file_states, stored_documents, writer
+from arag_mcp.indexer.index import compaction, file_states, stored_documents, writer
+from arag_mcp.indexer.index.compaction import COMPACT_FRAGMENTS
 from arag_mcp.indexer.index.file_states import FILES_FILE, LOG_FILE, RecordedFiles, read_file_states, write_file_states
 from arag_mcp.indexer.index.keyword_segments import MERGE_FACTOR
 from arag_mcp.indexer.index.manifest import check_manifest, read_manifest
 from arag_mcp.indexer.index.schema import CHUNKS, SENTENCES, TABLES
 from arag_mcp.indexer.index.snapshot import list_documents
 from arag_mcp.indexer.index.tally import TALLIED_COLUMNS, CollectionTally
-from arag_mcp.indexer.index.writer import COMPACT_FRAGMENTS
 
 from .test_index_management import QUIET, _write
 
@@ -110,8 +110,8 @@ def test_compaction_copies_the_small_fragments_and_leaves_a_large_one(tmp_path: 
     """A fragment at the target size is not rewritten to drop a few rows or to take in new ones: a
     compaction copies the small fragments of the last commits, not the table (every table: those
     without a scalar index too, where Lance would merge any fragments under the target)."""
-    monkeypatch.setattr(writer, "FRAGMENT_BYTES", 1)  # the target: MIN_FRAGMENT_ROWS rows
-    monkeypatch.setattr(writer, "MIN_FRAGMENT_ROWS", 8)
+    monkeypatch.setattr(compaction, "FRAGMENT_BYTES", 1)  # the target: MIN_FRAGMENT_ROWS rows
+    monkeypatch.setattr(compaction, "MIN_FRAGMENT_ROWS", 8)
     notes = [
         _write(tmp_path / "docs" / f"note-{n}.md", f"# Note {n}\n\nNote {n} is about {WORDS[n % len(WORDS)]}.")
         for n in range(40)
@@ -136,8 +136,37 @@ def test_compaction_copies_the_small_fragments_and_leaves_a_large_one(tmp_path: 
     for name in TABLES:
         after = data_files(name)
         assert large[name] <= set(after), f"a fragment of {name} at the target size was rewritten"
-        assert len(after) <= COMPACT_FRAGMENTS, name
+        assert sum(rows < 8 for rows in after.values()) < COMPACT_FRAGMENTS, name
     assert db.open_table(CHUNKS).count_rows() == 40 + COMPACT_FRAGMENTS + 4
+
+
+def test_new_rows_join_each_index_as_deltas_merged_apart_from_its_first_part(tmp_path: Path, monkeypatch):
+    """A compaction adds the new rows to an index as a delta, and merges the deltas once there are
+    INDEX_DELTAS: the index's first part is never rewritten, and lookups through it stay exact."""
+    monkeypatch.setattr(compaction, "COMPACT_FRAGMENTS", 2)
+    monkeypatch.setattr(compaction, "INDEX_DELTAS", 2)
+    _write(tmp_path / "docs" / "first.md", "# First\n\nThe first note.")
+    index = tmp_path / "idx"
+    build_index([tmp_path / "docs"], str(index), QUIET)
+    chunks = lancedb.connect(str(index)).open_table(CHUNKS)
+
+    def parts() -> list[tuple[str, str]]:
+        chunks.checkout_latest()
+        indexes = chunks.to_lance().describe_indices()
+        return [(index.name, segment.uuid) for index in indexes for segment in index.segments]
+
+    first = dict(parts())
+    most = 0
+    for edit in range(12):
+        _write(tmp_path / "docs" / f"new-{edit}.md", f"# New {edit}\n\nIt mentions the {WORDS[edit % len(WORDS)]}.")
+        assert sync_index(str(index), QUIET).added == 1
+        found = parts()
+        assert all(uuid in {u for _, u in found} for uuid in first.values()), "an index's first part was rewritten"
+        most = max(most, max(sum(name == wanted for name, _ in found) for wanted in first))
+    assert most == compaction.INDEX_DELTAS + 1, "the deltas were never merged, or merged too late"
+    for edit in range(12):
+        doc_key = chunks.search().where(f"title = 'New {edit}'").select(["doc_key"]).to_arrow()["doc_key"][0].as_py()
+        assert chunks.search().where(f"doc_key = '{doc_key}'").to_arrow().num_rows == 1
 
 
 def _tally_of_tables(index: Path) -> dict:

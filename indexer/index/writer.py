@@ -32,6 +32,7 @@ import numpy as np
 import pyarrow as pa
 from lancedb.index import BTree, IvfPq
 
+from .compaction import compact, compaction_due
 from .completeness import WrittenRows
 from .file_states import FileState, RecordedFiles, write_file_states
 from .ids import chunk_id, doc_key
@@ -66,16 +67,6 @@ from .stored_documents import LookedUpDocuments, StoredDocument, scanned_documen
 from .tally import TALLIED_COLUMNS, CollectionTally
 from .terms import chunk_terms
 
-COMPACT_FRAGMENTS = 16
-"""A table is compacted once it has this many fragments (each write appends one)."""
-FRAGMENT_BYTES = 32 * 2**20
-"""The size compaction makes fragments up to (in rows: this over the table's mean row size). A
-fragment this large is not rewritten again until a tenth of its rows are deleted (Lance's
-default), so a compaction copies the small fragments of the last few commits, not the table.
-LanceDB's own optimize merges every fragment under a million rows: it rewrote a 100k-chunk table
-whole every COMPACT_FRAGMENTS commits."""
-MIN_FRAGMENT_ROWS = 1024
-"""The fewest rows compaction aims at per fragment, however large the rows."""
 NO_CLEANUP = timedelta(days=365_000)
 """An age that cleans up nothing."""
 VECTOR_INDEX_MIN_ROWS = 200_000
@@ -331,7 +322,7 @@ class IndexWriter:
         None for exact search."""
         for table in (self.chunks, self.sentences, self.chunk_vectors, self.documents):
             if self._due(table):
-                self._optimize(table)
+                compact(table, lambda: self._cleanup_age(table))
         self._keep_index(self.chunks, ChunkColumn.ID)
         self._keep_index(self.chunks, ChunkColumn.DOC_KEY)
         self._keep_index(self.sentences, SentenceColumn.DOC_KEY)
@@ -339,29 +330,14 @@ class IndexWriter:
 
     def _due(self, table: Any) -> bool:
         """Whether a table is compacted now: in a new build or a rebuild (whose tables were
-        overwritten: cleanup removes the old rows), or once it has COMPACT_FRAGMENTS fragments (each
-        write appends one)."""
-        return self.previous is None or table.stats()["fragment_stats"]["num_fragments"] >= COMPACT_FRAGMENTS
-
-    def _optimize(self, table: Any) -> None:
-        """Lance's compaction (pylance; LanceDB's optimize takes no target size): fragments under
-        FRAGMENT_BYTES merged, those with many deleted rows rewritten without them; then the
-        table's indexes extended by its new rows, and versions older than `_cleanup_age` removed.
-        The age is measured just before the cleanup, after the compaction: a compaction longer than
-        the age's margin would otherwise let the cleanup remove the version the manifest names."""
-        stats = table.stats()
-        row_bytes = stats["total_bytes"] / max(1, stats["num_rows"])
-        dataset = table.to_lance()
-        target_rows = max(MIN_FRAGMENT_ROWS, int(FRAGMENT_BYTES / max(1.0, row_bytes)))
-        dataset.optimize.compact_files(target_rows_per_fragment=target_rows)
-        dataset.optimize.optimize_indices()
-        dataset.cleanup_old_versions(older_than=self._cleanup_age(table))
-        table.checkout_latest()
+        overwritten: cleanup removes the old rows), or once enough small fragments have gathered
+        (compaction.py)."""
+        return self.previous is None or compaction_due(table)
 
     @staticmethod
     def _keep_index(table: Any, column: str) -> None:
-        """A B-tree on `column`, made once: optimize extends it by the rows appended since, and a
-        search reads the rows not yet in it directly."""
+        """A B-tree on `column`, made once: each compaction adds the rows appended since
+        (compaction.py), and a search reads the rows not yet in it directly."""
         if not any(index.columns == [column] for index in table.list_indices()):
             table.create_index(column, config=BTree(), replace=True)
 
@@ -391,8 +367,8 @@ class IndexWriter:
         return age + timedelta(seconds=1) if age >= timedelta(0) else NO_CLEANUP
 
     def _vector_index(self) -> dict[str, Any] | None:
-        """Train the IVF-PQ index once; later builds add their rows to it (optimize), and search
-        follows the index's size (vector_search)."""
+        """Train the IVF-PQ index once; each later compaction adds the new rows to it (compaction.py),
+        and search follows the index's size (vector_search)."""
         previous = self.previous and self.previous.get("vector_index")
         rows = self.sentences.count_rows()
         if previous:
