@@ -20,6 +20,7 @@ from arag_mcp.server.search.live_index import LiveIndex
 from mcp import Client
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 from starlette.types import ASGIApp
 
 SERVER = [sys.executable, "-m", "arag_mcp.server"]
@@ -126,3 +127,14 @@ async def asgi_client(app: ASGIApp, base_url: str = "http://test") -> AsyncItera
 def asgi_mcp_client(http: httpx2.AsyncClient, mode: str = "auto") -> Client:
     """The MCP SDK's streamable-HTTP client over an in-process HTTP client from `asgi_client`."""
     return Client(streamable_http_client(f"{http.base_url}/mcp", http_client=http), mode=mode)
+
+
+async def read_documents(client: Client) -> tuple[float, str]:
+    """How long reading arag://documents (the documents table, read at every call) took, and its
+    text or, where it failed, its one-line error."""
+    started = time.monotonic()
+    try:
+        text = (await client.read_resource("arag://documents")).contents[0].text
+    except MCPError as exc:
+        text = str(exc)
+    return time.monotonic() - started, text

@@ -22,10 +22,9 @@ from arag_mcp.indexer.index.store_reads import STORE_WAITERS
 from arag_mcp.server.app import create_server
 from arag_mcp.server.search.live_index import LiveIndex
 from mcp import Client
-from mcp.shared.exceptions import MCPError
 
 from .conftest import BUCKET, SAMPLE, live_index, run_cli
-from .mcp_helpers import app_for, asgi_client
+from .mcp_helpers import app_for, asgi_client, read_documents
 from .stalling_proxy import StallingProxy
 
 boto3 = pytest.importorskip("boto3")
@@ -144,17 +143,6 @@ def test_opening_the_tables_on_a_silent_store_is_one_line_within_the_deadline(
         except StoreUnanswered:
             assert time.monotonic() < deadline, "the tables did not open once the store answered again"
             time.sleep(0.5)
-
-
-async def read_documents(client: Client) -> tuple[float, str]:
-    """How long reading arag://documents (the documents table, read at every call) took, and its
-    text or, where it failed, its one-line error."""
-    started = time.monotonic()
-    try:
-        text = (await client.read_resource("arag://documents")).contents[0].text
-    except MCPError as exc:
-        text = str(exc)
-    return time.monotonic() - started, text
 
 
 async def test_calls_from_memory_answer_while_calls_are_stuck_on_the_store(store: Store, index_uri: str):

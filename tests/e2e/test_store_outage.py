@@ -14,10 +14,9 @@ import httpx2
 import pytest
 from arag_mcp.indexer.build import BuildOptions, build_index
 from arag_mcp.indexer.index.ids import doc_key
-from mcp.shared.exceptions import MCPError
 
 from ..conftest import BUCKET, SAMPLE
-from ..mcp_helpers import http_client, http_server
+from ..mcp_helpers import http_client, http_server, read_documents
 from ..stalling_proxy import StallingProxy
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]
@@ -68,24 +67,16 @@ async def test_the_server_rides_out_a_store_outage(proxy: StallingProxy, index_u
                 result = await client.call_tool("keyword_search", {"keywords": ["pitchblende"], "top_k": 3})
                 return time.monotonic() - started, result
 
-            async def read_documents() -> tuple[float, str]:
-                started = time.monotonic()
-                try:
-                    text = (await client.read_resource("arag://documents")).contents[0].text
-                except MCPError as exc:
-                    text = str(exc)
-                return time.monotonic() - started, text
-
             def found_radium(result: object) -> bool:
                 hits = [] if result.is_error else result.structured_content["results"]
                 return [hit["chunk_id"] for hit in hits] == [RADIUM]
 
             _, found = await keyword_search()
             assert found_radium(found), found.content[0].text
-            assert '"documents": 6' in (await read_documents())[1]
+            assert '"documents": 6' in (await read_documents(client))[1]
 
             proxy.stall()
-            took, listed = await read_documents()
+            took, listed = await read_documents(client)
             assert took < STORE_TIMEOUT + SLACK and "does not answer" in listed, (took, listed)
             assert "is damaged" not in listed and "\n" not in listed, listed
             assert health_until(base, 503, STORE_TIMEOUT + SLACK)["status"] == "store unreachable"
@@ -95,7 +86,7 @@ async def test_the_server_rides_out_a_store_outage(proxy: StallingProxy, index_u
             stuck: list[tuple[float, str]] = []
 
             async def one_stuck() -> None:
-                stuck.append(await read_documents())
+                stuck.append(await read_documents(client))
 
             await anyio.sleep(2.5)  # past the probe interval: calls reach the store again and wait on it
             async with anyio.create_task_group() as calls:
@@ -111,13 +102,13 @@ async def test_the_server_rides_out_a_store_outage(proxy: StallingProxy, index_u
             assert not any('"documents"' in text for _, text in stuck)
 
             proxy.vanish()
-            took, listed = await read_documents()
+            took, listed = await read_documents(client)
             assert "does not answer" in listed and took < STORE_TIMEOUT + SLACK, (took, listed)
 
             proxy.recover()
             health_until(base, 200, 2 * STORE_TIMEOUT + 10)
             deadline = time.monotonic() + 2 * STORE_TIMEOUT + 10
-            while '"documents": 6' not in (listed := (await read_documents())[1]) and time.monotonic() < deadline:
+            while '"documents": 6' not in (listed := (await read_documents(client))[1]) and time.monotonic() < deadline:
                 await anyio.sleep(0.5)
             assert '"documents": 6' in listed, listed
             assert found_radium((await keyword_search())[1])
