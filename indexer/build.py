@@ -108,21 +108,25 @@ class BuildSummary:
     sentences: int = 0
     embedded_sentences: int = 0
     seconds: float = 0.0
+    embedding_seconds: float = 0.0
+    """Of `seconds`, the time the model took to embed (not its loading, nor reading the files)."""
     skipped: list[SkippedFile] = field(default_factory=list)
     skipped_before: list[SkippedFile] = field(default_factory=list)
     """What unchanged files skipped when they were read (and reported)."""
 
     @property
     def sentences_per_second(self) -> float:
-        return self.embedded_sentences / self.seconds if self.seconds else 0.0
+        """The model's rate while it embedded (a Ray build's: over the whole command)."""
+        seconds = self.embedding_seconds or self.seconds
+        return self.embedded_sentences / seconds if seconds else 0.0
 
     def describe(self) -> str:
         """What the command did, in one line."""
+        rate = f" ({self.sentences_per_second:.0f} sentences/s while embedding)" if self.embedded_sentences else ""
         return (
             f"added {self.added}, updated {self.updated}, removed {self.removed}, unchanged {self.unchanged}; "
             f"the index holds {self.documents} documents, {self.chunks} chunks, {self.sentences} sentences; "
-            f"embedded {self.embedded_sentences} sentences in {self.seconds:.1f} s "
-            f"({self.sentences_per_second:.0f} sentences/s)"
+            f"embedded {self.embedded_sentences} sentences in {self.seconds:.1f} s{rate}"
         )
 
 
@@ -208,6 +212,9 @@ def build_index(sources: Sequence[str | Path], uri: str, options: BuildOptions =
     under them that are new or changed are embedded; no other document is touched."""
     uri = normalise_uri(uri)
     _check_apart(sources, uri)
+    for given in sources:  # before the lock, which would make a folder of a missing index
+        if not os.path.lexists(Source.at(given).path):
+            raise CorpusError(f"{given}: no such file or folder; check the path")
     with build_lock(uri):
         committed = None if options.rebuild else read_manifest(uri)
         if committed is not None:
@@ -336,8 +343,6 @@ def plan_sources(
     reads: list[Source] = []
     for given in paths:
         path = Source.at(given).path
-        if not os.path.lexists(path):
-            raise CorpusError(f"{given}: no such file or folder; check the path")
         at = next((at for at, root in enumerate(roots) if path.is_relative_to(root.path)), None)
         if at is None:
             roots = [root for root in roots if not root.path.is_relative_to(path)]
@@ -472,6 +477,14 @@ def _update(
         drop_other_encoders(uri, EncoderFiles.from_dict(committed["encoder"]))
         _count(summary, committed, started)
         return summary
+
+
+def load_embedder(uri: str, options: BuildOptions = BuildOptions()) -> None:
+    """Load the model the next sync of `uri` embeds with (a watcher does at start, so that its first
+    change does not wait for the model)."""
+    uri = normalise_uri(uri)
+    carried = _carried_encoder(uri, None if options.rebuild else read_manifest(uri), options)
+    _embedder(options.model, options.device, options.backend, encoder_folder(uri, carried) if carried else None)
 
 
 @functools.lru_cache(maxsize=1)
@@ -690,7 +703,10 @@ def _flush(
     if not batch.sentences and not batch.documents:
         return 0
     embedded = batch.to_embed
-    writer.add(*embedded_rows(embedder, batch, options.batch_size, progress.embedded))
+    started = time.perf_counter()
+    rows = embedded_rows(embedder, batch, options.batch_size, progress.embedded)
+    summary.embedding_seconds += time.perf_counter() - started
+    writer.add(*rows)
     batch.clear()
     summary.embedded_sentences += embedded
     return embedded

@@ -199,7 +199,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="target tokens per chunk (default: the index's, else 1000)",
     )
 
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.add_parser(
         "add",
         parents=[adding, embedding, common],
@@ -272,7 +272,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     describe.add_argument(
         "text", nargs="?", type=_description, metavar="TEXT", help="the new description ('' clears it)"
     )
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.command is None:  # the commands listed, not argparse's "COMMAND is required"
+        parser.print_help(sys.stderr)
+        parser.exit(2)
+    return args
 
 
 def _description(value: str) -> str:
@@ -328,6 +332,22 @@ def run_update(args: argparse.Namespace) -> None:
     else:
         summary = build_index(args.sources, args.index, options)
     _report(summary)
+    if not summary.documents:
+        _nothing_indexed(args, summary)
+
+
+def _nothing_indexed(args: argparse.Namespace, summary) -> None:  # noqa: ANN001 - BuildSummary
+    """An index left with no documents is said so; where this command read none (an empty folder,
+    or every file skipped), it fails: a server of it would find nothing."""
+    kinds = " ".join(sorted(SUPPORTED_SUFFIXES))
+    if args.command == "sync":
+        log.warning("arag-index: warning: %s holds no documents; add files of a supported type (%s)", args.index, kinds)
+        return
+    skipped = f" ({len(summary.skipped)} skipped, listed above)" if summary.skipped else ""
+    raise CorpusError(
+        f"no documents found in {', '.join(map(str, args.sources))}{skipped}; arag-index reads {kinds} "
+        "files: add some and run the command again (the index is kept, empty)"
+    )
 
 
 def _report(summary) -> None:  # noqa: ANN001 - BuildSummary, imported lazily

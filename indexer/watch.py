@@ -31,7 +31,16 @@ from arag_mcp.indexer.index.lock import IndexBusy
 from arag_mcp.indexer.index.manifest import check_manifest, is_remote, normalise_uri
 from arag_mcp.indexer.sources.files import SUPPORTED_SUFFIXES, Source, is_left_out
 
-from .build import BuildOptions, BuildSummary, build_index, recorded_sources, report_skips, sync_index, sync_paths
+from .build import (
+    BuildOptions,
+    BuildSummary,
+    build_index,
+    load_embedder,
+    recorded_sources,
+    report_skips,
+    sync_index,
+    sync_paths,
+)
 
 log = logging.getLogger(__name__)
 
@@ -106,6 +115,7 @@ def watch_index(
         first = build_index(paths, uri, options.build) if paths else sync_index(uri, options.build)
         report_skips(first.skipped, first.skipped_before)
         log.info("synced: %s", batch_line(first, time.perf_counter() - started))
+        load_embedder(uri, options.build)  # here, not at the first change
         roots = recorded_sources(check_manifest(uri).raw)
         _watch(uri, roots, options, stop)
 

@@ -291,3 +291,44 @@ def test_an_index_of_another_format_is_refused_in_one_line_that_names_the_rebuil
 
     rebuilt = build_index([SAMPLE / "pierre-curie.md"], str(index), BuildOptions(progress=False, rebuild=True))
     assert rebuilt.documents == 1 and open_index(str(index)).manifest.raw["format_version"] == FORMAT_VERSION
+
+
+def test_a_build_that_finds_nothing_to_index_fails_in_one_line_naming_what_it_reads(tmp_path: Path):
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "binary").mkdir()
+    (tmp_path / "binary" / "data.bin").write_bytes(b"\x00\x01")
+    result = run_cli("arag_mcp.indexer", "build", str(tmp_path / "empty"), "--index", str(tmp_path / "idx"), "--quiet")
+    _assert_one_line_error(result, "no documents found in", ".md", "the index is kept, empty")
+    assert read_manifest(str(tmp_path / "idx"))["counts"]["documents"] == 0
+    result = run_cli("arag_mcp.indexer", "add", str(tmp_path / "binary"), "--index", str(tmp_path / "idx"), "--quiet")
+    _assert_one_line_error(result, "(1 skipped, listed above)")
+    assert "skipped" in result.stderr and "data.bin" in result.stderr
+
+    (tmp_path / "empty" / "note.md").write_text("# Note\n\nA note at last.\n")
+    assert run_cli("arag_mcp.indexer", "sync", "--index", str(tmp_path / "idx"), "--quiet").returncode == 0
+    (tmp_path / "empty" / "note.md").unlink()
+    result = run_cli("arag_mcp.indexer", "sync", "--index", str(tmp_path / "idx"), "--quiet")
+    assert result.returncode == 0 and "holds no documents" in result.stderr, result.stderr
+
+
+def test_a_missing_source_leaves_no_index_folder_behind(tmp_path: Path):
+    result = run_cli("arag_mcp.indexer", "build", str(tmp_path / "missing"), "--index", str(tmp_path / "idx"))
+    _assert_one_line_error(result, "missing: no such file or folder")
+    assert not (tmp_path / "idx").exists()
+
+
+def test_arag_index_alone_lists_its_commands():
+    result = run_cli("arag_mcp.indexer")
+    assert result.returncode == 2
+    assert all(command in result.stderr for command in ("add", "sync", "watch", "remove", "describe")), result.stderr
+
+
+def test_the_summary_rate_is_the_model_s_while_it_embedded(tmp_path: Path):
+    """The model's loading and the reading of files are not counted in the rate (a one-sentence
+    build once said "1 sentences/s")."""
+    summary = build_index([SAMPLE], str(tmp_path / "idx"), QUIET)
+    assert 0 < summary.embedding_seconds < summary.seconds
+    assert summary.sentences_per_second == pytest.approx(summary.embedded_sentences / summary.embedding_seconds)
+    assert "sentences/s while embedding" in summary.describe()
+    unchanged = sync_index(str(tmp_path / "idx"), QUIET)
+    assert unchanged.embedded_sentences == 0 and "sentences/s" not in unchanged.describe()
