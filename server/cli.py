@@ -206,11 +206,16 @@ def call_tool(server, tool: str, arguments: dict) -> int:  # noqa: ANN001 - Arag
     import anyio
     from mcp import Client
 
+    from .output.chunk_results import without_conversation
+
     async def run() -> int:
         async with Client(server) as client:
             result = await client.call_tool(tool, arguments)
         text = "\n".join(block.text for block in result.content if getattr(block, "text", None))
-        print(terminal_text(text), file=sys.stderr if result.is_error else sys.stdout)
+        conversation = (result.structured_content or {}).get("conversation")
+        print(
+            terminal_text(without_conversation(text, conversation)), file=sys.stderr if result.is_error else sys.stdout
+        )
         return 1 if result.is_error else 0
 
     return anyio.run(run)

@@ -82,6 +82,7 @@ def test_call_from_terminal(sample_index: Path):
     )
     assert result.returncode == 0, result.stderr
     assert RADIUM in result.stdout and "pitchblende" in result.stdout
+    assert "conversation: c-" not in result.stdout  # no later process could pass this one's handle
     result = run_cli("arag_mcp.server", "--index", str(sample_index), "--profile", "naive", "--call", "keyword_search")
     assert result.returncode == 2 and "profile 'naive' has no tool 'keyword_search'" in result.stderr
     result = run_cli("arag_mcp.server", "--list-profiles")

@@ -441,5 +441,16 @@ def place_text(section: str | None, pages: str | None) -> str:
 
 
 def with_conversation(lines: list[str], conversation: str) -> str:
-    lines.append(f'conversation: {conversation} (pass conversation="{conversation}" in later calls)')
+    lines.append(conversation_line(conversation))
     return "\n".join(lines)
+
+
+def conversation_line(conversation: str) -> str:
+    """The last line of a text answer: the handle later calls pass to share what was read."""
+    return f'conversation: {conversation} (pass conversation="{conversation}" in later calls)'
+
+
+def without_conversation(text: str, conversation: str | None) -> str:
+    """A text answer without its conversation line (a one-shot `--call`: no later call shares it)."""
+    line = conversation_line(conversation) if conversation else None
+    return text.removesuffix("\n" + line) if line else text
