@@ -95,6 +95,9 @@ class BuildOptions:
     """Read, chunk and embed on the Ray cluster at this address (ray_build.py); "local" starts one here."""
     file_budget: FileBudget = FileBudget()
     """The time and memory one file (or record) may take to read (sources/budget.py)."""
+    wait_for_lock: bool = True
+    """Where another command holds the index, wait for it (False: raise IndexBusy, as a watcher's
+    batches, which retry, do)."""
 
 
 @dataclass
@@ -215,7 +218,7 @@ def build_index(sources: Sequence[str | Path], uri: str, options: BuildOptions =
     for given in sources:  # before the lock, which would make a folder of a missing index
         if not os.path.lexists(Source.at(given).path):
             raise CorpusError(f"{given}: no such file or folder; check the path")
-    with build_lock(uri):
+    with build_lock(uri, options.wait_for_lock):
         committed = None if options.rebuild else read_manifest(uri)
         if committed is not None:
             check_format(uri, committed)
@@ -239,7 +242,7 @@ def _check_apart(sources: Sequence[str | Path], uri: str) -> None:
 def sync_index(uri: str, options: BuildOptions = BuildOptions()) -> BuildSummary:
     """Re-read every recorded source: embed new and changed documents, drop those whose files are gone."""
     uri = normalise_uri(uri)
-    with build_lock(uri):
+    with build_lock(uri, options.wait_for_lock):
         manifest = check_manifest(uri).raw
         roots = recorded_sources(manifest)
         if not roots:
@@ -259,7 +262,7 @@ def sync_paths(uri: str, paths: Sequence[Path], options: BuildOptions = BuildOpt
     and are not left out of it: embed their new and changed documents and drop those whose files
     are gone. What a watcher does with the paths it saw change."""
     uri = normalise_uri(uri)
-    with build_lock(uri):
+    with build_lock(uri, options.wait_for_lock):
         manifest = check_manifest(uri).raw
         roots = recorded_sources(manifest)
         inside = [] if is_remote(uri) else [Path(uri)]

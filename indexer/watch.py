@@ -23,7 +23,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import filelock
@@ -122,6 +122,8 @@ def watch_index(
 
 def _watch(uri: str, roots: Sequence[Source], options: WatchOptions, stop: threading.Event) -> None:
     import watchfiles
+
+    options = replace(options, build=replace(options.build, wait_for_lock=False))  # a busy index: retry later
 
     logging.getLogger("watchfiles").setLevel(
         logging.WARNING

@@ -1,5 +1,6 @@
-"""A watcher started in this process: it loads the model its batches embed with before it watches,
-so the first change is as quick as the later ones."""
+"""A watcher and the commands beside it, in this process: the watcher loads the model its batches
+embed with before it watches, so the first change is as quick as the later ones; a command that
+finds the index busy waits its turn."""
 
 from __future__ import annotations
 
@@ -39,3 +40,34 @@ def test_a_watcher_loads_its_model_before_it_watches(tmp_path: Path, caplog: pyt
         stop.set()
         watcher.join(30)
     assert not watcher.is_alive()
+
+
+def test_a_command_waits_for_the_index_another_holds_then_runs(tmp_path: Path):
+    """`add` while another command (or a watcher's batch) holds the index: one line says it waits,
+    and once the lock is released it adds its file."""
+    import filelock
+    from arag_mcp.indexer.index.lock import LOCK_FILE
+
+    from .conftest import run_cli
+
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("# A\n\nThe first note.\n")
+    index = tmp_path / "idx"
+    build_index([notes], str(index), QUIET)
+    (tmp_path / "b.md").write_text("# B\n\nThe second note.\n")
+    results = []
+    with filelock.FileLock(index / LOCK_FILE, timeout=0):
+        adding = threading.Thread(
+            target=lambda: results.append(
+                run_cli("arag_mcp.indexer", "add", str(tmp_path / "b.md"), "--index", str(index), "--quiet")
+            )
+        )
+        adding.start()
+        time.sleep(3)
+        assert adding.is_alive() and not results, "the command did not wait"
+    adding.join(120)
+    [result] = results
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.count("waiting for it to finish") == 1, result.stderr
+    assert "added 1," in result.stderr, result.stderr
