@@ -67,6 +67,11 @@ if TYPE_CHECKING:  # LanceDB is imported only where a command writes: a sync tha
 
 log = logging.getLogger(__name__)
 
+FIRST_BATCH_SENTENCES = 256
+"""The first write batch's sentences to embed, which measures the model's rate (`_batch_limit`)."""
+MIN_BATCH_SENTENCES = 64
+"""The fewest sentences a write batch embeds, however slow the model: each batch is a table write."""
+
 
 @dataclass(frozen=True)
 class BuildOptions:
@@ -662,7 +667,9 @@ def _embed(
                 known = writer.sentence_vectors(earlier) if earlier else None
                 chunks = chunk_document(document, embedder, options.chunk_tokens)
                 for _ in queue_document(batch, document, digest, chunks, known):
-                    if len(batch.sentences) >= options.flush_sentences:
+                    if len(batch.sentences) >= options.flush_sentences or batch.to_embed >= _batch_limit(
+                        options, summary
+                    ):
                         since_commit += _flush(writer, embedder, batch, options, summary, progress)
                 due = time.monotonic() - last_commit >= options.commit_seconds
                 if since_commit + batch.to_embed >= options.commit_sentences or due:
@@ -689,6 +696,16 @@ def _record_state(
     mine = [skip for skip in skips if skip.file == item.file]
     if item.sha256 and not any(skip.retry for skip in mine):
         files[item.file] = FileState(item.size, item.mtime_ns, item.sha256, documents, tuple(s.reason for s in mine))
+
+
+def _batch_limit(options: BuildOptions, summary: BuildSummary) -> int:
+    """Sentences to embed per write batch: `flush_sentences`, or fewer where the model is slow, so
+    that a batch takes about half of `commit_seconds` and commits land on time (a commit waits for
+    the batch in hand); before the model's rate is known, FIRST_BATCH_SENTENCES."""
+    if not summary.embedded_sentences:
+        return min(options.flush_sentences, FIRST_BATCH_SENTENCES)
+    timely = int(summary.sentences_per_second * options.commit_seconds / 2)
+    return min(options.flush_sentences, max(MIN_BATCH_SENTENCES, timely))
 
 
 def _flush(

@@ -175,3 +175,20 @@ def test_sync_embeds_again_just_the_documents_an_earlier_build_wrote_in_part(tmp
     again = run_cli("arag_mcp.indexer", "sync", "--index", str(index), "--quiet")
     assert "written in part" not in again.stderr
     assert "added 0, updated 0, removed 0, unchanged 4" in again.stderr
+
+
+def test_a_slow_model_gets_write_batches_that_let_commits_land_on_time():
+    """A commit waits for the batch in hand, so a batch is sized to take about half of
+    --commit-seconds at the rate the model has shown (a slow machine took 7 minutes over a 4,096-
+    sentence batch and committed every 7 minutes instead of every minute)."""
+    from arag_mcp.indexer.build import FIRST_BATCH_SENTENCES, MIN_BATCH_SENTENCES, BuildSummary, _batch_limit
+
+    options = BuildOptions(flush_sentences=4096, commit_seconds=60)
+    assert _batch_limit(options, BuildSummary()) == FIRST_BATCH_SENTENCES  # the rate is not known yet
+    slow = BuildSummary(embedded_sentences=100, embedding_seconds=10.0)  # 10 sentences/s
+    assert _batch_limit(options, slow) == 300
+    fast = BuildSummary(embedded_sentences=1500, embedding_seconds=10.0)
+    assert _batch_limit(options, fast) == 4096
+    crawling = BuildSummary(embedded_sentences=1, embedding_seconds=10.0)
+    assert _batch_limit(options, crawling) == MIN_BATCH_SENTENCES
+    assert _batch_limit(BuildOptions(flush_sentences=16), BuildSummary()) == 16
