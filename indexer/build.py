@@ -121,6 +121,15 @@ class BuildSummary:
     skipped: list[SkippedFile] = field(default_factory=list)
     skipped_before: list[SkippedFile] = field(default_factory=list)
     """What unchanged files skipped when they were read (and reported)."""
+    skips_shown: int = 0
+    """How many of `skipped` have been told (`show_skips`)."""
+
+    def show_skips(self) -> None:
+        """One line for each file or record skipped since the last call: a long build tells them as
+        they happen, not at its end."""
+        for item in self.skipped[self.skips_shown :]:
+            log.warning("skipped %s", terminal_text(str(item), keep=""))
+        self.skips_shown = len(self.skipped)
 
     @property
     def sentences_per_second(self) -> float:
@@ -408,6 +417,7 @@ def _update(
     recorded = None if previous is None else read_file_states(uri, previous["tables"])
     states = None if recorded is None else recorded.states
     listed = list(list_files(reads, summary.skipped, exclude=inside))
+    summary.show_skips()
     changes = plan_changes(listed, states or {}, synced)
     summary.skipped_before = changes.skipped_before
     described = options.description if options.description is not None else (previous or {}).get("description")
@@ -535,11 +545,11 @@ class BuildFailed(Exception):
     """The command could not do what it was asked; the one-line message says why."""
 
 
-def report_skips(skipped: Sequence[SkippedFile], skipped_before: Sequence[SkippedFile] = ()) -> None:
-    """One line per file or record skipped, then their number; those skipped before by files that
+def report_skips(summary: BuildSummary) -> None:
+    """The skips not yet told, one line each, then their number; those skipped before by files that
     have not changed since, in one line (listed at DEBUG level)."""
-    for item in skipped:
-        log.warning("skipped %s", terminal_text(str(item), keep=""))
+    summary.show_skips()
+    skipped, skipped_before = summary.skipped, summary.skipped_before
     if skipped:
         log.warning("skipped %d file(s) or record(s), listed above", len(skipped))
     for item in skipped_before:
@@ -564,7 +574,7 @@ def _check_strict(reader: BudgetedReader, to_read: Sequence[FileToRead], summary
 
 
 def _fail_strict(summary: BuildSummary) -> None:
-    report_skips(summary.skipped, summary.skipped_before)
+    report_skips(summary)
     count = len(summary.skipped) + len(summary.skipped_before)
     raise BuildFailed(f"{count} skipped with --strict (listed above); nothing was written")
 
@@ -682,6 +692,7 @@ def _embed(
                     since_commit, last_commit = 0, time.monotonic()
             progress.file_read(item.size)
             _record_state(files, item, documents, summary.skipped[skips_before:])
+            summary.show_skips()
         _flush(writer, embedder, batch, options, summary, progress)
     finally:
         progress.close()
@@ -775,6 +786,7 @@ def _embed_on_ray(
                 ] = digest
                 estimated += len(split_sentences(document.text))
         _record_state(files, item, documents, summary.skipped[skips_before:])
+        summary.show_skips()
     if not todo:
         return read
     worker = ray_build.Worker(

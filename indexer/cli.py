@@ -353,7 +353,7 @@ def _nothing_indexed(args: argparse.Namespace, summary) -> None:  # noqa: ANN001
 def _report(summary) -> None:  # noqa: ANN001 - BuildSummary, imported lazily
     from .build import report_skips
 
-    report_skips(summary.skipped, summary.skipped_before)
+    report_skips(summary)
     log.info("%s", summary.describe())
 
 

@@ -4,7 +4,10 @@ sentences embedded beside it. It moves within a second of the first file read.""
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager, nullcontext
+
 from tqdm import tqdm
+from tqdm.contrib.logging import logging_redirect_tqdm
 
 
 class BuildProgress:
@@ -24,6 +27,9 @@ class BuildProgress:
         self.sentences = 0
         self._pending_bytes = 0
         """Bytes of files read whose sentences are not all embedded yet."""
+        self._logging: AbstractContextManager = logging_redirect_tqdm() if enabled else nullcontext()
+        """Log lines (a file skipped, as it is met) printed above the bar until `close`, not through it."""
+        self._logging.__enter__()
 
     def document_read(self) -> None:
         self.documents += 1
@@ -52,3 +58,4 @@ class BuildProgress:
         self.bar.update(self._pending_bytes)
         self._pending_bytes = 0
         self.bar.close()
+        self._logging.__exit__(None, None, None)

@@ -113,7 +113,7 @@ def watch_index(
     with watch_lock(uri), _stopping_on_signals(stop):
         started = time.perf_counter()
         first = build_index(paths, uri, options.build) if paths else sync_index(uri, options.build)
-        report_skips(first.skipped, first.skipped_before)
+        report_skips(first)
         log.info("synced: %s", batch_line(first, time.perf_counter() - started))
         load_embedder(uri, options.build)  # here, not at the first change
         roots = recorded_sources(check_manifest(uri).raw)
@@ -216,8 +216,7 @@ def _sync(run: Callable[[], BuildSummary]) -> bool:
     except Exception as exc:  # noqa: BLE001 - one batch's failure must not stop the watch; the sweep retries it
         log.error("this batch failed, the index keeps its last commit: %s", exc)
         return True
-    for item in summary.skipped:
-        log.warning("skipped %s", item)
+    summary.show_skips()
     if summary.added or summary.updated or summary.removed:
         log.info("%s", batch_line(summary, time.perf_counter() - started))
     return True

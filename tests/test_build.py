@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import shutil
 import sys
 from pathlib import Path
@@ -11,7 +12,7 @@ import index_dump
 import lancedb
 import numpy as np
 import pytest
-from arag_mcp.indexer.build import BuildOptions, build_index, sync_index
+from arag_mcp.indexer.build import BuildOptions, build_index, report_skips, sync_index
 from arag_mcp.indexer.cli import main as index_main
 from arag_mcp.indexer.index.ids import doc_key
 from arag_mcp.indexer.index.manifest import FORMAT_VERSION, IndexStoreError, read_manifest, write_manifest
@@ -332,3 +333,21 @@ def test_the_summary_rate_is_the_model_s_while_it_embedded(tmp_path: Path):
     assert "sentences/s while embedding" in summary.describe()
     unchanged = sync_index(str(tmp_path / "idx"), QUIET)
     assert unchanged.embedded_sentences == 0 and "sentences/s" not in unchanged.describe()
+
+
+def test_a_skipped_file_is_told_as_it_is_met_and_once(tmp_path: Path, caplog: pytest.LogCaptureFixture):
+    """A long build tells a skip when it meets it, not at its end; the end counts them."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a-broken.pdf").write_bytes(b"%PDF-1.4 this is not a PDF")
+    for number in range(12):
+        (docs / f"note-{number:02}.md").write_text(f"# Note {number}\n\nNote {number} is here. It has two sentences.\n")
+    caplog.set_level(logging.DEBUG, logger="arag_mcp.indexer")
+    summary = build_index([docs], str(tmp_path / "idx"), BuildOptions(progress=False, commit_sentences=4))
+    report_skips(summary)
+    messages = [record.getMessage() for record in caplog.records]
+    told = [at for at, message in enumerate(messages) if message.startswith("skipped ") and "a-broken.pdf" in message]
+    commits = [at for at, message in enumerate(messages) if message.startswith("committed ")]
+    assert len(told) == 1 and len(commits) > 1, messages
+    assert told[0] < commits[-1], "the skip was told only at the end"
+    assert "skipped 1 file(s) or record(s), listed above" in messages
