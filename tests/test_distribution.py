@@ -187,3 +187,21 @@ def test_the_bundle_passes_every_user_setting_to_a_variable_the_server_reads():
         (key,) = re.fullmatch(r"\$\{user_config\.([a-z_]+)\}", value).groups()
         if "default" in settings[key]:
             assert settings[key]["default"] in choices_of(variable), (key, settings[key]["default"])
+
+
+def test_the_release_workflow_publishes_what_server_json_names():
+    """The tag must name pyproject's version; the image pushed is the OCI package of server.json, at
+    that version; the bundle packed is bundle/."""
+    import yaml
+
+    workflow = yaml.safe_load((REPO / ".github" / "workflows" / "release.yml").read_text())
+    jobs = workflow["jobs"]
+    assert workflow[True]["push"]["tags"] == ["v*"]  # YAML 1.1 reads the key `on` as True
+    [oci] = [package for package in server_json()["packages"] if package["registryType"] == "oci"]
+    image = oci["identifier"].rsplit(":", 1)[0]
+    [push] = [step for step in jobs["image"]["steps"] if step.get("uses", "").startswith("docker/build-push-action")]
+    assert push["with"]["tags"] == image + ":${{ needs.test.outputs.version }}"
+    assert push["with"]["platforms"] == "linux/amd64,linux/arm64"
+    assert any("pack bundle" in step.get("run", "") for step in jobs["bundle"]["steps"])
+    assert any(step.get("run") == "bash .ci/run" for step in jobs["test"]["steps"])
+    assert jobs["pypi"]["permissions"] == {"id-token": "write"}
