@@ -65,24 +65,34 @@ def test_a_killed_build_keeps_its_committed_steps_and_the_next_embeds_only_the_r
 
 
 def test_the_lock_works_without_fcntl(tmp_path: Path):
+    """Where filelock has no fcntl (as on Windows), a command waits for the lock another holds and
+    runs once it is released."""
     _write(tmp_path / "a.md", "# A\n\nText.")
     script = textwrap.dedent(
         f"""
-        import sys
+        import os, sys, threading
         sys.modules["fcntl"] = None  # as on Windows: importing it fails
         import filelock
         from arag_mcp.indexer.cli import main
-        from arag_mcp.indexer.index.lock import build_lock
+        from arag_mcp.indexer.index.lock import LOCK_FILE
         assert not filelock.has_fcntl
         index = {str(tmp_path / "idx")!r}
-        with build_lock(index):
-            assert main(["add", {str(tmp_path / "a.md")!r}, "--index", index, "--quiet"]) == 1
+        os.makedirs(index)
+        taken = threading.Event()
+
+        def hold() -> None:  # another command, for two seconds
+            with filelock.FileLock(os.path.join(index, LOCK_FILE)):
+                taken.set()
+                threading.Event().wait(2.0)
+
+        threading.Thread(target=hold).start()
+        taken.wait()
         assert main(["add", {str(tmp_path / "a.md")!r}, "--index", index, "--quiet"]) == 0
         """
     )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
-    assert "another arag-index command is changing" in result.stderr
+    assert "waiting for it to finish" in result.stderr
     assert "added 1" in result.stderr
 
 
