@@ -392,10 +392,9 @@ def run_list(args: argparse.Namespace) -> None:
 
 
 def run_info(args: argparse.Namespace) -> None:
-    from arag_mcp.indexer.index.snapshot import open_index
+    from arag_mcp.indexer.index.snapshot import checked_index
 
-    snapshot = open_index(args.index)
-    snapshot.check()
+    snapshot = checked_index(args.index)
     print(json.dumps({"index": snapshot.uri, **snapshot.manifest.raw}, indent=2, sort_keys=True))
 
 

@@ -26,6 +26,12 @@ STORAGE_ERRORS = (OSError, RuntimeError, ValueError)
 """What LanceDB and Arrow raise for unreadable data (lance errors are RuntimeError or OSError)."""
 
 T = TypeVar("T")
+VERSION_GONE = "the committed table version is gone"
+
+
+class VersionGone(IndexStoreError):
+    """A table version the reader opened was cleaned up: a writer has committed since (read the
+    manifest again), or the index is damaged."""
 
 
 def scan(query: Any, batch_rows: int = SCAN_BATCH_ROWS) -> pa.RecordBatchReader:
@@ -63,8 +69,10 @@ def reading(uri: str, table: str) -> Iterator[None]:
     except STORAGE_ERRORS as exc:
         if is_remote(uri) and unanswered(exc):
             raise StoreUnanswered(unanswered_message(uri)) from None
-        raise IndexStoreError(
-            f"{uri}: table {table!r} is damaged ({_damage(exc)}); "
+        damage = _damage(exc)
+        failure = VersionGone if damage == VERSION_GONE else IndexStoreError
+        raise failure(
+            f"{uri}: table {table!r} is damaged ({damage}); "
             f"rebuild the index with `arag-index build SOURCE... --index {uri} --rebuild`"
         ) from None
 
@@ -73,7 +81,7 @@ def _damage(exc: Exception) -> str:
     """What is wrong, in a few words free of paths."""
     message = str(exc).lower()
     if "no longer exist" in message:
-        return "the committed table version is gone"
+        return VERSION_GONE
     if any(sign in message for sign in ("not found", "no such file", "does not exist")):
         return "a data file is missing"
     return "a data file cannot be read"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pyarrow as pa
 
@@ -20,7 +20,7 @@ from .chunk_reader import ChunkReader
 from .document_assembly import DocumentAssembler
 from .keyword_lookup import KeywordLookup
 from .manifest import Manifest, check_manifest, normalise_uri
-from .reading import read, reading, scan
+from .reading import VersionGone, read, reading, scan
 from .schema import CHUNK_VECTORS, CHUNKS, DOCUMENTS, SENTENCES, ChunkColumn, DocumentColumn, SentenceColumn
 from .segment_set import SegmentGone, open_segments
 from .store import connect
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
 C = ChunkColumn
 S = SentenceColumn
+T = TypeVar("T")
 OPEN_ATTEMPTS = 3
 """Times an open reads the manifest anew when a segment it names is gone (replaced by a writer)."""
 
@@ -204,11 +205,16 @@ LISTED_COLUMNS = (
 
 def list_documents(uri: str, manifest: Manifest | None = None) -> list[dict[str, Any]]:
     """The documents of the build at `uri` that `manifest` describes (the committed one where not
-    given), by source then id: plain dicts of LISTED_COLUMNS. Only the documents table is opened,
-    within the store deadline. IndexStoreError says what is wrong."""
+    given, read again if a writer cleaned up its version meanwhile), by source then id: plain dicts
+    of LISTED_COLUMNS. Only the documents table is opened, within the store deadline.
+    IndexStoreError says what is wrong."""
     uri = normalise_uri(uri)
-    manifest = manifest or check_manifest(uri)
+    if manifest is not None:
+        return _documents_of(uri, manifest)
+    return _on_a_committed_build(uri, lambda committed: _documents_of(uri, committed))
 
+
+def _documents_of(uri: str, manifest: Manifest) -> list[dict[str, Any]]:
     def fetch() -> pa.Table:
         table = connect(uri).open_table(DOCUMENTS)
         table.checkout(manifest.tables[DOCUMENTS])
@@ -216,3 +222,30 @@ def list_documents(uri: str, manifest: Manifest | None = None) -> list[dict[str,
 
     rows = read(uri, DOCUMENTS, fetch)
     return rows.sort_by([(DocumentColumn.SOURCE, "ascending"), (DocumentColumn.ID, "ascending")]).to_pylist()
+
+
+def checked_index(uri: str) -> IndexSnapshot:
+    """The committed build, opened with every data file read (`IndexSnapshot.check`), opened again
+    if a writer cleaned up a version it names meanwhile: what `arag-index info` reports on."""
+
+    def opened(_: Manifest) -> IndexSnapshot:
+        snapshot = open_index(uri)
+        snapshot.check()
+        return snapshot
+
+    return _on_a_committed_build(normalise_uri(uri), opened)
+
+
+def _on_a_committed_build(uri: str, work: Callable[[Manifest], T]) -> T:
+    """`work(manifest)` on the committed manifest; where a table version it reads was cleaned up
+    and a writer has committed since, again on the new manifest (a vanished version is damage only
+    where nothing was committed since)."""
+    attempts = 0
+    while True:
+        manifest = check_manifest(uri)
+        try:
+            return work(manifest)
+        except VersionGone:
+            attempts += 1
+            if attempts == OPEN_ATTEMPTS or check_manifest(uri).tables == manifest.tables:
+                raise

@@ -69,6 +69,9 @@ from .terms import chunk_terms
 
 NO_CLEANUP = timedelta(days=365_000)
 """An age that cleans up nothing."""
+READER_GRACE = timedelta(minutes=2)
+"""Versions younger than this are never cleaned up: a reader that read the manifest just before a
+few quick commits (a watcher's) still finds the versions it names."""
 VECTOR_INDEX_MIN_ROWS = 200_000
 """Below this many sentences semantic search is exact (vectors.py: a float32 matrix in memory);
 from here on an IVF-PQ index is built, and search re-ranks its candidates with the exact vectors.
@@ -352,9 +355,9 @@ class IndexWriter:
         self.tally.change(rows, self.sentences.count_rows())
 
     def _cleanup_age(self, table: Any) -> timedelta:
-        """Versions older than the one `kept_from` names are cleaned up. That one and all later ones
-        are kept: a server may still read them, and those of a killed build are cleaned up by a
-        later build. Where nothing was ever committed, every version but the newest goes (a first
+        """Versions older than the one `kept_from` names, and than READER_GRACE, are cleaned up. That
+        one and all later ones are kept: a server may still read them, and those of a killed build
+        are cleaned up by a later build. Where nothing was ever committed, every version but the newest goes (a first
         build leaves one copy of its rows, not its fragments and their compacted copy). A clock
         behind the kept version's time (another machine's clock, a clock set back) cleans up nothing."""
         if self.kept_from is None:
@@ -364,7 +367,7 @@ class IndexWriter:
         if not stamps:
             return NO_CLEANUP
         age = datetime.now(stamps[0].tzinfo) - stamps[0]
-        return age + timedelta(seconds=1) if age >= timedelta(0) else NO_CLEANUP
+        return max(age + timedelta(seconds=1), READER_GRACE) if age >= timedelta(0) else NO_CLEANUP
 
     def _vector_index(self) -> dict[str, Any] | None:
         """Train the IVF-PQ index once; each later compaction adds the new rows to it (compaction.py),
