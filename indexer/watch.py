@@ -157,14 +157,18 @@ def _watch(uri: str, roots: Sequence[Source], options: WatchOptions, stop: threa
             held.setdefault(path, now + DELETE_GRACE_SECONDS)
         for path in present:
             held.pop(path, None)
-        due = present or any(when <= now for when in held.values())
-        if due:
-            batch = sorted(present | set(held))
+        added = any(change == watchfiles.Change.added for change, path in changed if Path(path) in present)
+        ripe = {path for path, when in held.items() if when <= now or added}
+        if present or ripe:
+            # A vanished path waits out its grace beside edits, but goes with an added file: the two
+            # may be a rename, which the sync moves without embedding.
+            batch = sorted(present | ripe)
             if _sync(lambda: sync_paths(uri, batch, options.build)):
-                held.clear()
+                for path in ripe:
+                    held.pop(path, None)
                 busy = False
             else:
-                held = dict.fromkeys(batch, now + BUSY_RETRY_SECONDS)
+                held.update(dict.fromkeys(batch, now + BUSY_RETRY_SECONDS))
                 if not busy:
                     log.info("another arag-index command is changing the index; this batch waits for it")
                 busy = True

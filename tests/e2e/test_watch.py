@@ -16,6 +16,7 @@ from pathlib import Path
 
 import anyio
 import filelock
+import numpy as np
 import pytest
 from arag_mcp.indexer.build import build_index
 from arag_mcp.indexer.index.lock import LOCK_FILE
@@ -280,3 +281,29 @@ def test_a_batch_waits_while_another_command_changes_the_index(tmp_path: Path):
             assert _titles(index) == ["Alpha"]
         wait_for(_titles_are(index, ["Alpha", "Beta"]), what="the batch after the lock")
     assert log.read_text().count("this batch waits for it") == 1
+
+
+def test_a_file_deleted_and_written_again_within_the_grace_stays_beside_another_change(tmp_path: Path):
+    """A deletion waits out its grace even when its batch holds another change: the file written
+    back (an editor's save, `git checkout`) never leaves the index and is not embedded again."""
+    docs = tmp_path / "docs"
+    a = _write(docs / "a.md", "# Alpha\n\nAlpha is the first letter.")
+    b = _write(docs / "b.md", "# Beta\n\nBeta is the second letter.")
+    index = tmp_path / "idx"
+    log = tmp_path / "watch.log"
+    with watcher(index, docs, log=log):
+        a.unlink()
+        b.write_text("# Beta\n\nBeta, edited beside the deletion.")
+        time.sleep(1.0)
+        a.write_text("# Alpha\n\nAlpha is the first letter.")
+        wait_for(lambda: "Beta, edited" in _texts(index), what="the edit beside the deletion")
+        time.sleep(4)  # past the grace and another batch
+        assert _titles(index) == ["Alpha", "Beta"]
+    text = log.read_text()
+    assert "~1 -0 in " in text and " -1 in " not in text, text
+    assert "+1 ~0 -0" not in text, "the file written back was embedded again: " + text
+
+
+def _texts(index: Path) -> str:
+    snapshot = open_index(str(index))
+    return " ".join(chunk.text for chunk in snapshot.chunks.at(np.arange(snapshot.chunk_count)).values())
