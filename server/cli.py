@@ -122,7 +122,7 @@ def parse_call(call: Sequence[str], profile: Profile) -> tuple[str, dict]:
         )
     if len(rest) == 1 and rest[0].lstrip().startswith("{"):
         try:
-            return tool, json.loads(rest[0])
+            return tool, _json(rest[0])
         except json.JSONDecodeError as exc:
             raise ValueError(
                 f"tool arguments are not valid JSON ({exc.msg}); pass an object like '{{\"top_k\": 3}}'"
@@ -133,10 +133,22 @@ def parse_call(call: Sequence[str], profile: Profile) -> tuple[str, dict]:
         if not sep:
             raise ValueError(f"tool argument {item!r} is not key=value; e.g. keywords=Paris top_k=3")
         try:
-            arguments[key] = json.loads(value)
+            arguments[key] = _json(value)
         except json.JSONDecodeError:
             arguments[key] = value
     return tool, arguments
+
+
+def _json(text: str) -> object:
+    """JSON text; a number longer than Python converts is one line naming the limit, not Python's."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        raise
+    except ValueError:  # the integer-string conversion limit
+        raise ValueError(
+            f"a number in the tool arguments has more than {sys.get_int_max_str_digits()} digits; give a shorter one"
+        ) from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:

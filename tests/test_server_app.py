@@ -83,6 +83,17 @@ def test_call_from_terminal(sample_index: Path):
     assert result.returncode == 0, result.stderr
     assert RADIUM in result.stdout and "pitchblende" in result.stdout
     assert "conversation: c-" not in result.stdout  # no later process could pass this one's handle
+    shown = run_cli(
+        "arag_mcp.server", "--index", str(sample_index), "--call", "keyword_search", "keywords=pitchblende", "top_k=1"
+    )
+    assert "1 chunk matches" in shown.stdout and "More results" not in shown.stdout  # every match is shown
+    more = run_cli(
+        "arag_mcp.server", "--index", str(sample_index), "--call", "keyword_search", "keywords=radium", "top_k=1"
+    )
+    assert "3 chunks match" in more.stdout and "repeat with offset=1" in more.stdout
+    huge = run_cli("arag_mcp.server", "--index", str(sample_index), "--call", "keyword_search", "top_k=" + "9" * 5000)
+    assert huge.returncode == 2 and huge.stderr.strip().count("\n") == 0, huge.stderr
+    assert "has more than 4300 digits; give a shorter one" in huge.stderr
     result = run_cli("arag_mcp.server", "--index", str(sample_index), "--profile", "naive", "--call", "keyword_search")
     assert result.returncode == 2 and "profile 'naive' has no tool 'keyword_search'" in result.stderr
     result = run_cli("arag_mcp.server", "--list-profiles")

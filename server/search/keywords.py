@@ -758,7 +758,8 @@ def keyword_search(
         hits.append(Hit(chunks[number], tally.scores[position].item(), sentences, tuple(k.text for k in found)))
     headers = snapshot.catalogue.headers_at(tally.numbers[[position for _, position in passed]])
     passed_over = [PassedOver(rank, header.chunk_id, header.title) for (rank, _), header in zip(passed, headers)]
-    more = place < len(ranking) or (len(ranking) == depth and matching.at_most > depth)
+    unshown = [position for position in ranking[place:] if position not in bests]  # bests come first
+    more = bool(unshown) or (len(ranking) == depth and matching.at_most > depth)
     after = place if place > offset else offset + len(chosen)  # a first page of keyword bests only
     return KeywordFindings(
         hits, [k.text for k in keywords], per_keyword, matching, passed_over, after if more else None
