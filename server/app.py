@@ -11,7 +11,7 @@ from arag_mcp.indexer.index.schema import DocumentColumn
 from arag_mcp.indexer.index.words import KeywordMatch
 from arag_mcp.server.search.conversations import Conversations
 from arag_mcp.server.search.live_index import LiveIndex
-from arag_mcp.server.tools.arguments import coerce_arguments, describe_invalid
+from arag_mcp.server.tools.arguments import coerce_arguments, describe_invalid, unknown_arguments
 from arag_mcp.server.tools.errors import tool_error, unexpected_error
 from arag_mcp.server.tools.profiles import DEFAULT_PROFILE, PROFILES, Profile
 from arag_mcp.server.tools.toolkit import Toolkit
@@ -25,12 +25,17 @@ PRIVATE_MANIFEST_KEYS = frozenset({"sources"})
 
 
 class AragServer(MCPServer):
-    """MCPServer whose argument errors are one actionable line, with common slips coerced, and
-    whose health is the object store's (`health`)."""
+    """MCPServer whose argument errors are one actionable line, with common slips coerced and
+    arguments a tool does not take refused, and whose health is the object store's (`health`)."""
 
     def __init__(self, live: LiveIndex, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.live = live
+
+    def add_tool(self, fn: Callable[..., Any], name: str | None = None, **options: Any) -> None:
+        """A tool whose listed schema admits no other arguments: `call_tool` refuses them."""
+        super().add_tool(fn, name=name, **options)
+        self._tool_manager.get_tool(name or fn.__name__).parameters["additionalProperties"] = False
 
     def health(self) -> tuple[int, dict[str, Any]]:
         """The HTTP status and body of the health check: 503 while the object store holding the index
@@ -49,8 +54,12 @@ class AragServer(MCPServer):
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Context | None = None) -> Any:
         tool = self._tool_manager.get_tool(name)
         properties = tool.parameters.get("properties", {}) if tool else {}
+        coerced = coerce_arguments(arguments, set(properties))
+        unknown = [key for key in coerced if key not in properties]
+        if tool is not None and unknown:
+            raise ToolError(unknown_arguments(name, unknown, properties))
         try:
-            return await super().call_tool(name, coerce_arguments(arguments, set(properties)), context)
+            return await super().call_tool(name, coerced, context)
         except ToolError as exc:
             if isinstance(exc.__cause__, ValidationError):
                 raise ToolError(describe_invalid(exc.__cause__, properties)) from None

@@ -127,6 +127,9 @@ BAD_CALLS = [
     ("chunk_read", {"chunk_ids": []}, "chunk_ids is empty"),
     ("chunk_read", {"chunk_ids": [f"{doc_key('x')}-{i}" for i in range(1000)]}, "holds 1000 ids"),
     ("chunk_read", {"chunk_ids": 42}, "chunk_ids must be a list"),
+    ("keyword_search", {"keywords": ["radium"], "topk": 1}, "no argument \"topk\" (did you mean 'top_k'?)"),
+    ("keyword_search", {"kewords": ["radium"]}, "(did you mean 'keywords'?); its arguments are keywords, top_k"),
+    ("chunk_read", {"chunk_ids": ["x"], "x" * 5000: 1}, "chunk_read takes no argument"),
 ]
 
 
@@ -138,6 +141,8 @@ async def test_bad_input_gets_one_line_errors_and_the_server_keeps_working(live:
             assert result.is_error, (tool, arguments)
             assert expected in text, (tool, text)
             assert "\n" not in text and "Traceback" not in text and len(text) < 300, text
+        listed = {tool.name: tool.input_schema for tool in (await client.list_tools()).tools}
+        assert all(schema["additionalProperties"] is False for schema in listed.values()), listed
         works = await client.call_tool("keyword_search", {"keyword": "pitchblende", "top_k": "3"})
         assert not works.is_error and works.structured_content["results"][0]["chunk_id"] == RADIUM
 

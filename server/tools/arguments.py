@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from arag_mcp.server.search.limits import quoted
@@ -51,6 +53,16 @@ def coerce_arguments(arguments: dict[str, Any], accepted: set[str]) -> dict[str,
     if "scope" in accepted and isinstance(coerced.get("scope"), str):
         coerced["scope"] = _scope_from_text(coerced["scope"])
     return coerced
+
+
+def unknown_arguments(tool: str, unknown: Sequence[str], properties: dict[str, Any]) -> str:
+    """One line naming the arguments `tool` does not take (each with the nearest one it does) and
+    those it takes: a misspelt `topk` silently dropped made a search return the default count."""
+    named = []
+    for key in unknown:
+        near = difflib.get_close_matches(key, list(properties), n=1)
+        named.append(quoted(key) + (f" (did you mean {near[0]!r}?)" if near else ""))
+    return f"{tool} takes no argument {', '.join(named)}; its arguments are {', '.join(properties)}"
 
 
 def _scope_from_text(text: str) -> Any:
