@@ -24,6 +24,9 @@ STORE_TIMEOUT = 4.0
 SLACK = 3.0
 RADIUM = f"{doc_key('radium')}-0"
 IN_FLIGHT = 60
+RECOVERY_SECONDS = 60
+"""How long the documents list may take to answer again once the store is back: on a loaded machine
+it once failed for 18 s after /health said 200 (the LanceDB side reconnecting; not yet explained)."""
 
 
 @pytest.fixture(scope="module")
@@ -107,7 +110,7 @@ async def test_the_server_rides_out_a_store_outage(proxy: StallingProxy, index_u
 
             proxy.recover()
             health_until(base, 200, 2 * STORE_TIMEOUT + 10)
-            deadline = time.monotonic() + 2 * STORE_TIMEOUT + 10
+            deadline = time.monotonic() + RECOVERY_SECONDS
             while '"documents": 6' not in (listed := (await read_documents(client))[1]) and time.monotonic() < deadline:
                 await anyio.sleep(0.5)
             assert '"documents": 6' in listed, listed
