@@ -438,8 +438,7 @@ def _update(
         if options.strict:
             _check_strict(reader, changes.read, summary)
         carried = _carried_encoder(uri, previous, options)
-        folder = encoder_folder(uri, carried) if carried else None
-        embedder = _embedder(options.model, options.device, options.backend, folder)
+        embedder = _model(uri, carried, options)
         check_backend(previous, options, embedder.backend)
         from arag_mcp.indexer.index.writer import IndexWriter
 
@@ -501,8 +500,12 @@ def load_embedder(uri: str, options: BuildOptions = BuildOptions()) -> None:
     """Load the model the next sync of `uri` embeds with (a watcher does at start, so that its first
     change does not wait for the model)."""
     uri = normalise_uri(uri)
-    carried = _carried_encoder(uri, None if options.rebuild else read_manifest(uri), options)
-    _embedder(options.model, options.device, options.backend, encoder_folder(uri, carried) if carried else None)
+    _model(uri, _carried_encoder(uri, None if options.rebuild else read_manifest(uri), options), options)
+
+
+def _model(uri: str, carried: EncoderFiles | None, options: BuildOptions) -> Embedder:
+    """The model a build embeds with: the encoder the index carries where it has one (`carried`)."""
+    return _embedder(options.model, options.device, options.backend, encoder_folder(uri, carried) if carried else None)
 
 
 @functools.lru_cache(maxsize=1)
