@@ -6,6 +6,7 @@ manifest, and says "damaged" only where nothing was committed since."""
 from __future__ import annotations
 
 import threading
+import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -43,6 +44,7 @@ def test_a_reader_a_few_commits_behind(notes_index: tuple[Path, Path], monkeypat
     monkeypatch.setattr(compaction, "COMPACT_FRAGMENTS", 1)  # each commit compacts and cleans up
     read_before = check_manifest(str(index))  # a reader reads the manifest, then is slow
     for batch in range(3):
+        time.sleep(1.2)  # cleanup keeps what is within a second of the version a command started from
         rewrite(notes, batch)
         sync_index(str(index), QUIET)
     if grace:
