@@ -191,7 +191,7 @@ def test_the_bundle_passes_every_user_setting_to_a_variable_the_server_reads():
 
 def test_the_release_workflow_publishes_what_server_json_names():
     """The tag must name pyproject's version; the image pushed is the OCI package of server.json, at
-    that version; the bundle packed is bundle/."""
+    that version; the bundles packed are bundle/ and bundle/ with the wheel built."""
     import yaml
 
     workflow = yaml.safe_load((REPO / ".github" / "workflows" / "release.yml").read_text())
@@ -202,6 +202,8 @@ def test_the_release_workflow_publishes_what_server_json_names():
     [push] = [step for step in jobs["image"]["steps"] if step.get("uses", "").startswith("docker/build-push-action")]
     assert push["with"]["tags"] == image + ":${{ needs.test.outputs.version }}"
     assert push["with"]["platforms"] == "linux/amd64,linux/arm64"
-    assert any("pack bundle" in step.get("run", "") for step in jobs["bundle"]["steps"])
+    runs = [step.get("run", "") for step in jobs["bundle"]["steps"]]
+    assert any("pack bundle" in run for run in runs)
+    assert any(run.startswith("python bundle/pack_with_wheel.py --wheel dist/") for run in runs)
     assert any(step.get("run") == "bash .ci/run" for step in jobs["test"]["steps"])
     assert jobs["pypi"]["permissions"] == {"id-token": "write"}

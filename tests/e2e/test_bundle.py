@@ -8,6 +8,7 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -75,4 +76,37 @@ def test_the_packed_bundle_answers_as_desktop_starts_it(
     # The wheel is not on PyPI: uv finds it beside the dependencies it downloads from there.
     environment["UV_FIND_LINKS"] = str(distributions[0].parent)
     answers = serve_and_ask(command, args, environment | variables)
+    assert_answers_from_the_sample(answers)
+
+
+def test_the_bundle_carrying_its_wheel_answers_with_no_index_offering_arag_mcp(
+    mcpb: list[str], distributions: tuple[Path, Path], sample_index: Path, uv_cache: Path, tmp_path: Path
+):
+    """bundle/pack_with_wheel.py: Desktop's uv takes arag-mcp from the bundle and only its dependencies
+    from the package index, which has no arag-mcp (no find-links, no other index)."""
+    packed = tmp_path / "arag-mcp.mcpb"
+    result = run(
+        [sys.executable, str(BUNDLE / "pack_with_wheel.py"), "--wheel", str(distributions[0]), "--out", str(packed)],
+        tmp_path,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    unpacked = tmp_path / "Claude Extensions" / "arag-mcp"
+    with zipfile.ZipFile(packed) as archive:
+        assert sorted(archive.namelist()) == [
+            "manifest.json",
+            "pyproject.toml",
+            "server/main.py",
+            f"wheels/{distributions[0].name}",
+        ]
+        archive.extractall(unpacked)
+    manifest = json.loads((unpacked / "manifest.json").read_text())
+    assert manifest == json.loads((BUNDLE / "manifest.json").read_text())
+    command, args, variables = desktop_launch(manifest, unpacked, {"index": str(sample_index)})
+    environment = {
+        name: value
+        for name, value in user_environment(tmp_path / "home", uv_cache).items()
+        if not name.startswith("PIP_")
+    }
+    assert not {"UV_FIND_LINKS", "UV_INDEX", "UV_INDEX_URL", "UV_EXTRA_INDEX_URL"} & set(environment)
+    answers = serve_and_ask(command, args, environment | variables, cwd=Path("/"))
     assert_answers_from_the_sample(answers)

@@ -204,3 +204,47 @@ def test_a_build_killed_inside_a_long_document_keeps_the_last_commit_and_the_nex
     summary = build_index([corpus], str(index), _options(7))
     assert (summary.added, summary.unchanged) == (3, 1)
     _assert_whole(index, 4)
+
+
+def test_a_build_killed_45_s_in_with_commit_seconds_15_keeps_its_timed_commits(tmp_path: Path):
+    """Commits land about every --commit-seconds of work, the first included, however slow the
+    model: a build killed 45 s in keeps documents, and the next embeds only the rest."""
+    corpus = tmp_path / "docs"
+    for i in range(300):
+        sentences = (f"Report {i} notes that harbour {i} shipped {j} crates of tin in week {j}." for j in range(60))
+        _write(corpus / f"report-{i:03}.txt", " ".join(sentences))
+    index = tmp_path / "idx"
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "arag_mcp.indexer",
+            "build",
+            str(corpus),
+            "--index",
+            str(index),
+            "--commit-seconds",
+            "15",
+        ],
+        stderr=subprocess.DEVNULL,
+    )
+    started, commits, committed = time.monotonic(), [], 0
+    try:
+        while time.monotonic() - started < 45:
+            assert process.poll() is None, "the build finished before it could be killed"
+            documents = ((read_manifest(str(index)) or {}).get("counts") or {}).get("documents", 0)
+            if documents != committed:
+                commits.append(round(time.monotonic() - started, 1))
+                committed = documents
+            time.sleep(0.2)
+        process.send_signal(signal.SIGKILL)
+    finally:
+        process.wait()
+
+    assert len(commits) >= 2, commits
+    assert 45 - commits[-1] < 15 + 10, commits  # the last commit came within a period (and a batch) of the kill
+    kept = open_index(str(index))
+    assert 0 < kept.manifest.counts.documents < 300
+    assert len(list_documents(str(index))) == kept.manifest.counts.documents
+    summary = build_index([corpus], str(index), QUIET)
+    assert summary.embedded_sentences == 60 * (300 - kept.manifest.counts.documents)

@@ -4,7 +4,9 @@ an index built by another install (this checkout's), without torch or sentence-t
 
 from __future__ import annotations
 
+import json
 import re
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -90,3 +92,46 @@ def test_uv_tool_install_serves_an_index_built_by_another_install(
     assert_answers_from_the_sample(answers)
     tool_python = tmp_path / "uv-tools" / "arag-mcp" / "bin" / "python"
     assert missing_modules(tool_python, environment, *HEAVY, "arag_mcp") == list(HEAVY)
+
+
+PLACEHOLDER = "/ABSOLUTE/PATH/TO/"
+
+
+def readme_host_commands() -> dict[str, list[str]]:
+    """The commands the README gives hosts for a clone: its table's rows and its Desktop config."""
+    readme = (REPO / "README.md").read_text()
+    rows = dict(re.findall(r"^\| (from this clone[^|]*) \| `([^`]+)`", readme, re.MULTILINE))
+    config = json.loads(re.search(r"```json\n(\{\n  \"mcpServers\".*?)\n```", readme, re.DOTALL).group(1))
+    server = config["mcpServers"]["arag"]
+    rows["desktop config"] = [server["command"], *server["args"]]
+    return {name: command if isinstance(command, list) else command.split() for name, command in rows.items()}
+
+
+def filled(words: list[str], index: Path, uvx: str) -> list[str]:
+    places = {"uvx": uvx, "arag-mcp": str(REPO), "idx": str(index)}
+    return [re.sub(re.escape(PLACEHOLDER) + r"([a-z-]+)", lambda m: places[m.group(1)], word) for word in words]
+
+
+def test_the_readme_host_commands_for_a_clone_answer_as_a_gui_host_starts_them(
+    sample_index: Path, uv_cache: Path, tmp_path: Path
+):
+    """Each command the README gives hosts for a clone (the clone's .venv, uvx from the clone, the
+    Desktop config), placeholders filled, started as a GUI host starts it: from /, with neither the
+    virtual environment nor uv on PATH."""
+    commands = readme_host_commands()
+    assert set(commands) == {
+        "from this clone (the first command above)",
+        "from this clone, through uv (nothing installed)",
+        "desktop config",
+    }
+    index = tmp_path / "idx"
+    shutil.copytree(sample_index, index)
+    environment = user_environment(tmp_path / "home", uv_cache) | {"PATH": "/usr/bin:/bin"}
+    uvx = str(tmp_path / "home" / "bin" / "uvx")
+    for name, command in commands.items():
+        words = filled(command, index, uvx)
+        if "--index" not in words:
+            words += ["--index", str(index)]
+        assert Path(words[0]).is_absolute(), name
+        answers = serve_and_ask(words[0], words[1:], environment, cwd=Path("/"))
+        assert_answers_from_the_sample(answers)

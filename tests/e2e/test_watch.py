@@ -22,6 +22,7 @@ from arag_mcp.indexer.build import build_index
 from arag_mcp.indexer.index.lock import LOCK_FILE
 from arag_mcp.indexer.index.manifest import read_manifest
 from arag_mcp.indexer.index.snapshot import list_documents, open_index
+from arag_mcp.server.search.keywords import keyword_search
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
@@ -307,3 +308,31 @@ def test_a_file_deleted_and_written_again_within_the_grace_stays_beside_another_
 def _texts(index: Path) -> str:
     snapshot = open_index(str(index))
     return " ".join(chunk.text for chunk in snapshot.chunks.at(np.arange(snapshot.chunk_count)).values())
+
+
+def test_add_run_while_a_watcher_writes_a_batch_waits_and_its_file_is_searchable(tmp_path: Path):
+    """`arag-index add` finds the index locked by a watcher's batch: it says so in one line, waits,
+    then adds; the batch and the added file both land whole."""
+    docs = tmp_path / "docs"
+    _write(docs / "a.md", "# Alpha\n\nAlpha.")
+    index = tmp_path / "idx"
+    log = tmp_path / "watch.log"
+    elsewhere = _write(tmp_path / "elsewhere" / "zephyr.md", "# Zephyr\n\nThe zephyrometer reads the west wind.")
+    with watcher(index, docs, log=log):
+        long_note = "\n".join(f"Sentence {i} of the long note speaks of harbour number {i}." for i in range(1500))
+        _write(docs / "long.md", "# Long\n\n" + long_note)
+        wait_for(lambda: batch_running(index), 30, "the watcher's batch to take the lock")
+        added = subprocess.run(
+            [sys.executable, "-m", "arag_mcp.indexer", "add", str(elsewhere), "--index", str(index)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert added.returncode == 0, added.stderr
+        waited = [line for line in added.stderr.splitlines() if "waiting for it to finish" in line]
+        assert len(waited) == 1, added.stderr
+        wait_for(_titles_are(index, ["Alpha", "Long", "Zephyr"]), 120, "the batch and the added file")
+    _assert_whole(index, 3)
+    snapshot = open_index(str(index))
+    found = keyword_search(snapshot, ["zephyrometer"], 5, "word")
+    assert [hit.chunk.title for hit in found.hits] == ["Zephyr"]
