@@ -30,6 +30,7 @@ from arag_mcp.indexer.index.completeness import describe_problems
 from arag_mcp.indexer.index.encoder_files import drop_other_encoders, encoder_folder, store_encoder
 from arag_mcp.indexer.index.file_states import FileState, read_file_states, write_file_states
 from arag_mcp.indexer.index.ids import doc_key
+from arag_mcp.indexer.index.keyword_segments import segments_damage
 from arag_mcp.indexer.index.lock import build_lock
 from arag_mcp.indexer.index.manifest import (
     FORMAT_VERSION,
@@ -427,6 +428,7 @@ def _update(
         and not (changes.read or changes.gone)
         and _recorded(roots) == previous["sources"]
         and (described or "") == previous.get("description", "")
+        and segments_damage(uri, previous) is None
     ):
         if options.strict and (summary.skipped or summary.skipped_before):
             _fail_strict(summary)

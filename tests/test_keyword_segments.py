@@ -121,9 +121,61 @@ def test_a_build_opened_after_another_takes_over_what_it_left_unchanged(index: P
 def test_a_missing_segment_file_is_one_line_naming_the_fix(index: Path):
     [entry] = check_manifest(str(index)).segments
     (index / FOLDER / entry.name / "texts.arrow").unlink()
-    with pytest.raises(IndexStoreError, match=r"keyword segment .* cannot be read .*--rebuild") as caught:
+    with pytest.raises(IndexStoreError, match=r"keyword segment .* cannot be read .*arag-index sync --index") as caught:
         open_index(str(index))
     assert "\n" not in str(caught.value)
+
+
+CUT_UNDER_A_READER = """
+import os, sys
+from arag_mcp.indexer.index.snapshot import open_index
+from arag_mcp.indexer.index.manifest import IndexStoreError
+from arag_mcp.server.search.keywords import keyword_search
+opened = open_index(sys.argv[1])
+keyword_search(opened, ["radium"], 5)  # every file opened
+for path in sys.argv[2:]:
+    os.chmod(path, 0o644)
+    os.truncate(path, os.path.getsize(path) // 2)
+try:
+    for keywords in (["Curie"], ["Marie Curie", "radium"], ["river"]):
+        keyword_search(opened, keywords, 5)
+except IndexStoreError as error:
+    print(error)
+"""
+
+
+@pytest.mark.parametrize("cut", ["terms.arrow", "texts.arrow", "terms.arrow texts.arrow"])
+def test_a_segment_file_cut_short_under_a_reader_is_one_line_not_a_signal(index: Path, cut: str):
+    """A file cut short after a reader opened it (a copy of another index over this one) is found
+    short by the read that needs it: one line naming sync, where a mapped page would be SIGBUS."""
+    [entry] = check_manifest(str(index)).segments
+    paths = [str(index / FOLDER / entry.name / name) for name in cut.split()]
+    result = subprocess.run(
+        [sys.executable, "-c", CUT_UNDER_A_READER, str(index), *paths], capture_output=True, text=True
+    )
+    assert result.returncode == 0, f"exit {result.returncode}: {result.stderr[-2000:]}"
+    [line] = result.stdout.splitlines()
+    assert "was cut short or written over after it was opened" in line and "arag-index sync" in line
+
+
+@pytest.mark.parametrize(
+    "name", ["terms.arrow", "texts.arrow", "catalogue.arrow", "vocabulary.arrow", "title_words.arrow"]
+)
+def test_a_segment_file_of_another_size_is_refused_at_open_and_sync_writes_the_segments_again(index: Path, name: str):
+    before = answers(index)
+    [entry] = check_manifest(str(index)).segments
+    path = index / FOLDER / entry.name / name
+    assert dict(entry.sizes)[name] == path.stat().st_size
+    assert not path.stat().st_mode & 0o222, "a published segment file is read-only"
+    path.chmod(0o644)
+    with path.open("ab") as grown:
+        grown.write(b"\0" * 8)
+    with pytest.raises(IndexStoreError, match=rf"{name} is \d+ bytes, not the \d+ written.*arag-index sync"):
+        open_index(str(index))
+    sync_index(str(index), BuildOptions(progress=False))
+    assert answers(index) == before
+    [rewritten] = check_manifest(str(index)).segments
+    assert rewritten.name != entry.name and not (index / FOLDER / entry.name).exists()
 
 
 KILLED = """

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import math
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -24,11 +25,13 @@ from .ids import DOC_KEY_CHARS
 from .manifest import SegmentEntry
 from .schema import ChunkColumn
 from .segment_store import DEAD_PREFIX, segment_name, segment_store
-from .segments import FILES, SEGMENT_COLUMNS, Segment, write_dead, write_merged, write_segment
+from .segments import FILES, SEGMENT_COLUMNS, Segment, file_sizes, write_dead, write_merged, write_segment
 
 MERGE_FACTOR = 4
 SMALLEST_TIER = 256
 """Live chunks below which segments are all of the first tier."""
+REWRITE_CHUNKS = 65_536
+"""Chunks a segment holds at most when damaged segments are written again from the chunks table."""
 
 
 def tier(live: int) -> int:
@@ -49,7 +52,8 @@ class KeywordSegments:
 
     def segment(self, entry: SegmentEntry) -> Segment:
         if entry.name not in self._opened:
-            self._opened[entry.name] = Segment(self.store.folder(entry.name, FILES))
+            sizes = None if entry.sizes is None else dict(entry.sizes)
+            self._opened[entry.name] = Segment(self.store.folder(entry.name, FILES), sizes)
         return self._opened[entry.name]
 
     def _dead(self, entry: SegmentEntry) -> np.ndarray:
@@ -58,6 +62,33 @@ class KeywordSegments:
         if entry.dead is None:
             return np.zeros(0, dtype=np.int64)
         return Segment(self.store.folder(entry.name, [entry.dead])).dead(entry.dead)
+
+    def damage(self) -> str | None:
+        """What is wrong with the first committed segment whose files are missing or of another
+        size than written (segment_store.SegmentStore.damage); None where none is."""
+        for entry in self.entries:
+            problem = self.store.damage(entry.name, dict(entry.sizes or ()))
+            if problem:
+                return f"keyword segment {entry.name} is damaged ({problem})"
+        return None
+
+    def rewrite(self, chunk_rows: Iterable[pa.RecordBatch]) -> None:
+        """Write the segments again from every chunk's rows (SEGMENT_COLUMNS), REWRITE_CHUNKS a
+        segment: the next commit names them in the place of the committed ones."""
+        entries, held, count = [], [], 0
+        for batch in [*chunk_rows, None]:
+            if batch is not None:
+                held.append(pa.Table.from_batches([batch]).select(list(SEGMENT_COLUMNS)))
+                count += batch.num_rows
+            if held and (batch is None or count >= REWRITE_CHUNKS):
+                name = segment_name()
+                with self.store.new_folder() as work:
+                    size = write_segment(work, pa.concat_tables(held))
+                    sizes = file_sizes(work)
+                    self.store.publish(work, name)
+                entries.append(SegmentEntry(name, size, sizes=sizes))
+                held, count = [], 0
+        self.entries, self.removed = entries, {}
 
     def append(self, rows: pa.Table) -> None:
         """Chunk rows written to the chunks table (their words filled in)."""
@@ -94,15 +125,16 @@ class KeywordSegments:
                 with self.store.new_folder() as work:
                     write_dead(work / name, dead)
                     self.store.add_file(entry.name, work / name)
-                entry = SegmentEntry(entry.name, entry.chunks, name, len(dead))
+                entry = entry.with_dead(name, len(dead))
             entries.append(entry)
         self.removed = {}
         if rows is not None and rows.num_rows:
             name = segment_name()
             with self.store.new_folder() as work:
                 size = write_segment(work, rows)
+                sizes = file_sizes(work)
                 self.store.publish(work, name)
-            entries.append(SegmentEntry(name, size))
+            entries.append(SegmentEntry(name, size, sizes=sizes))
         self.entries = entries
         return list(entries)
 
@@ -125,6 +157,7 @@ class KeywordSegments:
         name = segment_name()
         with self.store.new_folder() as work:
             size = write_merged(work, [(self.segment(entry), self._dead(entry)) for entry in inputs])
+            sizes = file_sizes(work)
             self.store.publish(work, name)
         merged = {entry.name for entry in inputs}
         entries: list[SegmentEntry] = []
@@ -132,7 +165,7 @@ class KeywordSegments:
             if entry.name not in merged:
                 entries.append(entry)
             elif size and not any(e.name == name for e in entries):
-                entries.append(SegmentEntry(name, size))
+                entries.append(SegmentEntry(name, size, sizes=sizes))
         self.entries = entries
         return list(entries)
 
@@ -142,3 +175,9 @@ class KeywordSegments:
         self._opened = {
             name: segment for name, segment in self._opened.items() if any(e.name == name for e in self.entries)
         }
+
+
+def segments_damage(uri: str, manifest: Mapping[str, Any]) -> str | None:
+    """What is wrong with the keyword segments a manifest names (KeywordSegments.damage): a
+    command that finds nothing else to do writes them again where something is."""
+    return KeywordSegments(uri, [SegmentEntry.from_dict(entry) for entry in manifest.get("segments", [])]).damage()

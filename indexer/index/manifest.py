@@ -11,7 +11,7 @@ import os
 import re
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -96,13 +96,20 @@ class SegmentEntry:
     dead: str | None = None
     """The file of its chunks removed since, or None."""
     dead_count: int = 0
+    sizes: tuple[tuple[str, int], ...] | None = None
+    """Each file's name and size in bytes as written, checked before a reader maps it (None: a
+    segment written before sizes were recorded)."""
 
     @property
     def live(self) -> int:
         return self.chunks - self.dead_count
 
+    def with_dead(self, dead: str, dead_count: int) -> SegmentEntry:
+        return replace(self, dead=dead, dead_count=dead_count)
+
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "chunks": self.chunks, "dead": self.dead, "dead_count": self.dead_count}
+        written = {"sizes": dict(self.sizes)} if self.sizes is not None else {}
+        return {"name": self.name, "chunks": self.chunks, "dead": self.dead, "dead_count": self.dead_count, **written}
 
     @classmethod
     def from_dict(cls, data: Any) -> SegmentEntry:
@@ -117,7 +124,19 @@ class SegmentEntry:
             or not (dead is None or re.fullmatch(r"dead-[0-9a-f]{16}\.arrow", str(dead)))
         ):
             raise ValueError("segments")
-        return cls(data["name"], chunks, dead, dead_count)
+        sizes = data.get("sizes")
+        if sizes is not None and not (
+            isinstance(sizes, dict)
+            and all(
+                isinstance(size, int)
+                and not isinstance(size, bool)
+                and size >= 0
+                and re.fullmatch(r"[a-z_]+\.arrow", name)
+                for name, size in sizes.items()
+            )
+        ):
+            raise ValueError("segments")
+        return cls(data["name"], chunks, dead, dead_count, None if sizes is None else tuple(sorted(sizes.items())))
 
 
 @dataclass(frozen=True)

@@ -113,11 +113,8 @@ class SegmentSet:
         if not len(numbers):
             return pa.array([], pa.string())
         owners, locals_ = self.place(numbers)
-        parts = [
-            self.segments[owner].texts.texts(np.array([local]))[0]
-            for owner, local in zip(owners.tolist(), locals_.tolist())
-        ]
-        return pa.concat_arrays(parts)
+        texts = [self.segments[owner].texts.text(local) for owner, local in zip(owners.tolist(), locals_.tolist())]
+        return pa.array(texts, pa.string())
 
 
 def open_segments(manifest: Manifest, previous: SegmentSet | None = None) -> SegmentSet:
@@ -131,7 +128,7 @@ def open_segments(manifest: Manifest, previous: SegmentSet | None = None) -> Seg
         try:
             at = known.get(entry.name)
             if at is None:
-                segment = Segment(store.folder(entry.name, _files(entry)))
+                segment = Segment(store.folder(entry.name, _files(entry)), _sizes(entry))
                 segment.check()
                 removed = segment.dead(entry.dead)
             elif previous.dead_files[at] == entry.dead:
@@ -145,11 +142,15 @@ def open_segments(manifest: Manifest, previous: SegmentSet | None = None) -> Seg
         except (OSError, ValueError, IndexError, KeyError, pa.ArrowException) as exc:
             raise SegmentGone(
                 f"{manifest.uri}: keyword segment {entry.name} cannot be read ({exc}); "
-                "if no build is running, rebuild the index with `arag-index build ... --rebuild`"
+                f"`arag-index sync --index {manifest.uri}` writes the keyword segments again from the index's tables"
             ) from None
         segments.append(segment)
         dead.append(removed)
     return SegmentSet(segments, dead, [entry.dead for entry in manifest.segments])
+
+
+def _sizes(entry: SegmentEntry) -> dict[str, int] | None:
+    return None if entry.sizes is None else dict(entry.sizes)
 
 
 def _files(entry: SegmentEntry) -> tuple[str, ...]:

@@ -12,7 +12,7 @@ import hashlib
 import shutil
 import tempfile
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Protocol
@@ -27,6 +27,9 @@ DEAD_PREFIX = "dead-"
 """Begins the name of a file of a segment's removed chunks (segments.py)."""
 WRITING_PREFIX = ".writing-"
 COPY_BYTES = 1 << 20
+READ_ONLY = 0o444
+"""A published segment's files: a copy of another index over this one (`cp` without `-f`, as
+its owner) then fails on them rather than cutting short a file that a server reads."""
 
 
 class SegmentStore(Protocol):
@@ -50,6 +53,25 @@ class SegmentStore(Protocol):
         """Remove every segment but those named in `kept`, and in those every file of removed
         chunks but the one `kept` names, as far as the system lets."""
         ...
+
+    def damage(self, name: str, sizes: Mapping[str, int]) -> str | None:
+        """What is wrong with the named segment's files where they are read, by their sizes
+        against those written (`sizes`); None where nothing is. A stat per file: a file's contents
+        are checked as they are read."""
+        ...
+
+
+def _size_damage(folder: Path, sizes: Mapping[str, int], missing_is_damage: bool) -> str | None:
+    for file, size in sizes.items():
+        try:
+            found = (folder / file).stat().st_size
+        except FileNotFoundError:
+            if missing_is_damage:
+                return f"{folder / file} is missing"
+            continue
+        if found != size:
+            return f"{folder / file} is {found} bytes, not the {size} written"
+    return None
 
 
 def segment_name() -> str:
@@ -76,15 +98,20 @@ class LocalSegments:
         return _work_folder(self.root)
 
     def publish(self, work: Path, name: str) -> None:
+        for path in work.iterdir():
+            path.chmod(READ_ONLY)
         work.chmod(0o755)  # readable as the tables are, by a server running as another user
         work.rename(self.root / name)
 
     def add_file(self, name: str, path: Path) -> None:
-        path.chmod(0o644)
+        path.chmod(READ_ONLY)
         path.rename(self.root / name / path.name)
 
     def folder(self, name: str, files: Iterable[str]) -> Path:
         return self.root / name
+
+    def damage(self, name: str, sizes: Mapping[str, int]) -> str | None:
+        return _size_damage(self.root / name, sizes, missing_is_damage=True)
 
     def remove_others(self, kept: dict[str, str | None]) -> None:
         if not self.root.is_dir():
@@ -125,6 +152,13 @@ class RemoteSegments:
             if not (target / file).is_file():
                 self._download(name, file, target)
         return target
+
+    def damage(self, name: str, sizes: Mapping[str, int]) -> str | None:
+        """A cached copy of another size than written is dropped, to be fetched again when read."""
+        for file, size in sizes.items():
+            if _size_damage(self.cache / name, {file: size}, missing_is_damage=False):
+                (self.cache / name / file).unlink(missing_ok=True)
+        return None
 
     def remove_others(self, kept: dict[str, str | None]) -> None:
         import pyarrow.fs as pafs

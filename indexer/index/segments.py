@@ -1,10 +1,12 @@
-"""Keyword segments: the postings, texts and held columns of a set of chunks, as Arrow files that
-readers map into memory.
+"""Keyword segments: the postings, texts and held columns of a set of chunks, as Arrow files.
 
 A LanceDB take crosses its event loop and plans a query, which costs about 2 ms however few rows it
 reads (bench/README.md), more than the rest of a keyword search. So the chunks' words, texts and
-describing columns are kept as Arrow IPC files: a word's postings or a chunk's text is a slice of a
-mapped file, and pages are read as they are touched.
+describing columns are kept as Arrow IPC files: a word's postings or a chunk's text is one read of
+a slice of a file (pread). The files are not read through a memory map, because a mapped file cut
+short under a reader (a copy of another index over this one) kills the reader with SIGBUS; a read
+finds it short and says so (SegmentChanged), and each file's size is checked against what the
+manifest recorded before it is opened. The small files are read whole into memory.
 
 A commit writes one segment holding the chunks it added, never touching the others, so an edit
 costs what it changes. A segment is immutable once named: the chunks it holds are numbered from 0
@@ -25,7 +27,9 @@ Files of a segment folder::
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import os
+import threading
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -35,6 +39,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .catalogue import HELD_COLUMNS, SENTENCE_COUNT, ChunkCatalogue
+from .manifest import IndexStoreError
 from .schema import ChunkColumn, TermColumn, terms_schema
 from .terms import SEGMENT_POSTINGS, invert
 from .vocabulary import TitleWords, Vocabulary
@@ -79,18 +84,88 @@ class Postings:
         )
 
 
-class _Batches:
-    """A mapped file's record batches, and which one holds a row: rows are read from their batch
-    (a take on the whole table would first copy every batch into one)."""
+class SegmentChanged(IndexStoreError):
+    """A segment file no longer holds what was opened: it was cut short or written over."""
 
-    def __init__(self, table: pa.Table) -> None:
-        self.table = table
-        self.batches = table.to_batches()
-        self.starts = np.cumsum([0] + [batch.num_rows for batch in self.batches])
+
+class _File:
+    """A segment file, its size checked against what its commit recorded, read through pread.
+
+    A mapped page past the end of a file that was cut short (`cp` of an index over a served one)
+    is SIGBUS, which kills the process; a read through pread finds the file short and says so. The
+    file is mapped once, at open, for its metadata alone: where each buffer lies in the file."""
+
+    def __init__(self, path: Path, size: int | None) -> None:
+        self.path = path
+        found = path.stat().st_size
+        if size is not None and found != size:
+            raise ValueError(f"{path.name} is {found} bytes, not the {size} written")
+        self._handle = path.open("rb", buffering=0)
+        self._lock = threading.Lock()
+
+    def batches(self) -> tuple[list[pa.RecordBatch], int]:
+        """The file's batches, mapped, and the address its first byte is mapped at: to find where a
+        buffer lies (`Slices.of`). Only metadata is read through them."""
+        with pa.memory_map(str(self.path)) as source:
+            base = source.read_buffer(1).address if source.size() else 0
+            reader = pa.ipc.open_file(source)
+            return [reader.get_batch(at) for at in range(reader.num_record_batches)], base
+
+    def read(self, offset: int, length: int) -> bytes:
+        if hasattr(os, "pread"):
+            data = os.pread(self._handle.fileno(), length, offset)
+        else:  # Windows, where a mapped file cannot be cut short
+            with self._lock:
+                self._handle.seek(offset)
+                data = self._handle.read(length)
+        if len(data) != length:
+            raise SegmentChanged(
+                f"the keyword segment file {self.path} was cut short or written over after it was opened; "
+                "run `arag-index sync` on the index to write its keyword segments again"
+            )
+        return data
+
+
+@dataclass(frozen=True)
+class Slices:
+    """One buffer of a segment file, by where it lies: a slice of it is read from the file."""
+
+    file: _File
+    offset: int
+    length: int
+    """Elements."""
+    dtype: np.dtype
+
+    @classmethod
+    def of(cls, file: _File, base: int, values: pa.Array) -> Slices:
+        """The data buffer of a mapped array of fixed-width values; `base` as `_File.batches` gives it."""
+        dtype = np.dtype(values.type.to_pandas_dtype())
+        data = values.buffers()[1]
+        if data is None or not len(values):
+            return cls(file, 0, 0, dtype)
+        return cls(file, data.address - base + values.offset * dtype.itemsize, len(values), dtype)
+
+    def __len__(self) -> int:
+        return self.length
+
+    def __getitem__(self, part: slice) -> np.ndarray:
+        start, stop, _ = part.indices(self.length)
+        if stop <= start:
+            return np.zeros(0, dtype=self.dtype)
+        width = self.dtype.itemsize
+        return np.frombuffer(self.file.read(self.offset + start * width, (stop - start) * width), dtype=self.dtype)
+
+
+class _Batches:
+    """Which record batch of a file holds a row (rows are read from their batch)."""
+
+    def __init__(self, batches: Sequence[pa.RecordBatch]) -> None:
+        self.starts = np.cumsum([0] + [batch.num_rows for batch in batches])
         """Position of each batch's first row, then the row count."""
-        first = self.batches[0].num_rows if self.batches else 0
-        alike = {batch.num_rows for batch in self.batches[:-1]} == {first} and self.batches[-1].num_rows <= first
-        self.uniform = first if len(self.batches) > 1 and alike else 0
+        self.num_rows = int(self.starts[-1])
+        first = batches[0].num_rows if batches else 0
+        alike = {batch.num_rows for batch in batches[:-1]} == {first} and batches[-1].num_rows <= first
+        self.uniform = first if len(batches) > 1 and alike else 0
         """The rows of every batch but the last (which has no more), where they are all alike (0: not so)."""
 
     def place(self, position: int) -> tuple[int, int]:
@@ -102,19 +177,27 @@ class _Batches:
         return owner, position - int(self.starts[owner])
 
 
-def _list_parts(batches: list[pa.RecordBatch], column: str) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """Per batch, the offsets and the values of a list column, as arrays over the mapped pages."""
-    return [b[column].offsets.to_numpy() for b in batches], [b[column].values.to_numpy() for b in batches]
+def _list_parts(
+    file: _File, base: int, batches: list[pa.RecordBatch], column: str
+) -> tuple[list[np.ndarray], list[Slices]]:
+    """Per batch, the offsets of a list column (in memory) and its values (read from the file)."""
+    return (
+        [np.array(batch[column].offsets.to_numpy()) for batch in batches],
+        [Slices.of(file, base, batch[column].values) for batch in batches],
+    )
 
 
-class MappedPostings(_Batches):
-    """A terms file: a row's postings are two slices of the mapped pages."""
+class PostingsFile(_Batches):
+    """A terms file: its terms and each row's offsets in memory, a row's postings read from the file."""
 
-    def __init__(self, table: pa.Table) -> None:
-        super().__init__(table)
-        self.terms = [batch[TermColumn.TERM] for batch in self.batches]
-        self.offsets, self.chunks = _list_parts(self.batches, TermColumn.CHUNKS)
-        self.counts = [batch[TermColumn.COUNTS].values.to_numpy() for batch in self.batches]
+    def __init__(self, file: _File) -> None:
+        batches, base = file.batches()
+        if batches and batches[0].schema != terms_schema():
+            raise ValueError(f"{file.path} is not a terms file")
+        super().__init__(batches)
+        self.terms = [pa.concat_arrays([batch[TermColumn.TERM]]) for batch in batches]
+        self.offsets, self.chunks = _list_parts(file, base, batches, TermColumn.CHUNKS)
+        self.counts = [Slices.of(file, base, batch[TermColumn.COUNTS].values) for batch in batches]
 
     def at(self, positions: np.ndarray) -> Postings:
         """The rows at these positions of the file, in the order given."""
@@ -134,52 +217,85 @@ class MappedPostings(_Batches):
         )
 
 
-class MappedTexts(_Batches):
-    """A texts file: a chunk's text is decoded from a slice of the mapped pages."""
+class TextsFile(_Batches):
+    """A texts file: the offsets in memory, a chunk's text and sentence spans read from the file."""
 
-    def __init__(self, table: pa.Table) -> None:
-        super().__init__(table)
+    def __init__(self, file: _File) -> None:
+        batches, base = file.batches()
+        super().__init__(batches)
+        self.large = bool(batches) and pa.types.is_large_string(batches[0].schema.field(C.TEXT).type)
         self.text_offsets, self.text_bytes = [], []
-        for batch in self.batches:
+        for batch in batches:
             texts = batch[C.TEXT]
             _, offsets, data = texts.buffers()
-            wide = np.int64 if pa.types.is_large_string(texts.type) else np.int32
-            self.text_offsets.append(np.frombuffer(offsets, dtype=wide)[texts.offset : texts.offset + len(texts) + 1])
-            self.text_bytes.append(memoryview(data if data is not None else b""))
-        self.start_offsets, self.starts_of = _list_parts(self.batches, C.SENTENCE_STARTS)
-        self.end_offsets, self.ends_of = _list_parts(self.batches, C.SENTENCE_ENDS)
+            wide = np.int64 if self.large else np.int32
+            self.text_offsets.append(
+                np.frombuffer(offsets, dtype=wide)[texts.offset : texts.offset + len(texts) + 1].copy()
+            )
+            size = 0 if data is None else data.size
+            self.text_bytes.append(Slices(file, 0 if data is None else data.address - base, size, np.dtype(np.uint8)))
+        self.start_offsets, self.starts_of = _list_parts(file, base, batches, C.SENTENCE_STARTS)
+        self.end_offsets, self.ends_of = _list_parts(file, base, batches, C.SENTENCE_ENDS)
 
     def text(self, number: int) -> str:
         owner, row = self.place(number)
         offsets = self.text_offsets[owner]
-        return str(self.text_bytes[owner][offsets[row] : offsets[row + 1]], "utf-8")
-
-    def texts(self, numbers: np.ndarray) -> list[pa.Array]:
-        """The texts of these local numbers, in the order given, one array each."""
-        rows = [self.place(number) for number in numbers.tolist()]
-        return [self.batches[owner][C.TEXT].slice(row, 1) for owner, row in rows]
+        return str(self.text_bytes[owner][int(offsets[row]) : int(offsets[row + 1])], "utf-8")
 
     def sentence_spans(self, number: int) -> tuple[tuple[int, int], ...]:
         owner, row = self.place(number)
-        starts = self.starts_of[owner][self.start_offsets[owner][row] : self.start_offsets[owner][row + 1]]
-        ends = self.ends_of[owner][self.end_offsets[owner][row] : self.end_offsets[owner][row + 1]]
+        starts = self.starts_of[owner][int(self.start_offsets[owner][row]) : int(self.start_offsets[owner][row + 1])]
+        ends = self.ends_of[owner][int(self.end_offsets[owner][row]) : int(self.end_offsets[owner][row + 1])]
         return tuple(zip(starts.tolist(), ends.tolist()))
+
+    def batch(self, at: int) -> pa.RecordBatch:
+        """A whole batch of the file, read into memory (a merge copies batch after batch)."""
+        offsets = self.text_offsets[at]
+        data = self.text_bytes[at][int(offsets[0]) : int(offsets[-1])]
+        kind = pa.LargeStringArray if self.large else pa.StringArray
+        texts = kind.from_buffers(len(offsets) - 1, pa.py_buffer(offsets - offsets[0]), pa.py_buffer(data))
+        spans = [
+            pa.ListArray.from_arrays(
+                pa.array(offsets_ - offsets_[0], pa.int32()), pa.array(values[int(offsets_[0]) : int(offsets_[-1])])
+            )
+            for offsets_, values in (
+                (self.start_offsets[at], self.starts_of[at]),
+                (self.end_offsets[at], self.ends_of[at]),
+            )
+        ]
+        return pa.RecordBatch.from_arrays([texts, *spans], names=list(TEXT_COLUMNS))
+
+    def batches(self) -> Iterator[tuple[pa.RecordBatch, int]]:
+        """Each batch, read in turn, with the number of its first row."""
+        for at in range(len(self.text_offsets)):
+            yield self.batch(at), int(self.starts[at])
 
 
 class Segment:
-    """One segment's files, mapped: each opened when first used."""
+    """One segment's files, each opened when first used: the large ones (postings, texts) read
+    slice by slice from the file, the others read whole into memory."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, sizes: Mapping[str, int] | None = None) -> None:
         self.folder = folder
+        self.sizes = sizes
+        """Each file's size as written, where the manifest records it."""
 
     @property
     def name(self) -> str:
         """The segment's name in the manifest (its folder's, locally and in the cache)."""
         return self.folder.name
 
+    def _file(self, name: str) -> _File:
+        return _File(self.folder / name, None if self.sizes is None else self.sizes.get(name))
+
+    def _whole(self, name: str) -> pa.Table:
+        """A small file, read whole into memory: nothing of it stays mapped."""
+        file = self._file(name)
+        return pa.ipc.open_file(pa.BufferReader(file.read(0, file.path.stat().st_size))).read_all()
+
     @cached_property
     def catalogue(self) -> ChunkCatalogue:
-        held = _mapped(self.folder / CATALOGUE_FILE)
+        held = self._whole(CATALOGUE_FILE)
         return ChunkCatalogue(held.drop_columns([NUMBERS_BY_ID]), _array(held[NUMBERS_BY_ID]).to_numpy())
 
     @property
@@ -187,31 +303,28 @@ class Segment:
         return len(self.catalogue)
 
     @cached_property
-    def postings(self) -> MappedPostings:
-        terms = _mapped(self.folder / TERMS_FILE)
-        if terms.schema != terms_schema():
-            raise ValueError(f"{self.folder / TERMS_FILE} is not a terms file")
-        return MappedPostings(terms)
+    def postings(self) -> PostingsFile:
+        return PostingsFile(self._file(TERMS_FILE))
 
     @cached_property
-    def texts(self) -> MappedTexts:
-        return MappedTexts(_mapped(self.folder / TEXTS_FILE))
+    def texts(self) -> TextsFile:
+        return TextsFile(self._file(TEXTS_FILE))
 
     @cached_property
     def vocabulary(self) -> Vocabulary:
-        words, rows = _mapped(self.folder / VOCABULARY_FILE), _mapped(self.folder / WORD_ROWS_FILE)
+        words, rows = self._whole(VOCABULARY_FILE), self._whole(WORD_ROWS_FILE)
         return Vocabulary(_array(words[WORD]), _array(rows[ROW]).to_numpy(), _array(words[FIRST_ROW]).to_numpy())
 
     @cached_property
     def title_words(self) -> TitleWords:
-        titled = _mapped(self.folder / TITLE_WORDS_FILE)
+        titled = self._whole(TITLE_WORDS_FILE)
         return TitleWords(_array(titled[WORD]), _array(titled[OWNER]).to_numpy())
 
     def dead(self, name: str | None) -> np.ndarray:
         """The local numbers of the file of removed chunks `name` (None: none removed)."""
         if name is None:
             return np.zeros(0, dtype=np.int64)
-        return _array(_mapped(self.folder / name)[NUMBER]).to_numpy().astype(np.int64)
+        return _array(self._whole(name)[NUMBER]).to_numpy().astype(np.int64)
 
     def numbers_of_documents(self, doc_keys: Sequence[str]) -> np.ndarray:
         """The local numbers of the chunks of these documents (ids begin with the doc key and "-")."""
@@ -225,13 +338,19 @@ class Segment:
         return np.unique(np.concatenate([np.zeros(0, dtype=np.int64), *found]).astype(np.int64))
 
     def check(self) -> None:
-        """Map every file; OSError or ValueError where one is missing, cut short or does not match."""
+        """Open every file; OSError or ValueError where one is missing, of another size than written,
+        or does not match the others."""
         size = self.size
-        if self.texts.table.num_rows != size:
+        if self.texts.num_rows != size:
             raise ValueError(f"{self.folder / TEXTS_FILE} does not match its catalogue")
-        if self.vocabulary.rows.shape[0] != self.postings.table.num_rows:
+        if self.vocabulary.rows.shape[0] != self.postings.num_rows:
             raise ValueError(f"{self.folder / WORD_ROWS_FILE} does not match its terms")
         self.title_words
+
+
+def file_sizes(folder: Path) -> tuple[tuple[str, int], ...]:
+    """The size of each file of a segment written in `folder`, for the manifest (SegmentEntry.sizes)."""
+    return tuple(sorted((name, (folder / name).stat().st_size) for name in FILES))
 
 
 def write_dead(path: Path, numbers: np.ndarray) -> None:
@@ -267,7 +386,7 @@ def write_merged(folder: Path, inputs: Sequence[tuple[Segment, np.ndarray]]) -> 
         (
             batch.filter(pa.array(mask[first : first + batch.num_rows]))
             for (segment, _), mask in zip(inputs, kept)
-            for batch, first in zip(segment.texts.batches, segment.texts.starts)
+            for batch, first in segment.texts.batches()
         ),
     )
     _write_catalogue(
@@ -283,7 +402,7 @@ def _live_mask(size: int, dead: np.ndarray) -> np.ndarray:
     return mask
 
 
-def _merged_postings(sources: Sequence[MappedPostings], renumbered: Sequence[np.ndarray]) -> Iterator[pa.Table]:
+def _merged_postings(sources: Sequence[PostingsFile], renumbered: Sequence[np.ndarray]) -> Iterator[pa.Table]:
     """The terms rows of several segments as one segment's, renumbered (-1: removed), one row per
     term, about SEGMENT_POSTINGS postings at a time."""
     terms = pa.concat_arrays([pa.array([], pa.string()), *(b for s in sources for b in s.terms)])

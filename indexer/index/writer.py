@@ -22,6 +22,7 @@ build: reader.py.
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
@@ -62,10 +63,13 @@ from .schema import (
     documents_schema,
     sentences_schema,
 )
+from .segments import SEGMENT_COLUMNS
 from .store import connect
 from .stored_documents import LookedUpDocuments, StoredDocument, scanned_documents
 from .tally import TALLIED_COLUMNS, CollectionTally
 from .terms import chunk_terms
+
+log = logging.getLogger(__name__)
 
 NO_CLEANUP = timedelta(days=365_000)
 """An age that cleans up nothing."""
@@ -194,6 +198,9 @@ class IndexWriter:
             self.uri, [SegmentEntry.from_dict(entry) for entry in (self.previous or {}).get("segments", [])]
         )
         """The keyword segments committed, and what changed in them since."""
+        if self.previous is not None and (problem := self.keyword_segments.damage()):
+            log.warning("%s; writing the keyword segments again from the chunks table", problem)
+            self.keyword_segments.rewrite(scan(self.chunks.search().select(list(SEGMENT_COLUMNS))))
         self.recorded_files: RecordedFiles | None = None
         """The source files' states the last commit recorded (file_states.py), which the next
         commit records its own as a change of; None: it records them whole."""
