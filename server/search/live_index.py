@@ -144,7 +144,8 @@ class LiveIndex:
 
         try:
             manifest = self._read_manifest()
-            if manifest and manifest.get("tables") != self._snapshot.manifest.raw["tables"]:
+            served = self._snapshot.manifest.raw
+            if manifest and any(manifest.get(key) != served.get(key) for key in ("tables", "segments")):
                 self._snapshot = open_index(self.uri, previous=self._snapshot)
                 self.manifest = self._snapshot.manifest
                 log.info("serving the build of %s committed at %s", self.uri, self.manifest.built_at)
