@@ -451,7 +451,8 @@ def _update(
         damaged = {doc_id: stored.problem for doc_id, stored in existing.items() if stored.problem}
         if damaged:
             log.warning(
-                "%d document(s) were written in part by an earlier build (%s); those read now are embedded again",
+                "%d document(s) were written in part by an earlier build (%s); those read now are completed, "
+                "the sentences already written keeping their vectors",
                 len(damaged),
                 describe_problems(damaged),
             )
@@ -686,14 +687,13 @@ def _embed(
                         options, summary
                     ):
                         since_commit += _flush(writer, embedder, batch, options, summary, progress)
+                        if time.monotonic() - last_commit >= options.commit_seconds:  # a long document, in parts
+                            _commit_step(writer, {**fields, **_when(started)}, files, document.doc_id)
+                            since_commit, last_commit = 0, time.monotonic()
                 due = time.monotonic() - last_commit >= options.commit_seconds
                 if since_commit + batch.to_embed >= options.commit_sentences or due:
                     _flush(writer, embedder, batch, options, summary, progress)
-                    step_started = time.perf_counter()
-                    counts = writer.commit_step({**fields, **_when(started)}, files)["counts"]
-                    log.debug(
-                        "committed %d sentences in %.2f s", counts["sentences"], time.perf_counter() - step_started
-                    )
+                    _commit_step(writer, {**fields, **_when(started)}, files)
                     since_commit, last_commit = 0, time.monotonic()
             progress.file_read(item.size)
             _record_state(files, item, documents, summary.skipped[skips_before:])
@@ -702,6 +702,17 @@ def _embed(
     finally:
         progress.close()
     return read
+
+
+def _commit_step(
+    writer: IndexWriter, manifest: dict[str, Any], files: dict[str, FileState], in_progress: str | None = None
+) -> None:
+    """A timed commit: the whole documents written, and `in_progress`'s chunks written so far (a
+    document that alone outlasts --commit-seconds; the next command completes it, reusing their
+    vectors, if this one is stopped)."""
+    started = time.perf_counter()
+    counts = writer.commit_step(manifest, files, in_progress)["counts"]
+    log.debug("committed %d sentences in %.2f s", counts["sentences"], time.perf_counter() - started)
 
 
 def _record_state(

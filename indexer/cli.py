@@ -98,8 +98,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         type=positive_int,
         default=60,
         metavar="SECONDS",
-        help="seconds of embedding between commits, if --commit-every sentences take longer: an interrupted "
-        "build loses at most about this much work (default: 60)",
+        help="seconds of embedding between commits, if --commit-every sentences take longer (a long document "
+        "is committed in parts): an interrupted build loses about this much work and one write batch (default: 60)",
     )
     THREADS.add(embedding, ENV_PREFIX)
     env_option(

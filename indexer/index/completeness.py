@@ -58,7 +58,8 @@ class WrittenRows:
     """The chunk and documents rows a build wrote since its last commit, checked before the next.
 
     Commits fall between documents, so each document written since the last commit must be whole
-    among these rows alone."""
+    among these rows alone; except the one document a commit names as in progress (a long document,
+    committed in parts), whose rows are kept to be checked whole at a later commit."""
 
     def __init__(self) -> None:
         self._chunks: list[pa.Table] = []
@@ -69,13 +70,19 @@ class WrittenRows:
         self._chunks.append(chunk_rows.select([c.ID, c.DOC_ID, c.PART, c.PARTS]))
         self._documents.append(document_rows.select([d.ID, d.CHUNKS]))
 
-    def check(self) -> None:
-        """Raise IncompleteWrite naming the documents written in part; else forget the rows, committed."""
-        if self._chunks:
-            problems = incomplete_documents(pa.concat_tables(self._chunks), pa.concat_tables(self._documents))
-            if problems:
-                raise IncompleteWrite(
-                    f"refusing to commit {len(problems)} document(s) written in part ({describe_problems(problems)}); "
-                    "the index keeps its last commit: please report this with the command that led to it"
-                )
-        self._chunks, self._documents = [], []
+    def check(self, in_progress: str | None = None) -> None:
+        """Raise IncompleteWrite naming the documents written in part, but `in_progress`; else
+        forget the rows committed (keeping those of `in_progress`)."""
+        if not self._chunks:
+            return
+        chunks, documents = pa.concat_tables(self._chunks), pa.concat_tables(self._documents)
+        problems = incomplete_documents(chunks, documents)
+        problems.pop(in_progress, None)
+        if problems:
+            raise IncompleteWrite(
+                f"refusing to commit {len(problems)} document(s) written in part ({describe_problems(problems)}); "
+                "the index keeps its last commit: please report this with the command that led to it"
+            )
+        c, d = ChunkColumn, DocumentColumn
+        self._chunks = [] if in_progress is None else [chunks.filter(pc.equal(chunks[c.DOC_ID], in_progress))]
+        self._documents = [] if in_progress is None else [documents.filter(pc.equal(documents[d.ID], in_progress))]

@@ -321,10 +321,14 @@ class IndexWriter:
         self.written.record(chunk_rows, document_rows)
         self.tally.change(chunk_rows, sentences)
 
-    def commit_step(self, manifest: dict[str, Any], files: dict[str, FileState]) -> dict[str, Any]:
-        """Commit what is written so far (whole documents): the manifest names the table versions and
-        the keyword segments; the vector index is extended at the end."""
-        return self.commit({**manifest, "vector_index": self.previous and self.previous.get("vector_index")}, files)
+    def commit_step(
+        self, manifest: dict[str, Any], files: dict[str, FileState], in_progress: str | None = None
+    ) -> dict[str, Any]:
+        """Commit what is written so far (whole documents, and the chunks of `in_progress` written
+        so far): the manifest names the table versions and the keyword segments; the vector index
+        is extended at the end."""
+        previous_index = self.previous and self.previous.get("vector_index")
+        return self.commit({**manifest, "vector_index": previous_index}, files, in_progress)
 
     def finish_tables(self) -> dict[str, Any] | None:
         """Compact the tables that are due (`_due`), keep the lookup indexes, and the vector index
@@ -397,11 +401,14 @@ class IndexWriter:
         self.sentences.create_index(SentenceColumn.VECTOR, config=config, replace=True)
         return params
 
-    def commit(self, manifest: dict[str, Any], files: dict[str, FileState]) -> dict[str, Any]:
+    def commit(
+        self, manifest: dict[str, Any], files: dict[str, FileState], in_progress: str | None = None
+    ) -> dict[str, Any]:
         """Name the tables' current versions in the manifest, atomically: readers see the build from here on.
         `files` are the source files' states the committed documents were read from (file_states.py).
-        Refused (IncompleteWrite) if a document written since the last commit lacks a chunk or its row."""
-        self.written.check()
+        Refused (IncompleteWrite) if a document written since the last commit lacks a chunk or its
+        row, but `in_progress`, a document committed in parts (the next build completes it)."""
+        self.written.check(in_progress)
         manifest = {
             **manifest,
             **self.tally.manifest_fields(),

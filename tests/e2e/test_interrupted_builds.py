@@ -18,6 +18,7 @@ from arag_mcp.indexer.build import build_index
 from arag_mcp.indexer.index.manifest import read_manifest
 from arag_mcp.indexer.index.schema import SENTENCES
 from arag_mcp.indexer.index.snapshot import list_documents, open_index
+from arag_mcp.server.search.keywords import keyword_search
 
 from ..conftest import run_cli
 from ..test_build import _write_corpus
@@ -248,3 +249,34 @@ def test_a_build_killed_45_s_in_with_commit_seconds_15_keeps_its_timed_commits(t
     assert len(list_documents(str(index))) == kept.manifest.counts.documents
     summary = build_index([corpus], str(index), QUIET)
     assert summary.embedded_sentences == 60 * (300 - kept.manifest.counts.documents)
+
+
+def test_a_document_longer_than_commit_seconds_is_committed_in_parts_and_the_next_build_completes_it(
+    tmp_path: Path,
+):
+    """A document that alone outlasts --commit-seconds is committed in parts: a build killed inside
+    it keeps the chunks committed (searchable, though the document is not yet listed), and the
+    next build embeds only the rest of it, reusing the committed vectors."""
+    corpus = tmp_path / "docs"
+    sentences = [f"Chapter line {i} tells how harbour {i} shipped crates of tin." for i in range(3000)]
+    _write(corpus / "book.txt", " ".join(sentences))
+    index = tmp_path / "idx"
+
+    def part_committed() -> bool:
+        return 0 < ((read_manifest(str(index)) or {}).get("counts") or {}).get("sentences", 0) < 3000
+
+    kill_build_when(
+        ["build", str(corpus), "--index", str(index), "--write-batch", "16", "--commit-seconds", "1", "--quiet"],
+        part_committed,
+        timeout=180,
+    )
+    kept = open_index(str(index))
+    committed = kept.manifest.counts.sentences
+    assert 0 < committed < 3000
+    assert list_documents(str(index)) == []  # listed once whole
+    found = keyword_search(kept, ["harbour 0"], 5)
+    assert [hit.chunk.title for hit in found.hits] == ["book"]
+
+    summary = build_index([corpus], str(index), QUIET)
+    assert summary.embedded_sentences == 3000 - committed
+    _assert_whole(index, 1)
