@@ -17,7 +17,7 @@ from .segment_set import SegmentSet
 
 @dataclass(frozen=True)
 class ChunkReader:
-    """Whole chunks, and chunk texts alone, by chunk id or chunk number, from the mapped texts of
+    """Whole chunks, and chunk texts alone, by chunk id or chunk number, from the texts of
     the build's segments (segment_set.py)."""
 
     segments: SegmentSet

@@ -148,7 +148,7 @@ class KeywordLookup:
     @classmethod
     def load(cls, segments: SegmentSet, previous: KeywordLookup | None = None) -> KeywordLookup:
         """The lookup of a build's segments; the words of those `previous` (an earlier build's lookup)
-        derived from the same mapped segments are taken over (segment_set.open_segments)."""
+        derived from the same opened segments are taken over (segment_set.open_segments)."""
         known = {} if previous is None else {id(part.segment): part for part in previous.parts}
         parts, row, word = [], 0, 0
         for segment, numbers in zip(segments.segments, segments.numbers_of_local):

@@ -5,9 +5,9 @@ Segments number their chunks locally and never change (segments.py); a build's m
 with the files of their removed chunks. Opening maps each segment and derives, per segment, the
 chunk number of each live local number: postings read from a segment are renumbered as they are
 read, and those of removed chunks dropped. Only the segments' held columns are copied (those of a
-segment with removed chunks, filtered); texts and postings stay mapped.
+segment with removed chunks, filtered); texts and postings are read from their files.
 
-A build that follows another opens only what changed: the segments both name are taken over mapped
+A build that follows another opens only what changed: the segments both name are taken over opened
 and checked (with what was derived from them, keyword_lookup.py), and a removed-chunk file both name
 is not read again.
 """
@@ -118,7 +118,7 @@ class SegmentSet:
 
 
 def open_segments(manifest: Manifest, previous: SegmentSet | None = None) -> SegmentSet:
-    """The segments `manifest` names, mapped (fetched first into the user's cache where the index is
+    """The segments `manifest` names, opened (fetched first into the user's cache where the index is
     remote); those `previous` (an earlier build of the same index) holds are taken over, with their
     removed chunks where the file is the same. SegmentGone where one is missing or damaged."""
     store = segment_store(manifest.uri)

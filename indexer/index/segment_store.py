@@ -2,7 +2,7 @@
 
 A local index keeps them in URI/keywords/<name>/, written under a hidden name and renamed whole.
 A remote index keeps them under the same prefix on the object store; a segment is immutable once
-named, so each one is fetched once into the user's cache (as the encoder is) and mapped from there,
+named, so each one is fetched once into the user's cache (as the encoder is) and read from there,
 and the segments a writer makes are kept in the cache as they are uploaded.
 """
 

@@ -170,11 +170,11 @@ class IndexSnapshot:
 
 def open_index(uri: str, previous: IndexSnapshot | None = None) -> IndexSnapshot:
     """Open the committed build at `uri` read-only; IndexStoreError says what is wrong. Its keyword
-    segments are mapped (segment_set.py); a segment replaced by a writer between reading the
+    segments are opened (segment_set.py); a segment replaced by a writer between reading the
     manifest and opening it sends the open back to the manifest.
 
     With `previous` (an earlier build of the same index), what this build left unchanged is taken
-    over: the segments both name, mapped, with the words derived from them, and exact search's
+    over: the segments both name, opened, with the words derived from them, and exact search's
     in-memory vectors of the documents it kept."""
     uri = normalise_uri(uri)
     for attempt in range(OPEN_ATTEMPTS):

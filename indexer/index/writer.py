@@ -9,7 +9,7 @@ Layout of an index at URI (a local folder or an object-store URI such as ``s3://
     URI/sentences.lance      one row per sentence (chunk id, offsets, vector)
     URI/chunk_vectors.lance  one vector per chunk (Naive RAG's embedding search)
     URI/documents.lance      one row per document (id, title, source, file, counts, when indexed)
-    URI/keywords/NAME/       keyword segments: the chunks' words, texts and held columns as mapped
+    URI/keywords/NAME/       keyword segments: the chunks' words, texts and held columns as
                              Arrow files, one segment per commit, merged by size (segments.py)
 
 The manifest is written after the tables and segments and replaced atomically, so a reader that opens the
