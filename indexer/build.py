@@ -129,7 +129,7 @@ class BuildSummary:
         """One line for each file or record skipped since the last call: a long build tells them as
         they happen, not at its end."""
         for item in self.skipped[self.skips_shown :]:
-            log.warning("skipped %s", terminal_text(str(item), keep=""))
+            log.warning("%s%s", "" if item.indexed else "skipped ", terminal_text(str(item), keep=""))
         self.skips_shown = len(self.skipped)
 
     @property
@@ -555,7 +555,8 @@ def report_skips(summary: BuildSummary) -> None:
     """The skips not yet told, one line each, then their number; those skipped before by files that
     have not changed since, in one line (listed at DEBUG level)."""
     summary.show_skips()
-    skipped, skipped_before = summary.skipped, summary.skipped_before
+    skipped = [item for item in summary.skipped if not item.indexed]
+    skipped_before = [item for item in summary.skipped_before if not item.indexed]
     if skipped:
         log.warning("skipped %d file(s) or record(s), listed above", len(skipped))
     for item in skipped_before:

@@ -343,7 +343,8 @@ def _nothing_indexed(args: argparse.Namespace, summary) -> None:  # noqa: ANN001
     if args.command == "sync":
         log.warning("arag-index: warning: %s holds no documents; add files of a supported type (%s)", args.index, kinds)
         return
-    skipped = f" ({len(summary.skipped)} skipped, listed above)" if summary.skipped else ""
+    count = sum(not item.indexed for item in summary.skipped)
+    skipped = f" ({count} skipped, listed above)" if count else ""
     raise CorpusError(
         f"no documents found in {', '.join(map(str, args.sources))}{skipped}; arag-index reads {kinds} "
         "files: add some and run the command again (the index is kept, empty)"

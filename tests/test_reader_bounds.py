@@ -170,12 +170,12 @@ def test_front_matter_that_cannot_become_metadata_is_kept_as_text(tmp_path: Path
     assert all(document.text.startswith("---\ntitle: ") and not document.metadata for document in documents)
     fix = "fix the value or quote it"
     assert skipped == {
-        "date.md": f"front matter kept as text: day is out of range for month; {fix}",
-        "digits.md": "front matter kept as text: Exceeds the limit (4300 digits) for integer string conversion: "
-        f"value has 5000 digits; {fix}",
-        "tag.md": f"front matter kept as text: invalid literal for int() with base 10: 'abc'; {fix}",
-        "long.md": f"front matter of {front_matter_chars:,} characters kept as text (limit {FRONT_MATTER_LIMIT:,}); "
-        "shorten it or move the data to a file of its own",
+        "date.md": f"indexed, front matter kept as text: day is out of range for month; {fix}",
+        "digits.md": "indexed, front matter kept as text: Exceeds the limit (4300 digits) for integer string "
+        f"conversion: value has 5000 digits; {fix}",
+        "tag.md": f"indexed, front matter kept as text: invalid literal for int() with base 10: 'abc'; {fix}",
+        "long.md": f"indexed, front matter of {front_matter_chars:,} characters kept as text "
+        f"(limit {FRONT_MATTER_LIMIT:,}); shorten it or move the data to a file of its own",
     }
 
 

@@ -81,6 +81,11 @@ class Document:
     file_type: str = ""
 
 
+INDEXED = "indexed, "
+"""Begins the reason of a line about a file that was indexed all the same ("indexed, front matter
+kept as text: ..."): told as skips are, as the build meets it, but not counted as one."""
+
+
 @dataclass(frozen=True)
 class SkippedFile:
     path: str
@@ -94,6 +99,11 @@ class SkippedFile:
 
     def __str__(self) -> str:
         return f"{self.path}: {self.reason}"
+
+    @property
+    def indexed(self) -> bool:
+        """A notice about a file that was indexed (its front matter kept as text), not a skip."""
+        return self.reason.startswith(INDEXED)
 
 
 @dataclass(frozen=True)
@@ -300,7 +310,7 @@ def _file_documents(path: Path, source: str, file: str, skipped: list[SkippedFil
             except NotReadable as error:
                 raise _Skip(f"unreadable: {error}") from None
             except FrontMatterKept as kept:
-                skipped.append(SkippedFile(source, str(kept), file))
+                skipped.append(SkippedFile(source, f"{INDEXED}{kept}", file))
                 body_start = kept.body_start
             headings = tuple((body_start + offset, path) for offset, path in markdown_headings(text[body_start:]))
         elif suffix == ".rst":

@@ -50,7 +50,8 @@ sys.exit(status)
 """
 
 CASES: dict[str, tuple[Callable[[Path], object], list[str], list[str]]] = {
-    # name: (write the bad file(s) into a folder, sources indexed besides radium.md, skip lines' starts)
+    # name: (write the bad file(s) into a folder, sources indexed besides radium.md, the starts of the lines
+    # of skips, and of notices about files indexed all the same)
     "deep-jsonl": (
         lambda folder: deep_jsonl(folder / "deep.jsonl", 600),
         ["docs/deep.jsonl", "docs/deep.jsonl"],
@@ -60,9 +61,9 @@ CASES: dict[str, tuple[Callable[[Path], object], list[str], list[str]]] = {
         lambda folder: (bad_front_matter(folder), huge_int_json(folder / "digits.json")),
         ["docs/date.md", "docs/digits.json", "docs/digits.json", "docs/digits.md", "docs/tag.md"],
         [
-            "skipped docs/date.md: front matter kept as text: day is out of range for month",
-            "skipped docs/digits.md: front matter kept as text: Exceeds the limit (4300 digits)",
-            "skipped docs/tag.md: front matter kept as text: invalid literal for int()",
+            "docs/date.md: indexed, front matter kept as text: day is out of range for month",
+            "docs/digits.md: indexed, front matter kept as text: Exceeds the limit (4300 digits)",
+            "docs/tag.md: indexed, front matter kept as text: invalid literal for int()",
         ],
     ),
     "one-line-run": (lambda folder: one_line_run(folder / "run.txt", int(12 * MB * SCALE)), ["docs/run.txt"], []),
@@ -89,7 +90,7 @@ CASES: dict[str, tuple[Callable[[Path], object], list[str], list[str]]] = {
     "front-matter": (
         lambda folder: long_front_matter(folder / "front.md", int(10 * MB * max(SCALE, 0.03))),
         ["docs/front.md"],
-        ["skipped docs/front.md: front matter of"],
+        ["docs/front.md: indexed, front matter of"],
     ),
 }
 
@@ -110,10 +111,12 @@ def test_a_bad_file_costs_only_itself(tmp_path: Path, embedder, case: str):
     )
     assert result.returncode == 0, result.stderr[-2000:]
     assert "Traceback" not in result.stderr
-    lines = [line for line in result.stderr.splitlines() if line.startswith("skipped docs/")]
+    lines = [line for line in result.stderr.splitlines() if line.startswith(("skipped docs/", "docs/"))]
     assert len(lines) == len(skips), lines
     for line, start in zip(sorted(lines), skips):
         assert line.startswith(start), line
+    told_as_skips = sum(line.startswith("skipped docs/") for line in lines)
+    assert (f"skipped {told_as_skips} file(s)" in result.stderr) == bool(told_as_skips), result.stderr[-2000:]
     listed = json.loads(run_cli("arag_mcp.indexer", "list", "--index", str(tmp_path / "idx"), "--json").stdout)
     assert sorted(document["source"] for document in listed) == sorted([*indexed, "docs/radium.md"])
     _, reader_peak = map(int, peaks.read_text().split())
