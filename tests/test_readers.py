@@ -251,6 +251,18 @@ def test_pdf_pages_and_title(tmp_path: Path):
     assert read_one(tmp_path / "untitled.pdf").title == "untitled"
 
 
+def test_a_pdf_whose_pages_each_come_out_as_one_line_is_read(tmp_path: Path):
+    """Some PDF writers put no line breaks: each page is one long line, which begins with the page's
+    number and recurs in shape. It is body text, not a running header."""
+    line = (
+        "{n} In {n}898 the element radium was found in pitchblende by the Curies, who worked for years in a "
+        "shed in Paris, and the measurements of {n} samples followed over the next decades in many laboratories."
+    )
+    (tmp_path / "one-line.pdf").write_bytes(pdf_bytes([line.format(n=n) for n in (1, 2, 3)]))
+    document = read_one(tmp_path / "one-line.pdf")
+    assert document.text.split("\n\n") == [line.format(n=n) for n in (1, 2, 3)]
+
+
 def test_encrypted_pdf_is_read_only_without_a_user_password(tmp_path: Path):
     from pypdf import PdfReader, PdfWriter
 

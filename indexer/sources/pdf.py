@@ -3,7 +3,8 @@
 - Running headers and footers: a line among the first or last RUNNING_ZONE lines of a page that
   recurs (digits ignored, so "Page 3" and "Page 4" are one line) in that place on more than half
   of the pages, of a document of at least MIN_RUNNING_PAGES pages; a bare page number ("3",
-  "- 3 -", "Page 3 of 9") there is dropped on any page. A page's first line that starts or ends
+  "- 3 -", "Page 3 of 9") there is dropped on any page. A line longer than RUNNING_LINE_CHARS is
+  never one of these. A page's first line that starts or ends
   with its printed number, or its last line that ends with it ("Chapter 5: R Add-On Packages 23",
   whose title changes with the chapter), is a running header too, where the printed numbers of
   more than half of the pages follow their order (the page's index plus one offset).
@@ -25,6 +26,9 @@ from .outline import BlockText, NotReadable
 
 RUNNING_ZONE = 2
 MIN_RUNNING_PAGES = 3
+RUNNING_LINE_CHARS = 160
+"""A longer line is body text wherever it stands: a page whose text comes out as one line (some
+PDF writers put no line breaks) is not its own running header."""
 _PAGE_NUMBER = regex.compile(r"(?i)(?:page\s*)?[-–—\s]*\d{1,4}[-–—\s]*(?:(?:of|/)\s*\d{1,4})?")
 _DOT_LEADER = regex.compile(r"\S.*?(?:\s*(?:\.\s?|…|·\s?)){4,}\s*(?:\d{1,4}|[ivxlcdm]{1,6})", regex.I)
 _LEADING_NUMBER = regex.compile(r"\s*(\d{1,4})(?:\s+\S.*)?")
@@ -65,6 +69,7 @@ def page_text(pages: list[list[str]]) -> BlockText:
                 for at, line in enumerate(lines)
                 if not (
                     at in zone
+                    and len(line) <= RUNNING_LINE_CHARS
                     and (
                         _shape(line) in running
                         or _PAGE_NUMBER.fullmatch(line.strip())
@@ -88,7 +93,8 @@ def _running_lines(pages: list[list[str]]) -> set[str]:
         return set()
     seen = Counter()
     for lines in pages:
-        seen.update({_shape(line) for line in lines[:RUNNING_ZONE] + lines[-RUNNING_ZONE:]})
+        edges = lines[:RUNNING_ZONE] + lines[-RUNNING_ZONE:]
+        seen.update({_shape(line) for line in edges if len(line) <= RUNNING_LINE_CHARS})
     return {shape for shape, count in seen.items() if count > len(pages) / 2}
 
 
