@@ -638,8 +638,9 @@ def _embed(
     started: float,
 ) -> ReadDocuments:
     """Read each file to read once; chunk and embed its new and changed documents, writing every
-    `flush_sentences` sentences and committing, between two documents, every `commit_sentences`
-    or `commit_seconds`, whichever comes first. `files` gets the state of each file read whole."""
+    `flush_sentences` sentences and committing every `commit_sentences` (between two documents) or
+    `commit_seconds` (when the time comes, the batch in hand written first: between two chunks,
+    inside a long document), whichever comes first. `files` gets the state of each file read whole."""
     progress = BuildProgress(sum(item.size for item in changes.read), options.progress)
     batch = RowBatch()
     read = ReadDocuments()
@@ -684,13 +685,16 @@ def _embed(
                 known = writer.sentence_vectors(earlier) if earlier else None
                 chunks = chunk_document(document, embedder, options.chunk_tokens)
                 for _ in queue_document(batch, document, digest, chunks, known):
-                    if len(batch.sentences) >= options.flush_sentences or batch.to_embed >= _batch_limit(
-                        options, summary
+                    due = time.monotonic() - last_commit >= options.commit_seconds
+                    if (
+                        due
+                        or len(batch.sentences) >= options.flush_sentences
+                        or batch.to_embed >= _batch_limit(options, summary)
                     ):
                         since_commit += _flush(writer, embedder, batch, options, summary, progress)
-                        if time.monotonic() - last_commit >= options.commit_seconds:  # a long document, in parts
-                            _commit_step(writer, {**fields, **_when(started)}, files, document.doc_id)
-                            since_commit, last_commit = 0, time.monotonic()
+                    if due:  # the document so far: a long one is committed in parts
+                        _commit_step(writer, {**fields, **_when(started)}, files, document.doc_id)
+                        since_commit, last_commit = 0, time.monotonic()
                 due = time.monotonic() - last_commit >= options.commit_seconds
                 if since_commit + batch.to_embed >= options.commit_sentences or due:
                     _flush(writer, embedder, batch, options, summary, progress)
