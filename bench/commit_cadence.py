@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -64,7 +63,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         finished = process.poll() is not None
         if not finished:
-            process.send_signal(signal.SIGINT)
+            process.terminate()  # a background job ignores SIGINT
             process.wait(120)
         shutil.rmtree(work, ignore_errors=True)
     times = [0.0] + [commit["seconds"] for commit in results["commits"]]
