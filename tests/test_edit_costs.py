@@ -15,6 +15,7 @@ from pathlib import Path
 
 import lancedb
 import numpy as np
+import pyarrow as pa
 import pytest
 from arag_mcp.indexer.build import build_index, remove_from_index, sync_index, sync_paths
 from arag_mcp.indexer.index import compaction, file_states, stored_documents, writer
@@ -300,3 +301,13 @@ def test_a_watcher_batch_looks_up_its_documents_rather_than_reading_every_one(tm
     assert sync_paths(str(index), [docs / "many.jsonl"], QUIET).added == 6
     assert scans == [1], "ids met one at a time are read at once past SCAN_AFTER_MISSES"
     assert sync_index(str(index), QUIET).embedded_sentences == 0
+
+
+def test_a_documents_row_that_names_no_file_is_a_document_of_no_path():
+    """Rows written by other tools may leave `path` null: a sync compares it as "" (it failed on None)."""
+    chunk_rows = pa.table({"chunk_id": ["k-0"], "doc_id": ["record"], "part": [0], "parts": [1]})
+    document_rows = pa.table(
+        {"doc_id": ["record"], "doc_hash": ["h"], "path": pa.array([None], pa.string()), "chunks": [1]}
+    )
+    stored = stored_documents.documents_of(chunk_rows, document_rows)
+    assert stored["record"].path == "" and not stored["record"].problem

@@ -29,7 +29,8 @@ in a watcher's batch would otherwise make a query per record."""
 class StoredDocument:
     doc_hash: str
     path: str
-    """The resolved path of the file it was read from ("" where its documents row is missing)."""
+    """The resolved path of the file it was read from ("" where its documents row is missing or
+    names none: rows written by other tools than arag-index)."""
     problem: str = ""
     """What its rows lack (completeness.py): an earlier build wrote it in part. "" for a whole document."""
 
@@ -38,7 +39,7 @@ def documents_of(chunk_rows: pa.Table, document_rows: pa.Table) -> dict[str, Sto
     """doc_id → its stored state, from its documents row (id, hash, path, chunks) and its chunk rows
     (id, doc id, part, parts): every document either names, those with chunks but no documents row too."""
     columns = (document_rows[name].to_pylist() for name in (D.ID, D.DOC_HASH, D.PATH))
-    stored = {doc_id: StoredDocument(doc_hash, path) for doc_id, doc_hash, path in zip(*columns)}
+    stored = {doc_id: StoredDocument(doc_hash, path or "") for doc_id, doc_hash, path in zip(*columns)}
     for doc_id, problem in incomplete_documents(chunk_rows, document_rows).items():
         stored[doc_id] = replace(stored.get(doc_id, StoredDocument("", "")), problem=problem)
     return stored
