@@ -3,6 +3,7 @@ requests that never call, SSE streams held open, sockets that never finish their
 
 from __future__ import annotations
 
+import re
 import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -100,3 +101,39 @@ async def wait_until(check, seconds: float) -> bool:  # noqa: ANN001 - an async 
             await anyio.sleep(0.1)
         return True
     return False
+
+
+def flood_addresses(count: int) -> list[str]:
+    """Loopback addresses other than 127.0.0.1 (every 127/8 address reaches a server on 127.0.0.1)."""
+    return [f"127.0.0.{2 + number}" for number in range(count)]
+
+
+def from_address(base: str, address: str) -> httpx2.AsyncClient:
+    """An HTTP client whose connections come from `address`."""
+    return httpx2.AsyncClient(base_url=base, timeout=60, transport=httpx2.AsyncHTTPTransport(local_address=address))
+
+
+def connected_from(base: str, address: str, request: bytes) -> socket.socket:
+    host, port = base.removeprefix("http://").rsplit(":", 1)
+    sock = socket.create_connection((host, int(port)), source_address=(address, 0))
+    sock.sendall(request)
+    return sock
+
+
+def sse_session_id(sock: socket.socket) -> str:
+    """The session id an SSE stream announces in its first event."""
+    received = b""
+    sock.settimeout(30)
+    while (found := re.search(rb"session_id=([0-9a-fA-F]+)\r?\n", received)) is None:
+        chunk = sock.recv(65536)
+        assert chunk, "the stream ended before it named its session"
+        received += chunk
+    return found[1].decode()
+
+
+def body_that_never_comes(base: str) -> bytes:
+    host = base.removeprefix("http://")
+    return (
+        f"POST /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+        "Accept: application/json, text/event-stream\r\nContent-Length: 4096\r\n\r\n{"
+    ).encode()

@@ -93,7 +93,11 @@ def build_app(
 ) -> ASGIApp:
     @server.custom_route(HEALTH_PATH, methods=["GET"])
     async def health(_: Request) -> JSONResponse:
+        """503 while the index is unusable, or while new clients are being refused (a load balancer
+        then sends them elsewhere)."""
         status, body = server.health()
+        if status == 200 and bounded.refused_recently():
+            status, body = 503, {**body, "status": "refusing new clients"}
         return JSONResponse(body, status_code=status)
 
     security = security_settings(host, allowed_hosts)

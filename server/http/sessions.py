@@ -7,9 +7,17 @@ made no call beyond the handshake (`initialize` and its notification) is closed 
 UNUSED_SESSION_SECONDS have passed (checked at every request), and it is the first to go when its
 client, or the server, is at the limit:
 a flood of `initialize` requests then only displaces itself, and a host that calls its tools keeps
-its session. Only when every session at the limit has been used is a new one refused, with 503
-and `Retry-After`; so are requests beyond MAX_REQUESTS in flight (MAX_REQUESTS_PER_CLIENT for one
-address). Refusals are logged once a minute per kind, with a count (refusals.py).
+its session. At the server's limit, where every session has been used, the least recently active
+one with nothing in flight goes, taken from the address that holds the most: clients on many
+addresses that each keep their sessions alive with a ping displace each other, not a newcomer.
+Only an address at its own limit of used sessions is refused, with 503 and `Retry-After`.
+
+Requests: MAX_REQUESTS_PER_CLIENT in flight for one address, and at MAX_REQUESTS in all an address
+may still send up to its share of them (MAX_REQUESTS over the addresses in flight), so that a
+fresh address gets in while others fill the server, up to twice MAX_REQUESTS. A request body
+(what tells a call from a handshake) must arrive within BODY_SECONDS: a POST whose body never
+comes is answered 408 and its slot freed. Refusals are logged once a minute per kind, with a
+count (refusals.py); `refused_recently` tells the health check.
 
 Used sessions still end by the SDK's idle timeout (SESSION_IDLE_SECONDS, passed to it), by the
 client, or by a 404 from the SDK, which this module then forgets too.
@@ -36,6 +44,7 @@ SESSION_IDLE_SECONDS = 30 * 60.0
 MAX_REQUESTS = 900
 MAX_REQUESTS_PER_CLIENT = 256
 RETRY_AFTER_SECONDS = 10
+BODY_SECONDS = 10.0
 PEEK_BYTES = 64 * 1024
 """How much of a request body is read to tell a handshake from a call."""
 HANDSHAKE = frozenset({"initialize", "notifications/initialized"})
@@ -54,6 +63,12 @@ class Session:
     used: bool = False
     in_flight: int = 0
     last_seen: float = 0.0
+
+    @property
+    def idle(self) -> bool:
+        """No request in flight (an SSE stream's own aside): ending it to make room cuts no answer
+        short (the SDK logs a traceback for an answer whose session ended under it)."""
+        return self.in_flight <= (0 if self.end is None else 1)
 
 
 @dataclass(frozen=True)
@@ -87,13 +102,23 @@ class SessionLimits:
         """By id, in the order they opened (an SSE stream is keyed by its scope until its id is known)."""
         self.opening: Counter[str] = Counter()
         self.requests: Counter[str] = Counter()
+        self.last_refusal = -float("inf")
+        """When a new session or request was last refused (anyio's clock)."""
+
+    def refused_recently(self) -> bool:
+        """Whether a new session or request was refused in the last RETRY_AFTER_SECONDS."""
+        return anyio.current_time() - self.last_refusal < RETRY_AFTER_SECONDS
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"] in self.open_paths:
             await self.app(scope, receive, send)
             return
         client = (scope.get("client") or ("unknown", 0))[0]
-        if sum(self.requests.values()) >= self.limits.requests:
+        in_flight = sum(self.requests.values())
+        share = self.limits.requests // max(1, len(self.requests))
+        if in_flight >= 2 * self.limits.requests or (
+            in_flight >= self.limits.requests and self.requests[client] >= share
+        ):
             await self._refuse("requests in flight at the server's limit", "the server is busy", scope, receive, send)
             return
         if self.requests[client] >= self.limits.requests_per_client:
@@ -120,7 +145,24 @@ class SessionLimits:
     async def _streamable(self, client: str, scope: Scope, receive: Receive, send: Send) -> None:
         session_id = _header(scope, SESSION_HEADER)
         session = self.sessions.get(session_id) if session_id else None
-        body, receive = await _peek(scope, receive)
+        if session is None:
+            await self._streamable_request(client, None, session_id, scope, receive, send)
+            return
+        session.in_flight += 1  # from here on: a session with a request in flight is never ended to make room
+        try:
+            await self._streamable_request(client, session, session_id, scope, receive, send)
+        finally:
+            session.in_flight -= 1
+            session.last_seen = anyio.current_time()
+
+    async def _streamable_request(
+        self, client: str, session: Session | None, session_id: str | None, scope: Scope, receive: Receive, send: Send
+    ) -> None:
+        peeked = await _peek(scope, receive)
+        if peeked is None:
+            await self._late_body(scope, receive, send)
+            return
+        body, receive = peeked
         if session is None and session_id is None and scope["method"] == "POST" and _methods(body) == {"initialize"}:
             if not await self._admit(client):
                 await self._refuse_session(scope, receive, send)
@@ -142,14 +184,9 @@ class SessionLimits:
         if session is None:
             await self.app(scope, receive, send)
             return
-        session.in_flight += 1
         session.used = session.used or _is_call(body)
         statuses: list[int] = []
-        try:
-            await self.app(scope, receive, _watching(send, lambda status, _: statuses.append(status)))
-        finally:
-            session.in_flight -= 1
-            session.last_seen = anyio.current_time()
+        await self.app(scope, receive, _watching(send, lambda status, _: statuses.append(status)))
         if scope["method"] == "DELETE" or statuses == [404]:
             self.sessions.pop(session_id, None)  # type: ignore[arg-type]
 
@@ -157,9 +194,14 @@ class SessionLimits:
         if scope["method"] == "POST":
             session_id = SSE_SESSION.search(scope.get("query_string", b""))
             session = self.sessions.get(session_id[1].decode()) if session_id else None
-            body, receive = await _peek(scope, receive)
+            peeked = await _peek(scope, receive)
+            if peeked is None:
+                await self._late_body(scope, receive, send)
+                return
+            body, receive = peeked
             if session is not None:
                 session.used = session.used or _is_call(body)
+                session.last_seen = anyio.current_time()
             await self.app(scope, receive, send)
             return
         if scope["method"] != "GET":
@@ -202,16 +244,27 @@ class SessionLimits:
         if held[client] >= self.limits.per_client:
             return await self._end_oldest_unused(client)
         if sum(held.values()) >= self.limits.total:
-            return await self._end_oldest_unused(None)
+            return await self._end_oldest_unused(None) or await self._end_least_recent_idle(held)
         return True
 
     async def _end_oldest_unused(self, client: str | None) -> bool:
         for session_id, session in self.sessions.items():
-            if not session.used and client in (None, session.client):
+            if not session.used and client in (None, session.client) and session.idle:
                 await self._end(session_id)
                 self.refusals.note("unused session closed to make room for a new one")
                 return True
         return False
+
+    async def _end_least_recent_idle(self, held: Counter[str]) -> bool:
+        """End the least recently active session with nothing in flight (an SSE stream's own request
+        aside) of the address that holds the most sessions."""
+        idle = [(session_id, session) for session_id, session in self.sessions.items() if session.idle]
+        if not idle:
+            return False
+        session_id, _ = min(idle, key=lambda item: (-held[item[1].client], item[1].last_seen))
+        await self._end(session_id)
+        self.refusals.note("idle session closed to make room for a new one at the server's limit")
+        return True
 
     async def _sweep(self, now: float) -> None:
         """Close sessions unused for `unused_seconds`; forget used ones the SDK has let go idle."""
@@ -249,8 +302,18 @@ class SessionLimits:
         limits = f"{self.limits.per_client} sessions in use from this address, or {self.limits.total} in all"
         await self._refuse("new session above the session limit", limits, scope, receive, send)
 
+    async def _late_body(self, scope: Scope, receive: Receive, send: Send) -> None:
+        self.refusals.note(f"request body not received within {BODY_SECONDS:.0f} s")
+        response = PlainTextResponse(
+            f"the request body did not arrive within {BODY_SECONDS:.0f} s",
+            status_code=408,
+            headers={"Connection": "close"},
+        )
+        await response(scope, receive, send)
+
     async def _refuse(self, kind: str, why: str, scope: Scope, receive: Receive, send: Send) -> None:
         self.refusals.note(kind)
+        self.last_refusal = anyio.current_time()
         response = PlainTextResponse(
             f"{why}; retry in {RETRY_AFTER_SECONDS} s",
             status_code=503,
@@ -264,20 +327,24 @@ def _header(scope: Scope, name: bytes) -> str | None:
     return value.decode("latin-1") if value is not None else None
 
 
-async def _peek(scope: Scope, receive: Receive) -> tuple[bytes, Receive]:
-    """Up to PEEK_BYTES of a POST body, and a `receive` that hands the whole body on as it came."""
+async def _peek(scope: Scope, receive: Receive) -> tuple[bytes, Receive] | None:
+    """Up to PEEK_BYTES of a POST body, and a `receive` that hands the whole body on as it came;
+    None where that much did not arrive within BODY_SECONDS."""
     if scope["method"] != "POST":
         return b"", receive
     read: list[Message] = []
     size = 0
-    while size <= PEEK_BYTES:
-        message = await receive()
-        read.append(message)
-        if message["type"] != "http.request":
-            break
-        size += len(message.get("body", b""))
-        if not message.get("more_body", False):
-            break
+    with anyio.move_on_after(BODY_SECONDS) as waited:
+        while size <= PEEK_BYTES:
+            message = await receive()
+            read.append(message)
+            if message["type"] != "http.request":
+                break
+            size += len(message.get("body", b""))
+            if not message.get("more_body", False):
+                break
+    if waited.cancelled_caught:
+        return None
     body = b"".join(message.get("body", b"") for message in read if message["type"] == "http.request")
 
     async def replay() -> Message:

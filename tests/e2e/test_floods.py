@@ -11,10 +11,24 @@ import anyio
 import httpx2
 import pytest
 from arag_mcp.indexer.index.snapshot import list_documents
-from arag_mcp.server.http.sessions import MAX_SESSIONS_PER_CLIENT
+from arag_mcp.server.http.sessions import BODY_SECONDS, MAX_SESSIONS_PER_CLIENT
 
 from ..conftest import run_cli
-from ..http_floods import ended_by_server, held_sockets, open_sessions, sse_request
+from ..http_floods import (
+    HEADERS,
+    INITIALIZE,
+    INITIALIZED,
+    LIST_TOOLS,
+    body_that_never_comes,
+    connected_from,
+    ended_by_server,
+    flood_addresses,
+    from_address,
+    held_sockets,
+    open_sessions,
+    sse_request,
+    sse_session_id,
+)
 from ..mcp_helpers import http_client, http_server
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]
@@ -88,3 +102,103 @@ def test_html_behind_a_10_mb_heading_or_300_deep(tmp_path: Path):
         in built.stderr
     )
     assert [document["source"] for document in list_documents(str(index))] == ["pages/deep.html"]
+
+
+FLOOD_ADDRESSES = 16
+NEWCOMER_SECONDS = 5.0
+"""How soon a client on a fresh address must have initialized and searched during a flood."""
+LOG_LINES_PER_MINUTE = 100
+PING = {"jsonrpc": "2.0", "id": 9, "method": "ping"}
+
+
+async def keep_a_session(http: httpx2.AsyncClient) -> None:
+    """Open a session and call in it. Near the server's limit a session still in its handshake may be
+    displaced by another address's (unused sessions go first): a flooder opens another."""
+    for _ in range(5):
+        opened = await http.post("/mcp", json=INITIALIZE, headers=HEADERS)
+        if opened.status_code != 200:
+            continue
+        session = {**HEADERS, "mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
+        await http.post("/mcp", json=INITIALIZED, headers=session)
+        if (await http.post("/mcp", json=LIST_TOOLS, headers=session)).status_code == 200:
+            return
+    raise AssertionError("no session could be kept")
+
+
+async def newcomer_seconds(base: str, transport: str) -> float:
+    """Seconds a well-behaved client on 127.0.0.1 takes to initialize and search (no retries)."""
+    started = time.monotonic()
+    async with http_client(base, transport, "legacy") as client:
+        result = await client.call_tool("keyword_search", {"keywords": ["radium"]})
+    assert not result.is_error, result.content[0].text
+    return time.monotonic() - started
+
+
+def assert_quiet(log: list[str], minutes: float) -> None:
+    assert len(log) <= LOG_LINES_PER_MINUTE * max(1.0, minutes), log[-20:]
+    assert not any("Traceback" in line for line in log), [line for line in log if "Traceback" in line][:3]
+
+
+async def test_sessions_kept_alive_from_many_addresses_do_not_lock_a_newcomer_out(sample_index: Path):
+    """16 addresses x 32 sessions, each kept by a call: the server's whole budget of used sessions."""
+    log: list[str] = []
+    started = time.monotonic()
+    with http_server(sample_index, "streamable-http", log=log) as base:
+        async with anyio.create_task_group() as group:
+            for address in flood_addresses(FLOOD_ADDRESSES):
+
+                async def flood(address: str = address) -> None:
+                    async with from_address(base, address) as http:
+                        for _ in range(MAX_SESSIONS_PER_CLIENT):
+                            await keep_a_session(http)
+
+                group.start_soon(flood)
+        assert await newcomer_seconds(base, "streamable-http") < NEWCOMER_SECONDS
+        assert httpx2.get(f"{base}/health", timeout=5).status_code == 200
+    assert_quiet(log, (time.monotonic() - started) / 60)
+
+
+async def test_sse_streams_kept_alive_from_many_addresses_do_not_lock_a_newcomer_out(sample_index: Path):
+    """17 addresses x 32 SSE streams, each used by a ping: more than the server's 512 sessions."""
+    log: list[str] = []
+    started = time.monotonic()
+    with http_server(sample_index, "sse", log=log) as base:
+        streams = []
+        try:
+            for address in flood_addresses(FLOOD_ADDRESSES + 1):
+                async with from_address(base, address) as http:
+                    for _ in range(MAX_SESSIONS_PER_CLIENT):
+                        stream = connected_from(base, address, sse_request(base))
+                        streams.append(stream)
+                        answer = await http.post(f"/messages/?session_id={sse_session_id(stream)}", json=PING)
+                        assert answer.status_code == 202, answer.text
+            assert await newcomer_seconds(base, "sse") < NEWCOMER_SECONDS
+            assert sum(ended_by_server(stream, within=0.01) for stream in streams) >= MAX_SESSIONS_PER_CLIENT
+        finally:
+            for stream in streams:
+                stream.close()
+    assert_quiet(log, (time.monotonic() - started) / 60)
+
+
+async def test_posts_whose_body_never_comes_from_many_addresses_do_not_lock_a_newcomer_out(sample_index: Path):
+    """4 addresses x 230 POSTs that send their headers and never their body: more than the 900
+    requests the server takes in flight. Each is answered 408 once the body deadline passes."""
+    log: list[str] = []
+    started = time.monotonic()
+    with http_server(sample_index, "streamable-http", log=log) as base:
+        held = [
+            connected_from(base, address, body_that_never_comes(base))
+            for address in flood_addresses(4)
+            for _ in range(230)
+        ]
+        try:
+            await anyio.sleep(1)  # the server takes them in
+            assert httpx2.get(f"{base}/health", timeout=5).status_code == 503  # it is refusing the flood's excess
+            assert await newcomer_seconds(base, "streamable-http") < NEWCOMER_SECONDS
+            time.sleep(BODY_SECONDS + 1)
+            answered = [ended_by_server(sock, within=0.5) for sock in held]
+            assert all(answered), answered.count(False)
+        finally:
+            for sock in held:
+                sock.close()
+    assert_quiet(log, (time.monotonic() - started) / 60)
