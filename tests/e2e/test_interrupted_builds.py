@@ -215,20 +215,8 @@ def test_a_build_killed_45_s_in_with_commit_seconds_15_keeps_its_timed_commits(t
         sentences = (f"Report {i} notes that harbour {i} shipped {j} crates of tin in week {j}." for j in range(60))
         _write(corpus / f"report-{i:03}.txt", " ".join(sentences))
     index = tmp_path / "idx"
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "arag_mcp.indexer",
-            "build",
-            str(corpus),
-            "--index",
-            str(index),
-            "--commit-seconds",
-            "15",
-        ],
-        stderr=subprocess.DEVNULL,
-    )
+    build = ["build", str(corpus), "--index", str(index), "--commit-seconds", "15"]
+    process = subprocess.Popen([sys.executable, "-m", "arag_mcp.indexer", *build], stderr=subprocess.DEVNULL)
     started, commits, committed = time.monotonic(), [], 0
     try:
         while time.monotonic() - started < 45:
