@@ -272,25 +272,30 @@ def sync_index(uri: str, options: BuildOptions = BuildOptions()) -> BuildSummary
         return _update(uri, options, manifest, present, present, synced=[root.path for root in roots])
 
 
-def sync_paths(uri: str, paths: Sequence[Path], options: BuildOptions = BuildOptions()) -> BuildSummary:
+def sync_paths(
+    uri: str, paths: Sequence[Path], options: BuildOptions = BuildOptions(), renamed_from: Sequence[Path] = ()
+) -> BuildSummary:
     """Re-read these paths (files or folders, present or not) where they lie under a recorded source
     and are not left out of it: embed their new and changed documents and drop those whose files
-    are gone. What a watcher does with the paths it saw change."""
+    are gone. What a watcher does with the paths it saw change. `renamed_from`: vanished paths
+    whose documents move to a file read now with their content (a rename), and otherwise stay."""
     uri = normalise_uri(uri)
     with build_lock(uri, options.wait_for_lock):
         manifest = check_manifest(uri).raw
         roots = recorded_sources(manifest)
         inside = [] if is_remote(uri) else [Path(uri)]
-        reads, synced = [], []
-        for path in _outermost(paths):
+        reads, synced, kept = [], [], []
+        for path in _outermost([*paths, *renamed_from]):
             root = next((root for root in roots if path.is_relative_to(root.path)), None)
             if root is None or is_left_out(path, root, inside):
                 continue
             synced.append(path)
-            if os.path.lexists(path):
+            if path in renamed_from:
+                kept.append(path)
+            elif os.path.lexists(path):
                 reads.append(Source(root.root, path, root.exclude, root.follow_links))
         options = replace(options, **_settings(manifest), rebuild=False)
-        return _update(uri, options, manifest, roots, reads, synced=synced, batch=True)
+        return _update(uri, options, manifest, roots, reads, synced=synced, batch=True, unless_moved=kept)
 
 
 def _outermost(paths: Sequence[Path]) -> list[Path]:
@@ -399,13 +404,15 @@ def _update(
     reads: list[Source],
     synced: Sequence[Path] = (),
     batch: bool = False,
+    unless_moved: Sequence[Path] = (),
 ) -> BuildSummary:
     """Embed the new and changed documents of `reads` in committed steps, record `roots` as the
     sources, and drop the documents under `synced` that were not read (unless their file could
     not be read this time). `committed` is the index's manifest as the command found it. Files
     whose size and time are those recorded when they were last read are not opened. A `batch`
     (a watcher's) looks up the stored documents of the files under `synced` rather than reading
-    every stored document, where the files' states are recorded."""
+    every stored document, where the files' states are recorded. The documents under
+    `unless_moved` (paths among `synced`) leave only by a move to a file read now."""
     started = time.perf_counter()
     if options.ray is not None:
         if any(read.follow_links for read in reads):
@@ -480,6 +487,7 @@ def _update(
             if doc_id not in seen
             and doc_id not in read.moved
             and (_under(stored.path, synced) or (synced and not stored.path))
+            and not _under(stored.path, unless_moved)
             and stored.path not in unreadable
         ]
         writer.delete_documents(gone)

@@ -3,11 +3,11 @@
 It starts with a sync, then waits for the file system's change events (watchfiles) and hands each
 debounced batch of changed paths to `sync_paths`, which reads only those of them whose size, time
 or content changed, embeds their new and changed documents and removes those of files gone,
-committing as every build does. A path that vanished is held back for DELETE_GRACE_SECONDS while
-nothing else changes, so that a `git checkout` or a save that deletes and writes again keeps the
-document; a file gone and one added with its content in one sync are a rename, moved without
-embedding. A sync of every source every `reconcile_seconds` (cheap: metadata only) catches events
-the system dropped. One watcher per index: a second one stops at once with WatcherRunning.
+committing as every build does. A path that vanished is held back for DELETE_GRACE_SECONDS, however
+many batches pass meanwhile, so that a `git checkout` or a save that deletes and writes again keeps
+the document; beside an added file it is offered as a rename (moved without embedding where the
+contents match) and otherwise waits. A sync of every source every `reconcile_seconds` (cheap:
+metadata only) catches events the system dropped. One watcher per index: a second one stops at once with WatcherRunning.
 """
 
 from __future__ import annotations
@@ -158,12 +158,13 @@ def _watch(uri: str, roots: Sequence[Source], options: WatchOptions, stop: threa
         for path in present:
             held.pop(path, None)
         added = any(change == watchfiles.Change.added for change, path in changed if Path(path) in present)
-        ripe = {path for path, when in held.items() if when <= now or added}
+        ripe = {path for path, when in held.items() if when <= now}
         if present or ripe:
-            # A vanished path waits out its grace beside edits, but goes with an added file: the two
-            # may be a rename, which the sync moves without embedding.
+            # A vanished path waits out its grace in every batch; beside an added file it may be a
+            # rename, which the sync moves without embedding where the contents match.
             batch = sorted(present | ripe)
-            if _sync(lambda: sync_paths(uri, batch, options.build)):
+            renamed_from = sorted(set(held) - ripe) if added else []
+            if _sync(lambda: sync_paths(uri, batch, options.build, renamed_from)):
                 for path in ripe:
                     held.pop(path, None)
                 busy = False

@@ -336,3 +336,30 @@ def test_add_run_while_a_watcher_writes_a_batch_waits_and_its_file_is_searchable
     snapshot = open_index(str(index))
     found = keyword_search(snapshot, ["zephyrometer"], 5, "word")
     assert [hit.chunk.title for hit in found.hits] == ["Zephyr"]
+
+
+def test_a_file_deleted_beside_an_atomic_save_waits_its_grace_and_a_rename_still_moves(tmp_path: Path):
+    """An editor's atomic save reports an added file: a deletion in its batch is offered as a rename
+    and, its content being another's, waits out its grace; written back within it, the file never
+    leaves the index. A real rename in a batch still moves its document without embedding."""
+    docs = tmp_path / "docs"
+    a = _write(docs / "a.md", "# Alpha\n\nAlpha is the first letter.")
+    b = _write(docs / "b.md", "# Beta\n\nBeta is the second letter.")
+    index = tmp_path / "idx"
+    log = tmp_path / "watch.log"
+    with watcher(index, docs, log=log):
+        a.unlink()
+        saved = docs / "b.md.tmp"
+        saved.write_text("# Beta\n\nBeta, saved atomically beside the deletion.")
+        saved.rename(b)
+        wait_for(lambda: "saved atomically" in _texts(index), what="the atomic save beside the deletion")
+        assert _titles(index) == ["Alpha", "Beta"]
+        a.write_text("# Alpha\n\nAlpha is the first letter.")
+        time.sleep(4)  # past the grace and another batch
+        assert _titles(index) == ["Alpha", "Beta"]
+        (docs / "b.md").rename(docs / "c.md")
+        wait_for(
+            lambda: [d["source"] for d in list_documents(str(index))] == ["docs/a.md", "docs/c.md"], what="the rename"
+        )
+    text = log.read_text()
+    assert " -1 in " not in text and "+1 ~0 -0" not in text, text
