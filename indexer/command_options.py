@@ -2,7 +2,7 @@
 and the one rule for printing document text to a terminal.
 
 The options arag-index, arag-mcp and arag-agent share are declared here once. A command reads them from
-variables under its own prefix (ARAG_INDEX_, ARAG_MCP_), as the README documents; the index and the
+variables under its own prefix (ARAG_INDEX_, ARAG_MCP_), as docs/indexing.md documents; the index and the
 bearer token have one variable for every command.
 """
 

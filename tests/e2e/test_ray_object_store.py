@@ -2,7 +2,7 @@
 (a local S3 server, moto) and the build lands as a local build of the same sources does.
 
 A module of its own: its local Ray starts after the S3 variables are set, so its workers inherit
-them, as a cluster's nodes must have the credentials (README, "Beyond one machine")."""
+them, as a cluster's nodes must have the credentials (docs/serving.md, "Beyond one machine")."""
 
 from __future__ import annotations
 
