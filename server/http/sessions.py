@@ -17,7 +17,8 @@ may still send up to its share of them (MAX_REQUESTS over the addresses in fligh
 fresh address gets in while others fill the server, up to twice MAX_REQUESTS. A request body
 (what tells a call from a handshake) must arrive within BODY_SECONDS: a POST whose body never
 comes is answered 408 and its slot freed. Refusals are logged once a minute per kind, with a
-count (refusals.py); `refused_recently` tells the health check.
+count (refusals.py); `refused_recently` tells the health check where the server's own limits
+refused someone (an address at its own limits is not a sign that newcomers are refused).
 
 Used sessions still end by the SDK's idle timeout (SESSION_IDLE_SECONDS, passed to it), by the
 client, or by a 404 from the SDK, which this module then forgets too.
@@ -103,10 +104,11 @@ class SessionLimits:
         self.opening: Counter[str] = Counter()
         self.requests: Counter[str] = Counter()
         self.last_refusal = -float("inf")
-        """When a new session or request was last refused (anyio's clock)."""
+        """When a session or request was last refused for the server's limits, which a newcomer
+        meets too (an address refused for its own limits is not; anyio's clock)."""
 
     def refused_recently(self) -> bool:
-        """Whether a new session or request was refused in the last RETRY_AFTER_SECONDS."""
+        """Whether a newcomer would have been refused in the last RETRY_AFTER_SECONDS."""
         return anyio.current_time() - self.last_refusal < RETRY_AFTER_SECONDS
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -119,6 +121,7 @@ class SessionLimits:
         if in_flight >= 2 * self.limits.requests or (
             in_flight >= self.limits.requests and self.requests[client] >= share
         ):
+            self.last_refusal = anyio.current_time()  # a newcomer may be among those refused
             await self._refuse("requests in flight at the server's limit", "the server is busy", scope, receive, send)
             return
         if self.requests[client] >= self.limits.requests_per_client:
@@ -244,7 +247,10 @@ class SessionLimits:
         if held[client] >= self.limits.per_client:
             return await self._end_oldest_unused(client)
         if sum(held.values()) >= self.limits.total:
-            return await self._end_oldest_unused(None) or await self._end_least_recent_idle(held)
+            if await self._end_oldest_unused(None) or await self._end_least_recent_idle(held):
+                return True
+            self.last_refusal = anyio.current_time()  # every session busy: a newcomer is refused too
+            return False
         return True
 
     async def _end_oldest_unused(self, client: str | None) -> bool:
@@ -313,7 +319,6 @@ class SessionLimits:
 
     async def _refuse(self, kind: str, why: str, scope: Scope, receive: Receive, send: Send) -> None:
         self.refusals.note(kind)
-        self.last_refusal = anyio.current_time()
         response = PlainTextResponse(
             f"{why}; retry in {RETRY_AFTER_SECONDS} s",
             status_code=503,
