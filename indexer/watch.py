@@ -7,7 +7,8 @@ committing as every build does. A path that vanished is held back for DELETE_GRA
 many batches pass meanwhile, so that a `git checkout` or a save that deletes and writes again keeps
 the document; beside an added file it is offered as a rename (moved without embedding where the
 contents match) and otherwise waits. A sync of every source every `reconcile_seconds` (cheap:
-metadata only) catches events the system dropped. One watcher per index: a second one stops at once with WatcherRunning.
+metadata only) catches events the system dropped. One watcher per index: a second one stops at
+once with WatcherRunning.
 """
 
 from __future__ import annotations

@@ -52,8 +52,7 @@ class KeywordSegments:
 
     def segment(self, entry: SegmentEntry) -> Segment:
         if entry.name not in self._opened:
-            sizes = None if entry.sizes is None else dict(entry.sizes)
-            self._opened[entry.name] = Segment(self.store.folder(entry.name, FILES), sizes)
+            self._opened[entry.name] = Segment(self.store.folder(entry.name, FILES), entry.sizes)
         return self._opened[entry.name]
 
     def _dead(self, entry: SegmentEntry) -> np.ndarray:
@@ -67,7 +66,7 @@ class KeywordSegments:
         """What is wrong with the first committed segment whose files are missing or of another
         size than written (segment_store.SegmentStore.damage); None where none is."""
         for entry in self.entries:
-            problem = self.store.damage(entry.name, dict(entry.sizes or ()))
+            problem = self.store.damage(entry.name, entry.sizes or {})
             if problem:
                 return f"keyword segment {entry.name} is damaged ({problem})"
         return None

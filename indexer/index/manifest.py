@@ -96,9 +96,9 @@ class SegmentEntry:
     dead: str | None = None
     """The file of its chunks removed since, or None."""
     dead_count: int = 0
-    sizes: tuple[tuple[str, int], ...] | None = None
-    """Each file's name and size in bytes as written, checked before a reader maps it (None: a
-    segment written before sizes were recorded)."""
+    sizes: dict[str, int] | None = field(default=None, hash=False)
+    """File name → bytes as written, checked before a reader opens the file (None: a segment
+    written before sizes were recorded)."""
 
     @property
     def live(self) -> int:
@@ -108,7 +108,7 @@ class SegmentEntry:
         return replace(self, dead=dead, dead_count=dead_count)
 
     def to_dict(self) -> dict[str, Any]:
-        written = {"sizes": dict(self.sizes)} if self.sizes is not None else {}
+        written = {"sizes": self.sizes} if self.sizes is not None else {}
         return {"name": self.name, "chunks": self.chunks, "dead": self.dead, "dead_count": self.dead_count, **written}
 
     @classmethod
@@ -136,7 +136,7 @@ class SegmentEntry:
             )
         ):
             raise ValueError("segments")
-        return cls(data["name"], chunks, dead, dead_count, None if sizes is None else tuple(sorted(sizes.items())))
+        return cls(data["name"], chunks, dead, dead_count, None if sizes is None else dict(sizes))
 
 
 @dataclass(frozen=True)

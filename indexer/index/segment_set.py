@@ -128,7 +128,7 @@ def open_segments(manifest: Manifest, previous: SegmentSet | None = None) -> Seg
         try:
             at = known.get(entry.name)
             if at is None:
-                segment = Segment(store.folder(entry.name, _files(entry)), _sizes(entry))
+                segment = Segment(store.folder(entry.name, _files(entry)), entry.sizes)
                 segment.check()
                 removed = segment.dead(entry.dead)
             elif previous.dead_files[at] == entry.dead:
@@ -147,10 +147,6 @@ def open_segments(manifest: Manifest, previous: SegmentSet | None = None) -> Seg
         segments.append(segment)
         dead.append(removed)
     return SegmentSet(segments, dead, [entry.dead for entry in manifest.segments])
-
-
-def _sizes(entry: SegmentEntry) -> dict[str, int] | None:
-    return None if entry.sizes is None else dict(entry.sizes)
 
 
 def _files(entry: SegmentEntry) -> tuple[str, ...]:

@@ -348,9 +348,9 @@ class Segment:
         self.title_words
 
 
-def file_sizes(folder: Path) -> tuple[tuple[str, int], ...]:
+def file_sizes(folder: Path) -> dict[str, int]:
     """The size of each file of a segment written in `folder`, for the manifest (SegmentEntry.sizes)."""
-    return tuple(sorted((name, (folder / name).stat().st_size) for name in FILES))
+    return {name: (folder / name).stat().st_size for name in FILES}
 
 
 def write_dead(path: Path, numbers: np.ndarray) -> None:
