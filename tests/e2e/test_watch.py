@@ -284,14 +284,21 @@ def test_a_batch_waits_while_another_command_changes_the_index(tmp_path: Path):
     assert log.read_text().count("this batch waits for it") == 1
 
 
+def two_notes(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A folder of two notes, Alpha and Beta: the folder and each note."""
+    docs = tmp_path / "docs"
+    return (
+        docs,
+        _write(docs / "a.md", "# Alpha\n\nAlpha is the first letter."),
+        _write(docs / "b.md", "# Beta\n\nBeta is the second letter."),
+    )
+
+
 def test_a_file_deleted_and_written_again_within_the_grace_stays_beside_another_change(tmp_path: Path):
     """A deletion waits out its grace even when its batch holds another change: the file written
     back (an editor's save, `git checkout`) never leaves the index and is not embedded again."""
-    docs = tmp_path / "docs"
-    a = _write(docs / "a.md", "# Alpha\n\nAlpha is the first letter.")
-    b = _write(docs / "b.md", "# Beta\n\nBeta is the second letter.")
-    index = tmp_path / "idx"
-    log = tmp_path / "watch.log"
+    docs, a, b = two_notes(tmp_path)
+    index, log = tmp_path / "idx", tmp_path / "watch.log"
     with watcher(index, docs, log=log):
         a.unlink()
         b.write_text("# Beta\n\nBeta, edited beside the deletion.")
@@ -342,11 +349,8 @@ def test_a_file_deleted_beside_an_atomic_save_waits_its_grace_and_a_rename_still
     """An editor's atomic save reports an added file: a deletion in its batch is offered as a rename
     and, its content being another's, waits out its grace; written back within it, the file never
     leaves the index. A real rename in a batch still moves its document without embedding."""
-    docs = tmp_path / "docs"
-    a = _write(docs / "a.md", "# Alpha\n\nAlpha is the first letter.")
-    b = _write(docs / "b.md", "# Beta\n\nBeta is the second letter.")
-    index = tmp_path / "idx"
-    log = tmp_path / "watch.log"
+    docs, a, b = two_notes(tmp_path)
+    index, log = tmp_path / "idx", tmp_path / "watch.log"
     with watcher(index, docs, log=log):
         a.unlink()
         saved = docs / "b.md.tmp"
