@@ -435,7 +435,7 @@ def _update(
         and not (changes.read or changes.gone)
         and _recorded(roots) == previous["sources"]
         and (described or "") == previous.get("description", "")
-        and segments_damage(uri, previous) is None
+        and segments_damage(uri, previous, contents=not batch) is None
     ):
         if options.strict and (summary.skipped or summary.skipped_before):
             _fail_strict(summary)
@@ -451,7 +451,7 @@ def _update(
         check_backend(previous, options, embedder.backend)
         from arag_mcp.indexer.index.writer import IndexWriter
 
-        writer = IndexWriter(uri, embedder.dimension, rebuild=options.rebuild)
+        writer = IndexWriter(uri, embedder.dimension, rebuild=options.rebuild, check_contents=not batch)
         writer.recorded_files = recorded
         looked_up = _documents_under(states, synced) if batch and states else None
         existing = writer.existing_documents(looked_up)

@@ -109,4 +109,4 @@ def test_close_returns_once_the_opening_and_the_loads_it_started_are_done(sample
     live.close()
     assert not any(thread.name == "arag-open" and thread.is_alive() for thread in threading.enumerate())
     assert all(ready.is_set() for ready in live._ready.values())
-    assert len(live._ready) == load_model and live._vector_loads == 0
+    assert len(live._ready) == load_model and live._reads_queued == 0

@@ -9,6 +9,7 @@ import time
 import tracemalloc
 from pathlib import Path
 
+import anyio
 import pytest
 from arag_mcp.indexer.build import BuildOptions, build_index
 from arag_mcp.indexer.index.ids import doc_key, parse_chunk_id
@@ -92,6 +93,49 @@ async def test_tools_answer_from_what_they_hold_when_tables_are_damaged_while_se
             for tool, arguments in TOOL_CALLS.items():
                 result = await client.call_tool(tool, arguments)
                 assert not result.is_error, (tool, result.content[0].text)
+
+
+def write_over(path: Path) -> None:
+    """Other bytes of the same size in the middle of the file, as a stale or corrupted copy holds."""
+    path.chmod(0o644)
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("name", ["terms.arrow", "texts.arrow"])
+async def test_a_large_segment_file_written_over_is_refused_once_checked_and_the_tools_answer_without_it(
+    index_copy: Path, name: str, caplog: pytest.LogCaptureFixture
+):
+    """A file of the recorded size holding other bytes passes the check at open; the server reads the
+    large files through in the background and refuses the one that does not match, in one log line
+    naming sync. Postings refused, keyword search is that line; texts refused, every tool answers
+    with the texts of the chunks table. `info` names it, and `sync` by hand writes the segments again."""
+    [segment] = [folder for folder in (index_copy / FOLDER).iterdir() if folder.is_dir()]
+    write_over(segment / name)
+    with live_index(index_copy) as live:
+        async with Client(create_server(live)) as client:
+            with anyio.fail_after(120):  # until the server has checked the files, on its reads thread
+                while f"{name} does not hold what was written" not in caplog.text:
+                    await anyio.sleep(0.2)
+            keywords = await client.call_tool("keyword_search", TOOL_CALLS["keyword_search"])
+            if name == "terms.arrow":
+                assert keywords.is_error
+                assert_one_line_about(keywords.content[0].text, "keywords")
+            else:
+                assert not keywords.is_error and "radium" in keywords.content[0].text.lower()
+            semantic = await client.call_tool("semantic_search", TOOL_CALLS["semantic_search"])
+            assert not semantic.is_error and "radium" in semantic.content[0].text.lower(), semantic.content[0].text
+            read = await client.call_tool("chunk_read", TOOL_CALLS["chunk_read"])
+            assert not read.is_error and "radium" in read.content[0].text.lower(), read.content[0].text
+    for refusal in {record.getMessage() for record in caplog.records if "does not hold" in record.getMessage()}:
+        assert_one_line_about(refusal, "keywords")
+    info = run_cli("arag_mcp.indexer", "info", "--index", str(index_copy))
+    assert info.returncode == 2 and "does not hold what was written" in info.stderr
+    assert_one_line_about(info.stderr, "keywords")
+    synced = run_cli("arag_mcp.indexer", "sync", "--index", str(index_copy))
+    assert synced.returncode == 0 and "writing the keyword segments again" in synced.stderr, synced.stderr
+    assert run_cli("arag_mcp.indexer", "info", "--index", str(index_copy)).returncode == 0
 
 
 async def test_long_punctuated_keyword_is_refused_at_once(sample_index: Path):

@@ -25,7 +25,16 @@ from .ids import DOC_KEY_CHARS
 from .manifest import SegmentEntry
 from .schema import ChunkColumn
 from .segment_store import DEAD_PREFIX, segment_name, segment_store
-from .segments import FILES, SEGMENT_COLUMNS, Segment, file_sizes, write_dead, write_merged, write_segment
+from .segments import (
+    FILES,
+    SEGMENT_COLUMNS,
+    Segment,
+    file_checksums,
+    file_sizes,
+    write_dead,
+    write_merged,
+    write_segment,
+)
 
 MERGE_FACTOR = 4
 SMALLEST_TIER = 256
@@ -42,6 +51,7 @@ class KeywordSegments:
     """The segments a build has committed, the chunks written since, and the chunks removed since."""
 
     def __init__(self, uri: str, committed: Sequence[SegmentEntry]) -> None:
+        self.uri = uri
         self.store = segment_store(uri)
         self.entries = list(committed)
         self._opened: dict[str, Segment] = {}
@@ -52,7 +62,9 @@ class KeywordSegments:
 
     def segment(self, entry: SegmentEntry) -> Segment:
         if entry.name not in self._opened:
-            self._opened[entry.name] = Segment(self.store.folder(entry.name, FILES), entry.sizes)
+            self._opened[entry.name] = Segment(
+                self.store.folder(entry.name, FILES), entry.sizes, entry.checksums, self.uri
+            )
         return self._opened[entry.name]
 
     def _dead(self, entry: SegmentEntry) -> np.ndarray:
@@ -62,11 +74,12 @@ class KeywordSegments:
             return np.zeros(0, dtype=np.int64)
         return Segment(self.store.folder(entry.name, [entry.dead])).dead(entry.dead)
 
-    def damage(self) -> str | None:
+    def damage(self, contents: bool = False) -> str | None:
         """What is wrong with the first committed segment whose files are missing or of another
-        size than written (segment_store.SegmentStore.damage); None where none is."""
+        size than written, or with `contents`, of another checksum (segment_store.SegmentStore.damage);
+        None where none is."""
         for entry in self.entries:
-            problem = self.store.damage(entry.name, entry.sizes or {})
+            problem = self.store.damage(entry.name, entry.sizes or {}, (entry.checksums or {}) if contents else {})
             if problem:
                 return f"keyword segment {entry.name} is damaged ({problem})"
         return None
@@ -83,9 +96,9 @@ class KeywordSegments:
                 name = segment_name()
                 with self.store.new_folder() as work:
                     size = write_segment(work, pa.concat_tables(held))
-                    sizes = file_sizes(work)
+                    sizes, checksums = file_sizes(work), file_checksums(work)
                     self.store.publish(work, name)
-                entries.append(SegmentEntry(name, size, sizes=sizes))
+                entries.append(SegmentEntry(name, size, sizes=sizes, checksums=checksums))
                 held, count = [], 0
         self.entries, self.removed = entries, {}
 
@@ -131,9 +144,9 @@ class KeywordSegments:
             name = segment_name()
             with self.store.new_folder() as work:
                 size = write_segment(work, rows)
-                sizes = file_sizes(work)
+                sizes, checksums = file_sizes(work), file_checksums(work)
                 self.store.publish(work, name)
-            entries.append(SegmentEntry(name, size, sizes=sizes))
+            entries.append(SegmentEntry(name, size, sizes=sizes, checksums=checksums))
         self.entries = entries
         return list(entries)
 
@@ -156,7 +169,7 @@ class KeywordSegments:
         name = segment_name()
         with self.store.new_folder() as work:
             size = write_merged(work, [(self.segment(entry), self._dead(entry)) for entry in inputs])
-            sizes = file_sizes(work)
+            sizes, checksums = file_sizes(work), file_checksums(work)
             self.store.publish(work, name)
         merged = {entry.name for entry in inputs}
         entries: list[SegmentEntry] = []
@@ -164,7 +177,7 @@ class KeywordSegments:
             if entry.name not in merged:
                 entries.append(entry)
             elif size and not any(e.name == name for e in entries):
-                entries.append(SegmentEntry(name, size, sizes=sizes))
+                entries.append(SegmentEntry(name, size, sizes=sizes, checksums=checksums))
         self.entries = entries
         return list(entries)
 
@@ -176,7 +189,8 @@ class KeywordSegments:
         }
 
 
-def segments_damage(uri: str, manifest: Mapping[str, Any]) -> str | None:
+def segments_damage(uri: str, manifest: Mapping[str, Any], contents: bool = False) -> str | None:
     """What is wrong with the keyword segments a manifest names (KeywordSegments.damage): a
     command that finds nothing else to do writes them again where something is."""
-    return KeywordSegments(uri, [SegmentEntry.from_dict(entry) for entry in manifest.get("segments", [])]).damage()
+    entries = [SegmentEntry.from_dict(entry) for entry in manifest.get("segments", [])]
+    return KeywordSegments(uri, entries).damage(contents)

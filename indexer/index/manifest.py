@@ -99,6 +99,9 @@ class SegmentEntry:
     sizes: dict[str, int] | None = field(default=None, hash=False)
     """File name → bytes as written, checked before a reader opens the file (None: a segment
     written before sizes were recorded)."""
+    checksums: dict[str, str] | None = field(default=None, hash=False)
+    """File name → CRC-32 of its bytes as written (segments.file_checksum), checked where a file
+    is read whole and, for the large ones, once per reader in the background (None: not recorded)."""
 
     @property
     def live(self) -> int:
@@ -109,6 +112,8 @@ class SegmentEntry:
 
     def to_dict(self) -> dict[str, Any]:
         written = {"sizes": self.sizes} if self.sizes is not None else {}
+        if self.checksums is not None:
+            written["checksums"] = self.checksums
         return {"name": self.name, "chunks": self.chunks, "dead": self.dead, "dead_count": self.dead_count, **written}
 
     @classmethod
@@ -136,7 +141,25 @@ class SegmentEntry:
             )
         ):
             raise ValueError("segments")
-        return cls(data["name"], chunks, dead, dead_count, None if sizes is None else dict(sizes))
+        checksums = data.get("checksums")
+        if checksums is not None and not (
+            isinstance(checksums, dict)
+            and all(
+                isinstance(checksum, str)
+                and re.fullmatch(r"[0-9a-f]{8}", checksum)
+                and re.fullmatch(r"[a-z_]+\.arrow", name)
+                for name, checksum in checksums.items()
+            )
+        ):
+            raise ValueError("segments")
+        return cls(
+            data["name"],
+            chunks,
+            dead,
+            dead_count,
+            None if sizes is None else dict(sizes),
+            None if checksums is None else dict(checksums),
+        )
 
 
 @dataclass(frozen=True)

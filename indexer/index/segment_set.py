@@ -23,7 +23,7 @@ from .catalogue import HELD_COLUMNS, SENTENCE_COUNT, ChunkCatalogue
 from .manifest import IndexStoreError, Manifest, SegmentEntry
 from .schema import chunks_schema
 from .segment_store import segment_store
-from .segments import FILES, Segment
+from .segments import FILES, Segment, SegmentChanged
 
 NO_CHUNKS = np.zeros(0, dtype=np.int64)
 
@@ -108,6 +108,18 @@ class SegmentSet:
         owners, locals_ = self.place(np.array([number]))
         return self.segments[int(owners[0])].texts.sentence_spans(int(locals_[0]))
 
+    def verify(self) -> None:
+        """Check every segment's large files against their checksums (Segment.verify), each segment
+        once: SegmentChanged names the first that does not match; the others are still checked."""
+        problems = []
+        for segment in self.segments:
+            try:
+                segment.verify()
+            except SegmentChanged as exc:
+                problems.append(exc)
+        if problems:
+            raise problems[0]
+
     def texts(self, numbers: np.ndarray) -> pa.Array:
         """The texts of these chunk numbers, in the order given, as one Arrow array."""
         if not len(numbers):
@@ -128,7 +140,7 @@ def open_segments(manifest: Manifest, previous: SegmentSet | None = None) -> Seg
         try:
             at = known.get(entry.name)
             if at is None:
-                segment = Segment(store.folder(entry.name, _files(entry)), entry.sizes)
+                segment = Segment(store.folder(entry.name, _files(entry)), entry.sizes, entry.checksums, manifest.uri)
                 segment.check()
                 removed = segment.dead(entry.dead)
             elif previous.dead_files[at] == entry.dead:

@@ -20,6 +20,7 @@ from typing import Protocol
 from arag_mcp.indexer.user_cache import cache_root
 
 from .manifest import IndexStoreError, StoreUnanswered, is_remote, remote_filesystem
+from .segments import file_checksum
 from .store import unanswered, unanswered_message
 
 FOLDER = "keywords"
@@ -54,23 +55,22 @@ class SegmentStore(Protocol):
         chunks but the one `kept` names, as far as the system lets."""
         ...
 
-    def damage(self, name: str, sizes: Mapping[str, int]) -> str | None:
+    def damage(self, name: str, sizes: Mapping[str, int], checksums: Mapping[str, str]) -> str | None:
         """What is wrong with the named segment's files where they are read, by their sizes
-        against those written (`sizes`); None where nothing is. A stat per file: a file's contents
-        are checked as they are read."""
+        against those written (`sizes`: a stat per file) and by the checksums of those `checksums`
+        names (each such file read through); None where nothing is."""
         ...
 
 
-def _size_damage(folder: Path, sizes: Mapping[str, int], missing_is_damage: bool) -> str | None:
-    for file, size in sizes.items():
-        try:
-            found = (folder / file).stat().st_size
-        except FileNotFoundError:
-            if missing_is_damage:
-                return f"{folder / file} is missing"
-            continue
-        if found != size:
-            return f"{folder / file} is {found} bytes, not the {size} written"
+def _file_damage(folder: Path, file: str, size: int, checksum: str | None, missing_is_damage: bool) -> str | None:
+    try:
+        found = (folder / file).stat().st_size
+    except FileNotFoundError:
+        return f"{folder / file} is missing" if missing_is_damage else None
+    if found != size:
+        return f"{folder / file} is {found} bytes, not the {size} written"
+    if checksum is not None and file_checksum(folder / file) != checksum:
+        return f"{folder / file} does not hold the bytes written"
     return None
 
 
@@ -110,8 +110,11 @@ class LocalSegments:
     def folder(self, name: str, files: Iterable[str]) -> Path:
         return self.root / name
 
-    def damage(self, name: str, sizes: Mapping[str, int]) -> str | None:
-        return _size_damage(self.root / name, sizes, missing_is_damage=True)
+    def damage(self, name: str, sizes: Mapping[str, int], checksums: Mapping[str, str]) -> str | None:
+        for file, size in sizes.items():
+            if problem := _file_damage(self.root / name, file, size, checksums.get(file), missing_is_damage=True):
+                return problem
+        return None
 
     def remove_others(self, kept: dict[str, str | None]) -> None:
         if not self.root.is_dir():
@@ -153,10 +156,10 @@ class RemoteSegments:
                 self._download(name, file, target)
         return target
 
-    def damage(self, name: str, sizes: Mapping[str, int]) -> str | None:
-        """A cached copy of another size than written is dropped, to be fetched again when read."""
+    def damage(self, name: str, sizes: Mapping[str, int], checksums: Mapping[str, str]) -> str | None:
+        """A cached copy of another size or checksum than written is dropped, to be fetched again when read."""
         for file, size in sizes.items():
-            if _size_damage(self.cache / name, {file: size}, missing_is_damage=False):
+            if _file_damage(self.cache / name, file, size, checksums.get(file), missing_is_damage=False):
                 (self.cache / name / file).unlink(missing_ok=True)
         return None
 

@@ -6,7 +6,10 @@ describing columns are kept as Arrow IPC files: a word's postings or a chunk's t
 a slice of a file (pread). The files are not read through a memory map, because a mapped file cut
 short under a reader (a copy of another index over this one) kills the reader with SIGBUS; a read
 finds it short and says so (SegmentChanged), and each file's size is checked against what the
-manifest recorded before it is opened. The small files are read whole into memory.
+manifest recorded before it is opened. The small files are read whole into memory, and their
+checksum checked as they are read; the large ones (postings, texts) are read slice by slice, so
+their checksums are checked once per reader, off the path of a search (`Segment.verify`): a file
+written over with other bytes of the same size is then refused from that point on.
 
 A commit writes one segment holding the chunks it added, never touching the others, so an edit
 costs what it changes. A segment is immutable once named: the chunks it holds are numbered from 0
@@ -29,6 +32,7 @@ from __future__ import annotations
 
 import os
 import threading
+import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -60,6 +64,8 @@ SEGMENT_COLUMNS = (*HELD_COLUMNS, *TEXT_COLUMNS, C.TERMS, C.TERM_COUNTS)
 WORD, FIRST_ROW, ROW, OWNER, NUMBER = "word", "first_row", "row", "owner", "number"
 TEXT_BATCH_ROWS = 4_096
 """Chunks copied at a time into a texts file: about 20 MB of text."""
+CHECKSUM_READ = 4 << 20
+"""Bytes read at a time to check a file's checksum."""
 
 
 @dataclass(frozen=True)
@@ -88,6 +94,11 @@ class SegmentChanged(IndexStoreError):
     """A segment file no longer holds what was opened: it was cut short or written over."""
 
 
+def _rewrite_advice(index: str | None) -> str:
+    command = f"`arag-index sync --index {index}`" if index else "`arag-index sync` on the index"
+    return f"{command} writes the keyword segments again from the index's tables"
+
+
 class _File:
     """A segment file, its size checked against what its commit recorded, read through pread.
 
@@ -95,13 +106,44 @@ class _File:
     is SIGBUS, which kills the process; a read through pread finds the file short and says so. The
     file is mapped once, at open, for its metadata alone: where each buffer lies in the file."""
 
-    def __init__(self, path: Path, size: int | None) -> None:
+    def __init__(self, path: Path, size: int | None, checksum: str | None = None, index: str | None = None) -> None:
         self.path = path
-        found = path.stat().st_size
-        if size is not None and found != size:
-            raise ValueError(f"{path.name} is {found} bytes, not the {size} written")
+        self.index = index
+        """The index's URI, to name in the advice of a refusal."""
+        self.size = path.stat().st_size
+        if size is not None and self.size != size:
+            raise ValueError(f"{path.name} is {self.size} bytes, not the {size} written")
+        self.checksum = checksum
+        """CRC-32 of the bytes written, as the manifest records it (None: not recorded)."""
         self._handle = path.open("rb", buffering=0)
         self._lock = threading.Lock()
+        self.refused: str | None = None
+        """Why this file is no longer read (its checksum did not match), once found."""
+
+    def whole(self) -> bytes:
+        """The file's bytes, its checksum checked."""
+        data = self.read(0, self.size)
+        self._check(zlib.crc32(data))
+        return data
+
+    def verify(self) -> None:
+        """Read the file through and check its checksum: SegmentChanged where it does not match,
+        and every later read of the file is refused."""
+        crc = 0
+        for offset in range(0, self.size, CHECKSUM_READ):
+            crc = zlib.crc32(self.read(offset, min(CHECKSUM_READ, self.size - offset)), crc)
+        self._check(crc)
+
+    def _check(self, crc: int) -> None:
+        if self.checksum is not None and f"{crc:08x}" != self.checksum:
+            raise self.refuse()
+
+    def refuse(self) -> SegmentChanged:
+        """Refuse every later read of the file: it does not hold what was written."""
+        self.refused = f"the keyword segment file {self.path.name} does not hold what was written; " + _rewrite_advice(
+            self.index
+        )
+        return SegmentChanged(self.refused)
 
     def batches(self) -> tuple[list[pa.RecordBatch], int]:
         """The file's batches, mapped, and the address its first byte is mapped at: to find where a
@@ -112,6 +154,8 @@ class _File:
             return [reader.get_batch(at) for at in range(reader.num_record_batches)], base
 
     def read(self, offset: int, length: int) -> bytes:
+        if self.refused is not None:
+            raise SegmentChanged(self.refused)
         if hasattr(os, "pread"):
             data = os.pread(self._handle.fileno(), length, offset)
         else:  # Windows, where a mapped file cannot be cut short
@@ -120,8 +164,8 @@ class _File:
                 data = self._handle.read(length)
         if len(data) != length:
             raise SegmentChanged(
-                f"the keyword segment file {self.path} was cut short or written over after it was opened; "
-                "run `arag-index sync` on the index to write its keyword segments again"
+                f"the keyword segment file {self.path.name} was cut short or written over after it was opened; "
+                + _rewrite_advice(self.index)
             )
         return data
 
@@ -191,6 +235,7 @@ class PostingsFile(_Batches):
     """A terms file: its terms and each row's offsets in memory, a row's postings read from the file."""
 
     def __init__(self, file: _File) -> None:
+        self.file = file
         batches, base = file.batches()
         if batches and batches[0].schema != terms_schema():
             raise ValueError(f"{file.path} is not a terms file")
@@ -221,6 +266,7 @@ class TextsFile(_Batches):
     """A texts file: the offsets in memory, a chunk's text and sentence spans read from the file."""
 
     def __init__(self, file: _File) -> None:
+        self.file = file
         batches, base = file.batches()
         super().__init__(batches)
         self.large = bool(batches) and pa.types.is_large_string(batches[0].schema.field(C.TEXT).type)
@@ -240,7 +286,10 @@ class TextsFile(_Batches):
     def text(self, number: int) -> str:
         owner, row = self.place(number)
         offsets = self.text_offsets[owner]
-        return str(self.text_bytes[owner][int(offsets[row]) : int(offsets[row + 1])], "utf-8")
+        try:
+            return str(self.text_bytes[owner][int(offsets[row]) : int(offsets[row + 1])], "utf-8")
+        except UnicodeDecodeError:  # bytes written over, found before its checksum was checked
+            raise self.file.refuse() from None
 
     def sentence_spans(self, number: int) -> tuple[tuple[int, int], ...]:
         owner, row = self.place(number)
@@ -275,10 +324,22 @@ class Segment:
     """One segment's files, each opened when first used: the large ones (postings, texts) read
     slice by slice from the file, the others read whole into memory."""
 
-    def __init__(self, folder: Path, sizes: Mapping[str, int] | None = None) -> None:
+    def __init__(
+        self,
+        folder: Path,
+        sizes: Mapping[str, int] | None = None,
+        checksums: Mapping[str, str] | None = None,
+        index: str | None = None,
+    ) -> None:
         self.folder = folder
+        self.index = index
+        """The URI of the index it belongs to, named in the advice of a refusal."""
         self.sizes = sizes
         """Each file's size as written, where the manifest records it."""
+        self.checksums = checksums
+        """Each file's CRC-32 as written, where the manifest records it."""
+        self.verified = False
+        """Whether `verify` has read the large files through."""
 
     @property
     def name(self) -> str:
@@ -286,12 +347,26 @@ class Segment:
         return self.folder.name
 
     def _file(self, name: str) -> _File:
-        return _File(self.folder / name, None if self.sizes is None else self.sizes.get(name))
+        return _File(
+            self.folder / name,
+            None if self.sizes is None else self.sizes.get(name),
+            None if self.checksums is None else self.checksums.get(name),
+            self.index,
+        )
 
     def _whole(self, name: str) -> pa.Table:
-        """A small file, read whole into memory: nothing of it stays mapped."""
-        file = self._file(name)
-        return pa.ipc.open_file(pa.BufferReader(file.read(0, file.path.stat().st_size))).read_all()
+        """A small file, read whole into memory, its checksum checked: nothing of it stays mapped."""
+        return pa.ipc.open_file(pa.BufferReader(self._file(name).whole())).read_all()
+
+    def verify(self) -> None:
+        """Check the checksums of the files read slice by slice (the others are checked as they are
+        read whole): SegmentChanged where one does not match, after which that file is refused.
+        Reads both files through, so it is done once per segment, off the path of a search."""
+        if self.verified:
+            return
+        self.postings.file.verify()
+        self.texts.file.verify()
+        self.verified = True
 
     @cached_property
     def catalogue(self) -> ChunkCatalogue:
@@ -351,6 +426,21 @@ class Segment:
 def file_sizes(folder: Path) -> dict[str, int]:
     """The size of each file of a segment written in `folder`, for the manifest (SegmentEntry.sizes)."""
     return {name: (folder / name).stat().st_size for name in FILES}
+
+
+def file_checksums(folder: Path) -> dict[str, str]:
+    """The checksum of each file of a segment written in `folder`, for the manifest (SegmentEntry.checksums)."""
+    return {name: file_checksum(folder / name) for name in FILES}
+
+
+def file_checksum(path: Path) -> str:
+    """The CRC-32 of a file's bytes, as eight hex digits: a check against bytes written over, not
+    against an adversary (the manifest beside the files could be written over as well)."""
+    crc = 0
+    with path.open("rb") as file:
+        while piece := file.read(CHECKSUM_READ):
+            crc = zlib.crc32(piece, crc)
+    return f"{crc:08x}"
 
 
 def write_dead(path: Path, numbers: np.ndarray) -> None:

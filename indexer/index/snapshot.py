@@ -19,8 +19,8 @@ from .catalogue import ChunkCatalogue
 from .chunk_reader import ChunkReader
 from .document_assembly import DocumentAssembler
 from .keyword_lookup import KeywordLookup
-from .manifest import Manifest, check_manifest, normalise_uri
-from .reading import VersionGone, read, reading, scan
+from .manifest import IndexStoreError, Manifest, StoreUnanswered, check_manifest, normalise_uri
+from .reading import read, reading, scan
 from .schema import CHUNK_VECTORS, CHUNKS, DOCUMENTS, SENTENCES, ChunkColumn, DocumentColumn, SentenceColumn
 from .segment_set import SegmentGone, open_segments
 from .store import connect
@@ -159,8 +159,9 @@ class IndexSnapshot:
         return self._sentences.in_memory if self._sentences is not None else None
 
     def check(self) -> None:
-        """Open every table and read every data file of the chunks and sentences tables:
-        IndexStoreError where one is damaged (the keyword segments were read at open)."""
+        """Open every table, read every data file of the chunks and sentences tables, and check the
+        keyword segments' checksums: IndexStoreError where one is damaged."""
+        self.chunks.segments.verify()
         for name in self.manifest.tables:
             self.tables[name]
         chunks = self.tables[CHUNKS]
@@ -187,7 +188,7 @@ def open_index(uri: str, previous: IndexSnapshot | None = None) -> IndexSnapshot
                 raise
     tables = Tables(uri, manifest)
     keywords = KeywordLookup.load(segments, previous.keywords if previous is not None else None)
-    chunks = ChunkReader(segments, tables.opener(CHUNKS))
+    chunks = ChunkReader(segments, tables.opener(CHUNKS), uri)
     earlier = previous.loaded_vectors() if previous is not None else None
     return IndexSnapshot(uri, manifest, segments.catalogue, chunks, keywords, tables, earlier)
 
@@ -237,15 +238,22 @@ def checked_index(uri: str) -> IndexSnapshot:
 
 
 def _on_a_committed_build(uri: str, work: Callable[[Manifest], T]) -> T:
-    """`work(manifest)` on the committed manifest; where a table version it reads was cleaned up
-    and a writer has committed since, again on the new manifest (a vanished version is damage only
-    where nothing was committed since)."""
+    """`work(manifest)` on the committed manifest; where what it reads was found gone or damaged
+    and a writer has committed since, again on the new manifest: a slower reader than the cleanup's
+    grace finds a version, or a data file only it used, removed. What it reads is damage only where
+    nothing was committed since."""
     attempts = 0
     while True:
         manifest = check_manifest(uri)
         try:
             return work(manifest)
-        except VersionGone:
+        except StoreUnanswered:
+            raise
+        except IndexStoreError:
             attempts += 1
-            if attempts == OPEN_ATTEMPTS or check_manifest(uri).tables == manifest.tables:
+            committed = check_manifest(uri)
+            if attempts == OPEN_ATTEMPTS or (committed.tables, committed.segments) == (
+                manifest.tables,
+                manifest.segments,
+            ):
                 raise

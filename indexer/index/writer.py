@@ -174,7 +174,9 @@ def table_rows(
 class IndexWriter:
     """Writes one build: starts from the last committed versions, commits by writing the manifest."""
 
-    def __init__(self, uri: str, dimension: int, rebuild: bool = False) -> None:
+    def __init__(self, uri: str, dimension: int, rebuild: bool = False, check_contents: bool = False) -> None:
+        """`check_contents`: read the committed keyword segments through to check their checksums
+        (their sizes are always checked), as a command run by hand does and a watcher's batch does not."""
         self.uri = normalise_uri(uri)
         self.dimension = dimension
         if not is_remote(self.uri):
@@ -198,7 +200,7 @@ class IndexWriter:
             self.uri, [SegmentEntry.from_dict(entry) for entry in (self.previous or {}).get("segments", [])]
         )
         """The keyword segments committed, and what changed in them since."""
-        if self.previous is not None and (problem := self.keyword_segments.damage()):
+        if self.previous is not None and (problem := self.keyword_segments.damage(check_contents)):
             log.warning("%s; writing the keyword segments again from the chunks table", problem)
             self.keyword_segments.rewrite(scan(self.chunks.search().select(list(SEGMENT_COLUMNS))))
         self.recorded_files: RecordedFiles | None = None

@@ -50,6 +50,18 @@ def _load_vectors(snapshot: IndexSnapshot) -> None:
         log.warning("could not read the sentence vectors of %s: %s", snapshot.uri, exc)
 
 
+def _verify_segments(snapshot: IndexSnapshot) -> None:
+    """Check the checksums of the keyword segments' large files (each segment once per process:
+    a later build takes over the segments it shares), off the request path. A file that does not
+    match is refused from then on, so keyword searches say to sync rather than answer from it."""
+    try:
+        snapshot.chunks.segments.verify()
+    except IndexStoreError as exc:
+        log.warning("%s", exc)
+    except OSError as exc:
+        log.warning("could not check the keyword segments of %s: %s", snapshot.uri, exc)
+
+
 class ModelNotReady(Exception):
     """The embedding model did not finish loading in time, or failed to load."""
 
@@ -81,16 +93,16 @@ class LiveIndex:
         self._ready: dict[EmbeddingKey, threading.Event] = {}
         self._errors: dict[EmbeddingKey, str] = {}
         self._opening: threading.Thread | None = None
-        self._to_load: queue.SimpleQueue[IndexSnapshot] = queue.SimpleQueue()
-        self._vector_loads = 0
-        """Builds queued for `_load_vectors_in_turn` and not yet read: `close` waits for them."""
-        self._vectors_read = threading.Condition()
+        self._to_load: queue.SimpleQueue[tuple[IndexSnapshot, bool]] = queue.SimpleQueue()
+        self._reads_queued = 0
+        """Builds queued for `_read_in_turn` and not yet read: `close` waits for them."""
+        self._reads_done = threading.Condition()
 
     def start(self, load_model: bool = True) -> None:
         """Open the index, then load its model (unless `load_model` is false), on background threads."""
         self._opening = threading.Thread(target=self._open, args=(load_model,), name="arag-open", daemon=True)
         self._opening.start()
-        threading.Thread(target=self._load_vectors_in_turn, name="arag-vectors", daemon=True).start()
+        threading.Thread(target=self._read_in_turn, name="arag-reads", daemon=True).start()
 
     def close(self, timeout: float = 60.0) -> None:
         """Wait for the opening, and the model and vector loads it started: a process must not exit
@@ -101,8 +113,8 @@ class LiveIndex:
             self._opening.join(timeout)
         for event in list(self._ready.values()):
             event.wait(max(0.0, deadline - time.monotonic()))
-        with self._vectors_read:
-            self._vectors_read.wait_for(lambda: not self._vector_loads, max(0.0, deadline - time.monotonic()))
+        with self._reads_done:
+            self._reads_done.wait_for(lambda: not self._reads_queued, max(0.0, deadline - time.monotonic()))
 
     def _open(self, load_model: bool) -> None:
         try:
@@ -116,9 +128,10 @@ class LiveIndex:
             log.error("%s", exc)
         finally:
             self._opened.set()
-        if self._snapshot is not None and load_model:
-            self._ensure_loading(embedding_key(self.manifest))
-            self._queue_vectors(self._snapshot)
+        if self._snapshot is not None:
+            if load_model:
+                self._ensure_loading(embedding_key(self.manifest))
+            self._queue_reads(self._snapshot, vectors=load_model)
 
     def snapshot(self) -> IndexSnapshot:
         """The newest committed build (checked for a newer one at most every `reload_seconds`)."""
@@ -149,7 +162,7 @@ class LiveIndex:
                 self._snapshot = open_index(self.uri, previous=self._snapshot)
                 self.manifest = self._snapshot.manifest
                 log.info("serving the build of %s committed at %s", self.uri, self.manifest.built_at)
-                self._queue_vectors(self._snapshot)
+                self._queue_reads(self._snapshot)
             elif manifest and manifest != self._snapshot.manifest.raw:  # the same build, described anew
                 self.manifest = Manifest.from_dict(self.uri, manifest)
                 self._snapshot = self._snapshot.replaced(manifest=self.manifest)
@@ -181,21 +194,25 @@ class LiveIndex:
         finally:
             self._probing.release()
 
-    def _queue_vectors(self, snapshot: IndexSnapshot) -> None:
-        with self._vectors_read:
-            self._vector_loads += 1
-        self._to_load.put(snapshot)
+    def _queue_reads(self, snapshot: IndexSnapshot, vectors: bool = True) -> None:
+        """Read the build's vectors (unless not `vectors`) and check its keyword segments, in turn."""
+        with self._reads_done:
+            self._reads_queued += 1
+        self._to_load.put((snapshot, vectors))
 
-    def _load_vectors_in_turn(self) -> None:
-        """Read each build's vectors, one build after another, on this one thread: with a thread of
-        its own per build, the allocator kept much of each replaced build's memory (bench/memory.py)."""
+    def _read_in_turn(self) -> None:
+        """Read each build's vectors and check its segments, one build after another, on this one
+        thread: with a thread of its own per build, the allocator kept much of each replaced build's
+        memory (bench/memory.py)."""
         while True:
-            snapshot = self._to_load.get()
-            _load_vectors(snapshot)
+            snapshot, vectors = self._to_load.get()
+            if vectors:
+                _load_vectors(snapshot)
+            _verify_segments(snapshot)
             del snapshot  # not kept while waiting for the next build
-            with self._vectors_read:
-                self._vector_loads -= 1
-                self._vectors_read.notify_all()
+            with self._reads_done:
+                self._reads_queued -= 1
+                self._reads_done.notify_all()
 
     def _ensure_loading(self, key: EmbeddingKey) -> threading.Event:
         """The event set once the model of `key` has loaded (or failed); starts loading it the first time."""
