@@ -14,6 +14,7 @@ from arag_mcp.server.search.live_index import LiveIndex
 from arag_mcp.server.tools.arguments import coerce_arguments, describe_invalid, unknown_arguments
 from arag_mcp.server.tools.errors import tool_error, unexpected_error
 from arag_mcp.server.tools.profiles import DEFAULT_PROFILE, PROFILES, Profile
+from arag_mcp.server.tools.schemas import compact_schema
 from arag_mcp.server.tools.toolkit import Toolkit
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
@@ -33,9 +34,13 @@ class AragServer(MCPServer):
         self.live = live
 
     def add_tool(self, fn: Callable[..., Any], name: str | None = None, **options: Any) -> None:
-        """A tool whose listed schema admits no other arguments: `call_tool` refuses them."""
+        """A tool whose listed schema admits no other arguments (`call_tool` refuses them), its
+        schemas listed compact (schemas.py)."""
         super().add_tool(fn, name=name, **options)
-        self._tool_manager.get_tool(name or fn.__name__).parameters["additionalProperties"] = False
+        tool = self._tool_manager.get_tool(name or fn.__name__)
+        tool.parameters = {**compact_schema(tool.parameters), "additionalProperties": False}
+        if tool.fn_metadata.output_schema is not None:
+            tool.fn_metadata.output_schema = compact_schema(tool.fn_metadata.output_schema, descriptions=False)
 
     def health(self) -> tuple[int, dict[str, Any]]:
         """The HTTP status and body of the health check: 503 while the object store holding the index

@@ -8,12 +8,14 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import jsonschema
 import pytest
 from arag_mcp.indexer.index.ids import doc_key
 from arag_mcp.indexer.index.manifest import check_manifest
 from arag_mcp.server.app import create_server
 from arag_mcp.server.search.live_index import LiveIndex
 from arag_mcp.server.tools.profiles import PROFILES
+from arag_mcp.server.tools.schemas import compact_schema
 from mcp import Client
 
 from .conftest import live_index, run_cli
@@ -64,6 +66,59 @@ async def test_the_paper_tools(live: LiveIndex, mode: str):
         other_again = await client.call_tool("chunk_read", {"chunk_ids": [RADIUM], "conversation": other_conversation})
         statuses = [r.structured_content["chunks"][0]["status"] for r in (first, again, other, other_again)]
         assert statuses == ["read_before", "read_before", "ok", "read_before"] and other_conversation != conversation
+
+
+LISTING_CHARS = 8_000
+INSTRUCTIONS_CHARS = 800
+
+
+async def test_the_default_listing_is_light_and_its_results_still_match_their_schemas(live: LiveIndex):
+    """A host sends the listing with every turn: the default profile's tools/list (descriptions, input
+    and output schemas) and the instructions stay small. The schemas keep what a client checks against
+    (types, bounds, required fields, no unknown arguments); results still validate against them."""
+    async with Client(create_server(live)) as client:
+        tools = (await client.list_tools()).tools
+        listed = [tool.model_dump(mode="json", exclude_none=True, by_alias=True) for tool in tools]
+        assert len(json.dumps(listed)) <= LISTING_CHARS, len(json.dumps(listed))
+        assert len(client.instructions) <= INSTRUCTIONS_CHARS, client.instructions
+        for tool in listed:
+            text = json.dumps(tool)
+            assert '"title": "' not in text.replace(f'"title": "{tool["title"]}"', ""), tool["name"]
+            assert '"type": "null"' not in text, tool["name"]
+            assert tool["inputSchema"]["additionalProperties"] is False
+        schemas = {tool.name: tool for tool in tools}
+        assert schemas["keyword_search"].input_schema["properties"]["top_k"]["maximum"] == 20
+        for name, arguments in (
+            ("keyword_search", {"keywords": ["radium", "Marie Curie"]}),
+            ("semantic_search", {"query": "Which element glows blue?"}),
+            ("chunk_read", {"chunk_ids": [RADIUM]}),
+        ):
+            result = await client.call_tool(name, arguments)
+            assert not result.is_error
+            jsonschema.validate(result.structured_content, schemas[name].output_schema)
+
+
+def test_compact_schemas_keep_a_property_named_title():
+    schema = {
+        "title": "Result",
+        "type": "object",
+        "properties": {
+            "title": {"title": "Title", "type": "string"},
+            "score": {"anyOf": [{"type": "number"}, {"type": "integer"}], "title": "Score"},
+            "pages": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None, "description": "pages"},
+        },
+        "required": ["title"],
+    }
+    assert compact_schema(schema) == {
+        "type": "object",
+        "properties": {
+            "title": {"type": "string"},
+            "score": {"type": "number"},
+            "pages": {"type": "string", "description": "pages"},
+        },
+        "required": ["title"],
+    }
+    assert "description" not in json.dumps(compact_schema(schema, descriptions=False))
 
 
 def test_missing_or_foreign_index_is_refused_before_serving(tmp_path: Path):

@@ -14,111 +14,51 @@ METADATA_NOTE = (
     "Results also give the file type (md, html, pdf, jsonl, ...) and, for JSON/JSONL records, their "
     f"own fields as metadata (up to {METADATA_FIELDS})."
 )
-SCOPE_NOTE = (
-    'To search inside one page, pass scope {"title": "<its title>"}; scope also takes a document ref, '
-    "a folder, a file type or a metadata value."
-)
+SCOPE_NOTE = 'To search inside one page, pass scope {"title": "<its title>"}.'
 ALREADY_SENT_NOTE = (
     "Text this conversation was already sent (a whole chunk, a snippet sentence) is not sent again: "
     'a result holding only such text is one line, "[rank] id | title — already sent", in its '
     "place; one with some new sentences shows only those and says how many were left out."
 )
-NEW_TEXT_NOTE = (
-    "Text this conversation was already sent is not sent again: every place of top_k goes to a result "
-    "with new text, and the chunks you already have that ranked there are named in one line "
-    "(chunk_read with again: true sends one again); a result with some new sentences shows only those "
-    "and says how many were left out. To see the results after these, repeat the search with the "
-    "offset the message names."
-)
-CONVERSATION_NOTE = (
-    "Every result carries a `conversation` handle: pass it back as `conversation` in every later call "
-    "of this conversation, so that chunks you already received are not sent again."
-)
+CONVERSATION_NOTE = "Pass the `conversation` handle of results back in every later call of this conversation."
 
-KEYWORD_SEARCH = """Search the knowledge base for chunks that contain the given keywords.
+KEYWORD_SEARCH = """Find chunks containing exact keywords: names, titles, dates, numbers, technical terms, exact
+phrases. {matching}
 
-{matching} {scoring} {results} Returns chunk ids with title,
-source, section and pages (where the document has headings or pages), score, the keywords each
-chunk matched, and {shows}. {metadata}
-
-Use it for: names of people, places and organisations, titles, dates, numbers, technical terms,
-exact phrases. Keywords are names and specific terms (a full name or title may be up to 16 words);
-pass several alternatives as a list. Relation words ("married", "father", "published") match
-hundreds of chunks: leave them out, and read the page of the name instead.
   GOOD: ["Marie Curie", "Nobel Prize", "1911"]
-  BAD:  ["Marie Curie", "married"]   (a relation word: search the name, then read its page)
-  BAD:  ["who won the Nobel Prize in 1911"]   (a sentence: use {sentence_tool} for that)
-To stay inside one page, pass scope {{"title": "Marie Curie"}}.
+  BAD:  ["Marie Curie", "married"]   (a relation word: search the name, read its page)
+  BAD:  ["who won the Nobel Prize in 1911"]   (a sentence: use {sentence_tool})
 
-{after} {conversation}"""
+{after}"""
 
-SEMANTIC_SEARCH = """Search the knowledge base by meaning: the query is embedded and compared with every sentence
-of the corpus (cosine similarity); chunks are ranked by their best-matching sentence.
+SEMANTIC_SEARCH = """Find chunks by meaning: the query is compared with every sentence; a chunk ranks by its best
+one. For descriptions and paraphrases{fallback}. Ask one thing at a time ("Who directed
+Inception?", then "Where was Christopher Nolan born?").
 
-Returns chunk ids with title, source, section and pages (where the document has headings or
-pages), best score and {shows}. {metadata}
-Use it for descriptions, paraphrases and questions whose wording may differ from the text{fallback}.
-Ask about one thing at a time: split a multi-hop question into single-fact sub-queries
-("Who directed Inception?", then "Where was Christopher Nolan born?").
-
-{after} {conversation}"""
+{after}"""
 
 KEYWORD_MATCHING = {
     "word": (
-        'A keyword matches whole words, ignoring case, accents and width: "Einstein" finds '
-        '"EINSTEIN\'s", not "Einsteinium"; "Benitez" finds "Benìtez"; "&" and "and" are the same. '
-        'A one-word keyword with punctuation ("--table", "C++", "pg_hba.conf", "T-ALL") matches only where '
-        'the text has that punctuation, and one in capitals ("ALL", "IT") only the acronym, not the common '
-        "word; where no chunk has it so, its words match. A chunk's title counts as part of it, and the "
-        "page a keyword names (titled as the keyword, or "
-        '"keyword (qualifier)") ranks above every page that only mentions it, whatever its length.'
+        "Keywords match whole words, ignoring case and accents. A page titled as a keyword comes "
+        "first; then chunks rank by keyword rarity (BM25). The header counts each keyword's chunks "
+        "(0 proves an absence)."
     ),
-    "substring": "Matching is case-insensitive and literal: each keyword is looked up as written, independently, "
-    "also inside longer words; titles are not searched.",
+    "substring": "Keywords match as case-insensitive substrings of the text; a chunk scores the sum of "
+    "occurrences x keyword length. The header gives each keyword's count of chunks (0 proves an absence).",
 }
-KEYWORD_SCORING = {
-    "word": (
-        "A chunk's score weighs each keyword by its rarity (BM25): a keyword found in few chunks counts "
-        "more than one found in many, repeats add less and less, and long chunks are discounted (after "
-        "the pages the keywords name); scores are shown to 2 decimals."
-    ),
-    "substring": "A chunk's score is the sum over keywords of (occurrences of the keyword in the chunk) x "
-    "(keyword length), so longer, more specific keywords weigh more.",
-}
-KEYWORD_RESULTS = {
-    "word": (
-        "When top_k is at least the number of keywords, the best chunk of every keyword that matches "
-        "(its page where it has one) is among the results (a frequent keyword cannot crowd out a rare "
-        "one); the other places go by score. The header says how many chunks each keyword matches (0 proves an absence)."
-    ),
-    "substring": "The header says how many chunks each keyword matches (0 proves an absence).",
-}
-SNIPPET_SHOWS = {
-    "keyword_search": "the whole chunk when it is short, else a snippet made of its sentences that contain a keyword "
-    "(a long one cut around it, a date or number never cut) and how many of its sentences that is",
-    "semantic_search": "the whole chunk's sentences when it is short, else its sentences that matched (a long one cut "
-    "to its start) and how many of its sentences that is",
-}
-FULL_TEXT_SHOWS = "the chunk's complete text (what does not fit in one answer is named; search again for it)"
 SNIPPET_AFTER = (
-    "A sentence that opens with a pronoun comes with the sentence before. A result marked "
-    "(k of n sentences) is a fragment: call chunk_read on the promising chunk ids to read the full "
-    "text before relying on it. A result marked (whole chunk) already shows the complete chunk: do "
-    f"not read it. {NEW_TEXT_NOTE}"
+    "Short chunks come whole (whole chunk); longer ones as their matching sentences, exact text, "
+    "marked (k of n sentences): chunk_read gives the rest. Text already sent in this conversation "
+    "is not sent again; the message names the offset that continues."
 )
 FULL_TEXT_AFTER = (
     "Whole chunks are returned, so there is nothing more to read; chunks already sent in this "
     "conversation are left out and named in one line, their places going to new chunks."
 )
 
-CHUNK_READ = f"""Read the full text of chunks by id (ids come from the search tools).
-
-Each chunk comes with its title, source, section and pages (where the document has headings or
-pages) and the ids of the previous and next chunk of the same document: read those when an answer seems cut off at a chunk boundary. A chunk already sent in
-this conversation is not sent again: you get "This chunk has been read before" instead, so keep
-what you read in mind (pass again: true if it is no longer in your context). Read the most
-promising chunks first, a few per call (at most 20 ids).
-{CONVERSATION_NOTE}"""
+CHUNK_READ = """Read chunks whole by id (up to 20 ids from the search tools), each with its title, section and
+the ids of the previous and next chunk (read those when text is cut off at a boundary). A chunk
+this conversation already read is not sent again (again: true sends it)."""
 
 NAIVE_EMBEDDING_SEARCH = f"""Search the knowledge base by meaning and get whole chunks back.
 
@@ -193,8 +133,8 @@ of a document's numbered lines).
   If the collection does not contain the answer, say so."""
 
 TOOL_GUIDES = {
-    "keyword_search": "keyword_search for names, titles, numbers and exact terms",
-    "semantic_search": "semantic_search for descriptions and paraphrases",
+    "keyword_search": "keyword_search for names, titles, numbers, exact terms",
+    "semantic_search": "semantic_search for descriptions, paraphrases",
     "naive_embedding_search": "naive_embedding_search, which returns the chunks most similar to a query",
 }
 
@@ -202,23 +142,15 @@ TOOL_GUIDES = {
 def keyword_search_description(tools: Sequence[str], full_text: bool, keyword_match: str = "word") -> str:
     return KEYWORD_SEARCH.format(
         matching=KEYWORD_MATCHING[keyword_match],
-        scoring=KEYWORD_SCORING[keyword_match],
-        results=KEYWORD_RESULTS[keyword_match],
-        shows=FULL_TEXT_SHOWS if full_text else SNIPPET_SHOWS["keyword_search"],
         sentence_tool="semantic_search" if "semantic_search" in tools else "several short keywords",
         after=FULL_TEXT_AFTER if full_text else SNIPPET_AFTER,
-        metadata=METADATA_NOTE,
-        conversation=CONVERSATION_NOTE,
     )
 
 
 def semantic_search_description(tools: Sequence[str], full_text: bool) -> str:
     return SEMANTIC_SEARCH.format(
-        shows=FULL_TEXT_SHOWS if full_text else SNIPPET_SHOWS["semantic_search"],
         fallback=", or when keyword_search finds nothing" if "keyword_search" in tools else "",
         after=FULL_TEXT_AFTER if full_text else SNIPPET_AFTER,
-        metadata=METADATA_NOTE,
-        conversation=CONVERSATION_NOTE,
     )
 
 
@@ -251,25 +183,17 @@ def _loop(tools: Sequence[str], full_text: bool) -> str:
         return AGENTIC_INSTRUCTIONS
     searches = "; ".join(TOOL_GUIDES[name] for name in tools if name in TOOL_GUIDES)
     if "chunk_read" in tools and not full_text and "naive_embedding_search" not in tools:
-        read = (
-            "3. Read: call chunk_read on the promising chunk ids; snippets alone are not evidence.\n"
-            "   Read the previous/next chunk when context is cut off."
-        )
+        read = "3. Snippets are exact text; chunk_read a chunk for its context or the sentences not shown."
     else:
-        read = "3. Read: the search results carry whole chunks; read them closely before searching again."
+        read = "3. Results carry whole chunks: read them closely before searching again."
     if "find" in tools:
-        read += "\n   Inside a long document, find words by chunk id and open the numbered lines around them."
-    return f"""This server is a hierarchical retrieval interface to one document collection (A-RAG).
-You are the retrieval agent: decide what to search, what to read, and when you know enough.
-
-1. Decompose: split a multi-hop question into single-fact sub-questions and answer them in order.
-2. Search: {searches}.
-   {SCOPE_NOTE}
+        read += " Inside a long document, find words and open the numbered lines around them."
+    return f"""A-RAG: you are the retrieval agent, deciding what to search, what to read and when you know enough.
+1. Split a multi-hop question into single-fact sub-questions.
+2. Search: {searches}. {SCOPE_NOTE}
 {read}
-4. Evaluate: does what you read answer the sub-question? If not, search again with new terms
-   taken from what you read (names, dates, places).
-5. Answer concisely once the evidence suffices, citing the chunk ids you relied on.
-
+4. Not answered yet? Search again with names and terms from what you read.
+5. Answer concisely, citing the chunk ids you relied on.
 {CONVERSATION_NOTE}"""
 
 

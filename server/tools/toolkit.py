@@ -80,28 +80,27 @@ def _not_a_boolean(value: Any) -> Any:
 
 WholeNumber = BeforeValidator(_not_a_boolean)
 """Placed after the Field: before it, pydantic leaves the bounds out of the JSON schema."""
-TopK = Annotated[int, Field(ge=1, le=MAX_TOP_K, description=f"number of chunks to return (1-{MAX_TOP_K})"), WholeNumber]
+TopK = Annotated[int, Field(ge=1, le=MAX_TOP_K, description="chunks to return"), WholeNumber]
 Offset = Annotated[
     int,
     Field(
         ge=0,
         le=MAX_OFFSET,
-        description=f"skip the first results of this same search, to see the ones after them: pass the "
-        f"next offset a result names (0-{MAX_OFFSET})",
+        description="skip this many results (the offset a message names)",
     ),
     WholeNumber,
 ]
 Again = Annotated[
     bool,
-    Field(description="send chunks this conversation already read again (when they are no longer in your context)"),
+    Field(description="send read chunks again"),
 ]
 ConversationHandle = Annotated[
     str | None,
-    Field(description="the `conversation` handle of this conversation's earlier results; omit it at the start"),
+    Field(description="the `conversation` handle of earlier results; omit it at the start"),
 ]
-Keywords = Annotated[list[str], Field(description="short specific terms: names, titles, numbers, exact phrases")]
-Query = Annotated[str, Field(description="a question or description of what to find")]
-ChunkIds = Annotated[list[str], Field(description="chunk ids from the search results")]
+Keywords = Annotated[list[str], Field(description="names, titles, numbers, exact terms")]
+Query = Annotated[str, Field(description="one question or description")]
+ChunkIds = Annotated[list[str], Field(description="chunk ids from search results")]
 Queries = Annotated[
     list[str],
     Field(description=f"1-{MAX_QUERIES} queries: reformulations of one need, or its parts; results are merged"),
@@ -114,11 +113,8 @@ PerQuery = Annotated[
 ScopeConditions = Annotated[
     dict[str, Any] | None,
     Field(
-        description='search only part of the index; all conditions must hold, e.g. {"title": "Marie Curie"} (inside '
-        'one page), {"source": "docs/guide"}, {"file_type": "pdf", "year": 2024}. title: a page\'s title (case '
-        "and accents ignored); document: a ref from the results (the chunk id before '-'), a document id or a "
-        'source; source: gitignore-style pattern of sources as results show them (a folder, "*.md"); file_type: '
-        "md, html, pdf, jsonl, ...; other keys: metadata fields. The top_k are the best within it"
+        description='{"title": "Marie Curie"} searches one page; also document, source ("docs/*.md"), '
+        "file_type or a metadata field, all holding"
     ),
 ]
 ExactNames = Annotated[
