@@ -163,6 +163,20 @@ async def test_keyword_search_shows_file_type_and_metadata(live: LiveIndex):
         assert log["file_type"] == "txt" and "metadata" not in log
 
 
+async def test_a_one_file_collection_does_not_repeat_its_source_and_type_in_every_answer(tmp_path: Path):
+    """The instructions name the collection; a source and type every chunk shares are left out of the
+    text (the structured content keeps them)."""
+    records = [{"id": f"r{n}", "title": f"Valve {n}", "text": f"Valve {n} drains the tank."} for n in range(3)]
+    (tmp_path / "parts.jsonl").write_text("\n".join(json.dumps(record) for record in records))
+    build_index([tmp_path / "parts.jsonl"], str(tmp_path / "idx"), BuildOptions(progress=False))
+    with live_index(tmp_path / "idx", load_model=False) as one_file:
+        async with Client(create_server(one_file)) as client:
+            found = await client.call_tool("keyword_search", {"keywords": ["valve"]})
+    assert len(found.structured_content["results"]) == 3 and found.structured_content["source"] == "parts.jsonl"
+    text = found.content[0].text
+    assert "every result" not in text and "| type:" not in text and "| source:" not in text, text
+
+
 @pytest.mark.parametrize("scope", SCOPES, ids=json.dumps)
 async def test_scoped_keyword_search_is_brute_force_within_the_scope(live: LiveIndex, chunks, scope: dict):
     admitted = scoped(chunks, scope)

@@ -55,6 +55,15 @@ class ChunkCatalogue:
         self._numbers_by_id = numbers_by_id
         self._headers: list[ChunkHeader | None] = [None] * self.table.num_rows
         """Headers made so far, by chunk number (a chunk found once is likely found again)."""
+        self._only_values: dict[str, str | None] = {}
+
+    def only_value(self, column: str) -> str | None:
+        """The value every chunk has in `column` (a string column), or None where they differ or
+        there are no chunks: what need not be said of each result."""
+        if column not in self._only_values:
+            values = pc.unique(self.table[column]) if self.table.num_rows else pa.array([], pa.string())
+            self._only_values[column] = values[0].as_py() if len(values) == 1 else None
+        return self._only_values[column]
 
     def ids(self) -> np.ndarray:
         """The chunk ids, by chunk number, as a NumPy array of strings."""

@@ -13,7 +13,7 @@ from arag_mcp.indexer.index.chunks import PATH_SEPARATOR, below_title
 from arag_mcp.server.search.conversations import Delivery, DeliveryStatus
 from arag_mcp.server.search.limits import METADATA_FIELDS, METADATA_VALUE_CHARS
 from arag_mcp.server.search.snippets import SNIPPET_SEPARATOR, Snippet
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
 if TYPE_CHECKING:
     from arag_mcp.indexer.index.chunks import Chunk, ChunkHeader
@@ -120,6 +120,9 @@ class ChunkResult(BaseModel):
 class ToolOutput(BaseModel):
     message: str
     conversation: str = CONVERSATION_FIELD
+    _index_wide: frozenset[str] = PrivateAttr(default=frozenset())
+    """The result fields ("source", "file_type") every chunk of the index shares: the server's
+    instructions name the collection, so the text does not repeat them call after call."""
 
 
 class KeywordCount(BaseModel):
@@ -373,11 +376,11 @@ def _search_text(
     output: KeywordSearchOutput | SemanticSearchOutput, rows: list[tuple[KeywordResult | SemanticResult, str, str]]
 ) -> str:
     lines = [output.message]
-    if output.source is not None:
+    if output.source is not None and "source" not in output._index_wide:
         lines.append(f"source (every result): {output.source}")
     types = {result.file_type for result, _, _ in rows}
     shared_type = types.pop() if len(rows) > 1 and len(types) == 1 else None
-    if shared_type is not None:
+    if shared_type is not None and "file_type" not in output._index_wide:
         lines.append(f"type (every result): {shared_type}")
     for rank, (result, score, body) in enumerate(rows, 1):
         if result.already_sent:

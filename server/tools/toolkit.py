@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 from arag_mcp.indexer.index.chunks import Chunk
+from arag_mcp.indexer.index.schema import ChunkColumn
 from arag_mcp.indexer.index.words import words_of
 from arag_mcp.server.output.chunk_results import (
     ChunkReadOutput,
@@ -130,6 +131,8 @@ Patterns = Annotated[
 ]
 
 
+INDEX_WIDE = (ChunkColumn.SOURCE, ChunkColumn.FILE_TYPE)
+"""Result fields not repeated in a search's text where every chunk of the index shares them."""
 OutputWithMessage = TypeVar("OutputWithMessage", KeywordSearchOutput, SemanticSearchOutput, DocumentSearchOutput)
 
 
@@ -155,6 +158,8 @@ class SearchCall:
     current: Conversation
 
     def result(self, output: OutputWithMessage, render: Callable[[Any], str]) -> CallToolResult:
+        catalogue = self.snapshot.catalogue
+        output._index_wide = frozenset(c for c in INDEX_WIDE if catalogue.only_value(c) is not None)
         return _result(_with_scope(output, self.scope, self.mask), render)
 
 
