@@ -95,7 +95,7 @@ class LiveIndex:
         self._opening: threading.Thread | None = None
         self._to_load: queue.SimpleQueue[tuple[IndexSnapshot, bool]] = queue.SimpleQueue()
         self._reads_queued = 0
-        """Builds queued for `_read_in_turn` and not yet read: `close` waits for them."""
+        """Builds queued for `_read_in_turn` whose vectors are not yet read: `close` waits for them."""
         self._reads_done = threading.Condition()
 
     def start(self, load_model: bool = True) -> None:
@@ -203,16 +203,17 @@ class LiveIndex:
     def _read_in_turn(self) -> None:
         """Read each build's vectors and check its segments, one build after another, on this one
         thread: with a thread of its own per build, the allocator kept much of each replaced build's
-        memory (bench/memory.py)."""
+        memory (bench/memory.py). `close` waits for the vectors (read inside LanceDB), not for the
+        check, which only reads files and may be left unfinished when the process exits."""
         while True:
             snapshot, vectors = self._to_load.get()
             if vectors:
                 _load_vectors(snapshot)
-            _verify_segments(snapshot)
-            del snapshot  # not kept while waiting for the next build
             with self._reads_done:
                 self._reads_queued -= 1
                 self._reads_done.notify_all()
+            _verify_segments(snapshot)
+            del snapshot  # not kept while waiting for the next build
 
     def _ensure_loading(self, key: EmbeddingKey) -> threading.Event:
         """The event set once the model of `key` has loaded (or failed); starts loading it the first time."""
