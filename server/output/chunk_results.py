@@ -223,7 +223,9 @@ def keyword_output(
     notice: str,
     deliveries: list[Delivery] | None,
     snippets: list[Snippet],
+    other_words: str = "",
 ) -> KeywordSearchOutput:
+    """`other_words`: what other words of the keywords match (word_forms.forms_note), said after the counts."""
     source = shared_source(findings.hits)
     results = []
     for at, (hit, snippet) in enumerate(zip(findings.hits, snippets)):
@@ -244,7 +246,7 @@ def keyword_output(
         message = f"{chunks_phrase(matching)} match ({per_keyword}); none holds text this conversation was not sent."
     else:
         message = f"No chunk matches ({per_keyword}). Try shorter or alternative terms, or another search."
-    message += passed_over_text(findings.passed_over) + next_offset_text(findings.next_offset)
+    message += other_words + passed_over_text(findings.passed_over) + next_offset_text(findings.next_offset)
     return KeywordSearchOutput(
         message=with_notice(notice, message),
         conversation=conversation,

@@ -22,18 +22,18 @@ ALREADY_SENT_NOTE = (
 )
 CONVERSATION_NOTE = "Pass the `conversation` handle of results back in every later call of this conversation."
 
-KEYWORD_SEARCH = """Find chunks containing exact keywords: names, titles, dates, numbers, technical terms, exact
-phrases. {matching}
+KEYWORD_SEARCH = """Find chunks containing exact keywords: names, titles, dates, numbers, terms, phrases.
+{matching}
 
-  GOOD: ["Marie Curie", "Nobel Prize", "1911"]
-  BAD:  ["Marie Curie", "married"]   (a relation word: search the name, read its page)
-  BAD:  ["who won the Nobel Prize in 1911"]   (a sentence: use {sentence_tool})
+GOOD: ["Marie Curie", "Nobel Prize", "1911"]
+BAD: ["Marie Curie", "married"] (a relation word: search the name, read its page)
+BAD: ["who won the Nobel Prize in 1911"] (a sentence: use {sentence_tool})
 
 {after}"""
 
 SEMANTIC_SEARCH = """Find chunks by meaning: the query is compared with every sentence; a chunk ranks by its best
 one. For descriptions and paraphrases{fallback}. Ask one thing at a time ("Who directed
-Inception?", then "Where was Christopher Nolan born?").
+Inception?", then "Where was Nolan born?").
 
 {after}"""
 
@@ -48,8 +48,8 @@ KEYWORD_MATCHING = {
 }
 SNIPPET_AFTER = (
     "Short chunks come whole (whole chunk); longer ones as their matching sentences, exact text, "
-    "marked (k of n sentences): chunk_read gives the rest. Text already sent in this conversation "
-    "is not sent again; the message names the offset that continues."
+    "marked (k of n sentences): chunk_read gives the rest. Text this conversation has is not sent "
+    "again; the message names the offset to go on from."
 )
 FULL_TEXT_AFTER = (
     "Whole chunks are returned, so there is nothing more to read; chunks already sent in this "

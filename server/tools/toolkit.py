@@ -87,7 +87,7 @@ Offset = Annotated[
     Field(
         ge=0,
         le=MAX_OFFSET,
-        description="skip this many results (the offset a message names)",
+        description="skip this many results",
     ),
     WholeNumber,
 ]
@@ -95,6 +95,7 @@ Again = Annotated[
     bool,
     Field(description="send read chunks again"),
 ]
+Forms = Annotated[bool, Field(description="also match other word forms (charter: chartered)")]
 ConversationHandle = Annotated[
     str | None,
     Field(description="the `conversation` handle of earlier results; omit it at the start"),
@@ -185,15 +186,22 @@ class Toolkit:
         top_k: TopK = 5,
         scope: ScopeConditions = None,
         offset: Offset = 0,
+        forms: Forms = False,
         conversation: ConversationHandle = None,
     ) -> Annotated[CallToolResult, KeywordSearchOutput]:
+        from arag_mcp.server.search.word_forms import forms_note, with_other_forms
+
         terms = self._checked_keywords(keywords)
         call = self._search_call(scope, conversation)
+        by_words = self.keyword_match == "word"
+        if forms and by_words:
+            terms = with_other_forms(call.snapshot.keywords, terms, MAX_KEYWORDS)
         findings = self._new_keyword_findings(call, terms, top_k, offset)
         deliveries = self._deliver(call, "keyword_search", findings.hits)
         cuts = [keyword_cut(hit.keywords, self.keyword_match) for hit in findings.hits]
         snippets = self._snippets(call, "keyword_search", findings.hits, cuts, deliveries is not None)
-        output = keyword_output(findings, call.current.handle, call.current.notice, deliveries, snippets)
+        other_words = forms_note(call.snapshot, findings, call.mask) if by_words and not forms else ""
+        output = keyword_output(findings, call.current.handle, call.current.notice, deliveries, snippets, other_words)
         return call.result(output, keyword_text)
 
     def semantic_search(
