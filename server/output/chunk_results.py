@@ -7,6 +7,7 @@ text), so both carry everything: ids, titles, sources, snippets, chunk text and 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from arag_mcp.indexer.index.chunks import PATH_SEPARATOR, below_title
@@ -224,8 +225,10 @@ def keyword_output(
     deliveries: list[Delivery] | None,
     snippets: list[Snippet],
     other_words: str = "",
+    same_text: Mapping[str, list[tuple[str, str]]] | None = None,
 ) -> KeywordSearchOutput:
-    """`other_words`: what other words of the keywords match (word_forms.forms_note), said after the counts."""
+    """`other_words`: what other words of the keywords match (word_forms.forms_note), said after the
+    counts; `same_text`: the near-duplicates left out, by the result they duplicate (near_duplicates.py)."""
     source = shared_source(findings.hits)
     results = []
     for at, (hit, snippet) in enumerate(zip(findings.hits, snippets)):
@@ -246,7 +249,8 @@ def keyword_output(
         message = f"{chunks_phrase(matching)} match ({per_keyword}); none holds text this conversation was not sent."
     else:
         message = f"No chunk matches ({per_keyword}). Try shorter or alternative terms, or another search."
-    message += other_words + passed_over_text(findings.passed_over) + next_offset_text(findings.next_offset)
+    message += other_words + same_text_note(same_text, [hit.chunk.chunk_id for hit in findings.hits])
+    message += passed_over_text(findings.passed_over) + next_offset_text(findings.next_offset)
     return KeywordSearchOutput(
         message=with_notice(notice, message),
         conversation=conversation,
@@ -275,6 +279,16 @@ def passed_over_text(passed: list[PassedOver]) -> str:
     return f" Left out, this conversation was already sent their text: {named}; chunk_read with again: true sends a chunk again."
 
 
+def same_text_note(same_text: Mapping[str, list[tuple[str, str]]] | None, shown: list[str]) -> str:
+    """The near-duplicates left out, each named with the result whose text it nearly repeats."""
+    named = [
+        f"[{rank}] also as {chunk_id} ({title})"
+        for rank, original in enumerate(shown, 1)
+        for chunk_id, title in (same_text or {}).get(original, [])
+    ]
+    return f" Left out as nearly the same text as a result shown: {'; '.join(named)}." if named else ""
+
+
 def next_offset_text(offset: int | None) -> str:
     return f" More results: repeat with offset={offset}." if offset is not None else ""
 
@@ -288,6 +302,7 @@ def semantic_output(
     ranked_by: str,
     passed_over: list[PassedOver] = (),
     next_offset: int | None = None,
+    same_text: Mapping[str, list[tuple[str, str]]] | None = None,
 ) -> SemanticSearchOutput:
     source = shared_source(hits)
     results = []
@@ -301,6 +316,7 @@ def semantic_output(
         message = f"{count} {_next_step(deliveries, partial, results)}"
     else:
         message = "No chunk is left to show." if passed_over else "The index is empty."
+    message += same_text_note(same_text, [hit.chunk.chunk_id for hit in hits])
     message += passed_over_text(list(passed_over)) + next_offset_text(next_offset)
     return SemanticSearchOutput(
         message=with_notice(notice, message),

@@ -196,12 +196,14 @@ class Toolkit:
         by_words = self.keyword_match == "word"
         if forms and by_words:
             terms = with_other_forms(call.snapshot.keywords, terms, MAX_KEYWORDS)
-        findings = self._new_keyword_findings(call, terms, top_k, offset)
+        findings, same_text = self._new_keyword_findings(call, terms, top_k, offset)
         deliveries = self._deliver(call, "keyword_search", findings.hits)
         cuts = [keyword_cut(hit.keywords, self.keyword_match) for hit in findings.hits]
         snippets = self._snippets(call, "keyword_search", findings.hits, cuts, deliveries is not None)
         other_words = forms_note(call.snapshot, findings, call.mask) if by_words and not forms else ""
-        output = keyword_output(findings, call.current.handle, call.current.notice, deliveries, snippets, other_words)
+        output = keyword_output(
+            findings, call.current.handle, call.current.notice, deliveries, snippets, other_words, same_text
+        )
         return call.result(output, keyword_text)
 
     def semantic_search(
@@ -353,23 +355,27 @@ class Toolkit:
         """One query's vector ranked by `ranking`'s search (best sentence, or chunk vector), sent as
         snippets or as whole chunks; the `top_k` places from `offset` on go to chunks with text the
         conversation has not seen, and the others that ranked there are named."""
+        from arag_mcp.server.search.near_duplicates import NearDuplicates
         from arag_mcp.server.search.retrieval import PassedOver
 
         query = _checked_query(query)
         call = self._search_call(scope, conversation)
         received = self.conversations.received(call.current)
         depth = offset + top_k + min(len(received), MAX_PASSED_OVER)
+        if not ranking.whole_chunks:
+            depth += top_k  # room for near-duplicates, which take no place
         ranked = ranking.search(call.snapshot, self._query_vector(call.snapshot, query), depth, call.mask)
         window = ranked[offset:] if ranking.whole_chunks else _with_texts(call.snapshot, ranked[offset:])
         stale = self._nothing_new(call, window, [leading] * len(window), ranking.whole_chunks)
         hits, passed, position = [], [], offset
+        same = NearDuplicates()
         for hit, known in zip(window, stale):
             if len(hits) >= top_k:
                 break
             position += 1
             if known:
                 passed.append(PassedOver(position, hit.chunk.chunk_id, hit.chunk.title))
-            else:
+            elif ranking.whole_chunks or same.original(hit.chunk) is None:
                 hits.append(hit)
         more = position < len(ranked) or len(ranked) == depth
         deliveries = self._deliver(call, ranking.tool, hits, always=ranking.whole_chunks)
@@ -383,28 +389,42 @@ class Toolkit:
             ranking.ranked_by,
             passed,
             position if more else None,
+            same.of,
         )
         return call.result(output, semantic_text)
 
-    def _new_keyword_findings(self, call: SearchCall, terms: list[str], top_k: int, offset: int) -> KeywordFindings:
+    def _new_keyword_findings(
+        self, call: SearchCall, terms: list[str], top_k: int, offset: int
+    ) -> tuple[KeywordFindings, dict[str, list[tuple[str, str]]]]:
         """keyword_search whose `top_k` places go to results with text the conversation has not seen:
         chunks it has whole are passed over in the ranking, and so are those whose matched sentences
-        it was all sent (found by trying, a few rounds at most)."""
+        it was all sent, and those that nearly duplicate a result above them (found by trying, a few
+        rounds at most). Also the near-duplicates left out, by the result they duplicate."""
         import numpy as np
         from arag_mcp.server.search.keywords import keyword_search
+        from arag_mcp.server.search.near_duplicates import NearDuplicates
 
         snapshot, current = call.snapshot, call.current
         exclude = np.zeros(len(snapshot.catalogue), dtype=bool)
         exclude[snapshot.catalogue.numbers_of(sorted(self.conversations.received(current)))] = True
+        same_text: dict[str, list[tuple[str, str]]] = {}
         for _ in range(EXCLUDE_ROUNDS):
             findings = keyword_search(snapshot, terms, top_k, self.keyword_match, call.mask, offset, exclude)
             cuts = [keyword_cut(hit.keywords, self.keyword_match) for hit in findings.hits]
             known = self._nothing_new(call, findings.hits, cuts, self.full_text)
-            stale = [hit.chunk.chunk_id for hit, old in zip(findings.hits, known) if old]
+            same = NearDuplicates()
+            duplicates = [not old and same.original(hit.chunk) is not None for hit, old in zip(findings.hits, known)]
+            for original, left_out in same.of.items():
+                same_text.setdefault(original, []).extend(left_out)
+            stale = [hit.chunk.chunk_id for hit, old, twin in zip(findings.hits, known, duplicates) if old or twin]
             if not stale:
                 break
             exclude[snapshot.catalogue.numbers_of(stale)] = True
-        return findings
+        shown = {hit.chunk.chunk_id for hit in findings.hits}
+        same_text = {original: twins for original, twins in same_text.items() if original in shown}
+        twins = {chunk_id for left_out in same_text.values() for chunk_id, _ in left_out}
+        passed_over = [passed for passed in findings.passed_over if passed.chunk_id not in twins]
+        return replace(findings, passed_over=passed_over), same_text
 
     def _nothing_new(
         self, call: SearchCall, hits: list[Hit], cuts: list[Callable[[str], str]], whole_chunks: bool
