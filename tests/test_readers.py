@@ -248,7 +248,14 @@ def test_pdf_pages_and_title(tmp_path: Path):
     (tmp_path / "untitled.pdf").write_bytes(pdf_bytes(["Just text."]))
     paper = read_one(tmp_path / "paper.pdf")
     assert paper.title == "Glow" and paper.text == "Radium glows blue.\n\nSecond page."
-    assert read_one(tmp_path / "untitled.pdf").title == "untitled"
+    assert read_one(tmp_path / "untitled.pdf").title == "untitled"  # a sentence is not a title
+
+
+@pytest.mark.parametrize("recorded", [None, "Microsoft Word - manual.docx", "manual.tex", "Untitled"])
+def test_a_pdf_without_a_title_of_its_own_is_titled_by_its_first_line(tmp_path: Path, recorded: str | None):
+    pages = ["Valgrind User Manual", "Memcheck is a memory error detector."]
+    (tmp_path / "manual.pdf").write_bytes(pdf_bytes(pages, title=recorded))
+    assert read_one(tmp_path / "manual.pdf").title == "Valgrind User Manual"
 
 
 def test_a_pdf_whose_pages_each_come_out_as_one_line_is_read(tmp_path: Path):

@@ -54,6 +54,12 @@ AMOUNT = "2.5 million"
 BUDGET = "The harbour budget" + filler(LONG_SENTENCE_CHARS - 4 - 18) + AMOUNT + filler(400)[:-1] + "."
 
 
+# A paragraph hard-wrapped inside its sentences, as plain text and Markdown often are.
+WRAPPED = (
+    "The keeper of the Skerry light\nrecorded every storm in his\n    logbook for forty years. He retired in 1950."
+)
+
+
 @pytest.fixture(scope="module")
 def live(tmp_path_factory) -> Iterator[LiveIndex]:
     corpus = tmp_path_factory.mktemp("snippets")
@@ -62,6 +68,7 @@ def live(tmp_path_factory) -> Iterator[LiveIndex]:
         {"id": "marlow", "title": "Edith Marlow", "text": " ".join(MARLOW)},
         {"id": "zanzibar", "title": "Zanzibar Records", "text": INFOBOX},
         {"id": "budget", "title": "Harbour budget", "text": BUDGET},
+        {"id": "keeper", "title": "Skerry light", "text": WRAPPED},
     ]
     (corpus / "pages.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     index = tmp_path_factory.mktemp("snippets-index") / "idx"
@@ -116,6 +123,18 @@ async def test_a_long_chunk_snippet_says_how_many_of_its_sentences_it_shows(live
         semantic = await client.call_tool("semantic_search", {"query": "Edith Marlow's flights", "top_k": 1})
         [result] = semantic.structured_content["results"]
         assert result["extent"] == f"{len(result['sentences'])} of 10 sentences" and len(result["sentences"]) < 10
+
+
+async def test_a_sentence_wrapped_over_lines_is_one_line_in_a_snippet_and_keeps_its_layout_when_read(
+    live: LiveIndex,
+):
+    async with client_for(live, "arag") as client:
+        found = await client.call_tool("keyword_search", {"keywords": ["Skerry"]})
+        [result] = found.structured_content["results"]
+        assert result["snippet"].startswith("The keeper of the Skerry light recorded every storm in his logbook")
+        assert "\n" not in result["snippet"]
+        read = await client.call_tool("chunk_read", {"chunk_ids": [ref("keeper")], "again": True})
+        assert "Skerry light\nrecorded" in read.structured_content["chunks"][0]["text"]
 
 
 async def test_a_sentence_opening_with_a_pronoun_comes_with_the_one_before(live: LiveIndex):

@@ -33,6 +33,14 @@ _PAGE_NUMBER = regex.compile(r"(?i)(?:page\s*)?[-–—\s]*\d{1,4}[-–—\s]*(?
 _DOT_LEADER = regex.compile(r"\S.*?(?:\s*(?:\.\s?|…|·\s?)){4,}\s*(?:\d{1,4}|[ivxlcdm]{1,6})", regex.I)
 _LEADING_NUMBER = regex.compile(r"\s*(\d{1,4})(?:\s+\S.*)?")
 _TRAILING_NUMBER = regex.compile(r".*\S\s+(\d{1,4})\s*")
+_NAMES_A_FILE = regex.compile(r"^microsoft \w+ - |\.(?:docx?|odt|rtf|tex|dvi|pdf|pptx?|xlsx?|indd|txt)$", regex.I)
+"""A metadata title that a converter took from the source file's name."""
+_NO_TITLE = frozenset({"untitled", "untitled document", "title", "document", "none"})
+TITLE_LINES = 5
+"""Lines at the top of the first page that may hold its title."""
+MAX_TITLE_CHARS = 120
+MAX_TITLE_WORDS = 15
+"""A first line longer than this, or ending as a sentence or clause does, is text, not a title."""
 _HYPHENATED = regex.compile(r"(\p{L}[\p{L}\-]*)-\n[ \t]*(\p{Ll}[\p{L}\-]*)")
 _WORD = regex.compile(r"\p{L}[\p{L}\-]*\p{L}|\p{L}")
 
@@ -52,7 +60,27 @@ def pdf_text(path: Path) -> tuple[str, BlockText]:
         title = (reader.metadata.title if reader.metadata else None) or ""
     except LimitReachedError as error:
         raise NotReadable(f"it would inflate past pypdf's safety limits ({error}); exclude the file") from None
-    return str(title).strip(), page_text(pages)
+    return own_title(str(title), pages[0] if pages else []), page_text(pages)
+
+
+def own_title(recorded: str, first_page: list[str]) -> str:
+    """The PDF's title: the one its metadata records, unless that is empty or names a file (what
+    a converter writes: "Microsoft Word - notes.docx", "report.tex"); else the first line of its
+    first page that reads as a title; else "" (the file's name is used)."""
+    recorded = " ".join(recorded.split())
+    if recorded and not _NAMES_A_FILE.search(recorded) and recorded.lower() not in _NO_TITLE:
+        return recorded
+    for line in first_page[:TITLE_LINES]:
+        line = " ".join(line.split())
+        words = _WORD.findall(line)
+        if (
+            words
+            and len(words) <= MAX_TITLE_WORDS
+            and len(line) <= MAX_TITLE_CHARS
+            and not line.endswith((".", ",", ":", ";"))
+        ):
+            return line
+    return ""
 
 
 def page_text(pages: list[list[str]]) -> BlockText:

@@ -26,6 +26,7 @@ CUT = "…"
 _WORD = regex.compile(r"[\p{L}\p{M}\p{N}_]+|&")
 """A word, or "&", which word matching reads as "and"."""
 
+_LINE_BREAK = regex.compile(r"[ \t]*\n\s*")
 SNIPPET_SEPARATOR = " ... "
 """Between the sentences of one snippet, where text between them is left out."""
 
@@ -106,7 +107,9 @@ def excerpt(sentences: Sequence[str], matched: Sequence[str], cut: Callable[[str
     """The chunk whole where it is short (WHOLE_CHUNK_SENTENCES, WHOLE_CHUNK_CHARS) or its snippet
     would leave out at most LEFT_OUT_CHARS; otherwise its `matched` sentences (texts of its
     `sentences`) as `cut` shortens them, each with the sentence before where it opens with a pronoun."""
-    whole = Excerpt(list(sentences), True, len(sentences))
+    sentences = [_one_line(sentence) for sentence in sentences]
+    matched = [_one_line(sentence) for sentence in matched]
+    whole = Excerpt(sentences, True, len(sentences))
     size = sum(map(len, sentences))
     if len(sentences) <= WHOLE_CHUNK_SENTENCES and size <= WHOLE_CHUNK_CHARS:
         return whole
@@ -116,6 +119,12 @@ def excerpt(sentences: Sequence[str], matched: Sequence[str], cut: Callable[[str
     if size - sum(map(len, pieces)) <= LEFT_OUT_CHARS:
         return whole
     return Excerpt(pieces, False, len(sentences))
+
+
+def _one_line(sentence: str) -> str:
+    """A sentence as a snippet shows it: a line break inside it (hard-wrapped text) is a space, so
+    that it reads as one line under its result, not from column 0; chunk_read keeps the layout."""
+    return _LINE_BREAK.sub(" ", sentence) if "\n" in sentence else sentence
 
 
 def opens_with_pronoun(sentence: str) -> bool:
