@@ -67,7 +67,8 @@ class WordCorpus:
         idf = ln(1 + (N − df + 0.5) / (df + 0.5)), N the chunks searched and df those holding
         every word of the keyword (anywhere in title or text). Order: first the chunks whose title,
         as folded words, is one of the keywords, then those titled "keyword (qualifier)", then the
-        others; within each, by score, then chunk id. When top_k >= the number of keywords, each
+        others (a named chunk that matches fewer of the keywords than some chunk does counts as
+        other); within each, by score, then chunk id. When top_k >= the number of keywords, each
         matching keyword's best chunk (the first in that order, its class counted for that keyword
         alone) is kept, the remaining places going in order; the result is in that order."""
         terms: list[tuple[str, ...] | MarkedKeyword] = []
@@ -115,8 +116,14 @@ class WordCorpus:
                         return form
             return 2
 
+        matched_by = {cid: sum(1 for found in counts if found[at_of[cid]]) for cid in scores}
+        most = max(matched_by.values(), default=0) if len(terms) > 1 else 0
+
         def order(cid: str, wanted: Sequence[tuple[str, ...] | MarkedKeyword] = terms) -> tuple[int, float, str]:
-            return naming(cid, wanted), -scores[cid], cid
+            named = naming(cid, wanted)
+            if wanted is terms and matched_by[cid] < most:
+                named = 2  # a page that matches fewer keywords than some chunk ranks by score
+            return named, -scores[cid], cid
 
         ranked = sorted(scores, key=order)
         chosen = ranked[:top_k]

@@ -42,6 +42,10 @@ PAGES = [
     ("Geena Davis", "Geena Davis starred in Thelma and Louise and won an Oscar for another film."),
     ("The Covenant, The Sword, and the Arm of the Lord", "A militia group in Arkansas, founded in 1971."),
     ("Arkansas militias", "The Covenant, the Sword, and the Arm of the Lord was raided in 1985."),
+    ("FA Cup", "The FA Cup is a knockout cup. " + "The FA Cup final is played at Wembley each May. " * 8),
+    ("FA Cup (women)", "The Women's FA Cup is the FA Cup of women's football."),
+    ("1959 final", "Nottingham Forest beat Luton Town in the 1959 FA Cup Final at Wembley."),
+    ("Brian Clough", "Brian Clough managed Nottingham Forest for eighteen years."),
 ]
 
 
@@ -87,6 +91,14 @@ def test_each_keyword_keeps_its_own_page(snapshot: IndexSnapshot):
     assert titles(snapshot, ["Georgia"], 1) == ["Georgia (U.S. state)"]
 
 
+def test_a_page_named_by_one_keyword_does_not_outrank_a_chunk_matching_more_of_them(snapshot: IndexSnapshot):
+    """The FA Cup pages name a keyword, but the final matches both: it comes first; the "FA Cup" page
+    keeps that keyword's place among the results."""
+    found = titles(snapshot, ["Nottingham Forest", "FA Cup"], 3)
+    assert found[0] == "1959 final" and "FA Cup" in found, found
+    assert titles(snapshot, ["FA Cup"], 1) == ["FA Cup"]  # one keyword: its page first, as before
+
+
 def test_substring_mode_keeps_the_papers_scoring(snapshot: IndexSnapshot):
     chunks = index_dump.all_chunks(snapshot)
     ids, texts = [c.chunk_id for c in chunks], [c.text for c in chunks]
@@ -113,6 +125,7 @@ def test_the_ranking_is_the_brute_force_definition(snapshot: IndexSnapshot):
         ["Thelma and Louise"],
         ["Thelma & Louise", "Geena Davis"],
         ["The Covenant, The Sword, and the Arm of the Lord"],
+        ["Nottingham Forest", "FA Cup"],
     ):
         for top_k in (1, 2, 3, 5):
             got = [(hit.chunk.chunk_id, hit.score) for hit in keyword_search(snapshot, keywords, top_k).hits]

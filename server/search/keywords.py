@@ -618,6 +618,24 @@ class _Tally:
         self.scores[positions] = self.weights.score([counts[positions] for counts in self.counts], numbers)
         self.settled[positions] = True
 
+    def most_matched(self) -> int:
+        """The most keywords any chunk matches: exact where counted, bounded where a several-word
+        keyword is not yet read; the chunks that might match more than the best counted are read."""
+        batch = PHRASE_READ_BATCH
+        while True:
+            matched = self._matched()
+            best = int(matched[self.settled].max()) if self.settled.any() else 0
+            upper = matched + np.sum([(b > 0) & ~self.settled for b in self.bounds if b is not None], axis=0)
+            pending = np.flatnonzero(~self.settled & (upper > best))
+            if not len(pending) or best == len(self.counts):
+                return best
+            self.read(pending[np.argsort(-upper[pending], kind="stable")][:batch])
+            batch *= 2
+
+    def _matched(self) -> np.ndarray:
+        """How many keywords each position matches, as counted so far."""
+        return np.sum([counts > 0 for counts in self.counts], axis=0) if self.counts else np.zeros(0, dtype=np.int64)
+
     def settled_scores(self) -> np.ndarray:
         return np.where(self.settled, self.scores, 0)
 
@@ -790,7 +808,9 @@ def _as_written_or_by_words(
 
 class _Order:
     """The results' order, over the tally's positions: the pages the keywords name first
-    (TitledPages), then by score, then chunk id."""
+    (TitledPages), then by score, then chunk id. A named page comes first only where it matches as
+    many of the keywords as any chunk ranked: a page named by one keyword does not outrank a chunk
+    that matches more of them (it keeps that keyword's guaranteed place, `best_of`)."""
 
     def __init__(self, tally: _Tally, pages: TitledPages | None) -> None:
         self.tally = tally
@@ -805,6 +825,8 @@ class _Order:
             self.classes[positions] = 0
         self.named = np.flatnonzero(self.classes < 2) if pages else NO_NUMBERS
         """The positions of the chunks the keywords name, in any class."""
+        self.most_matched = tally.most_matched() if len(self.named) and len(tally.counts) > 1 else 0
+        """The most keywords any chunk matches: named pages that match fewer rank by score."""
 
     def settle_named(self) -> None:
         """Read the named chunks: they rank whatever their score, so their scores must be exact."""
@@ -812,10 +834,15 @@ class _Order:
 
     def sorted(self, positions: np.ndarray) -> np.ndarray:
         tally = self.tally
-        return positions[np.lexsort((tally.rank[positions], -tally.scores[positions], self.classes[positions]))]
+        classes = self.classes[positions]
+        if self.most_matched > 1:
+            matched = np.sum([counts[positions] > 0 for counts in tally.counts], axis=0)
+            classes = np.where((classes < 2) & (matched < self.most_matched), 2, classes)
+        return positions[np.lexsort((tally.rank[positions], -tally.scores[positions], classes))]
 
     def top(self, by_score: np.ndarray, top_k: int) -> np.ndarray:
-        """The first `top_k`, given the first `top_k` by score: named pages rank above any of them."""
+        """The first `top_k`, given the first `top_k` by score: named pages rank above any of them
+        (those that match as many keywords as any chunk does)."""
         return self.sorted(np.union1d(by_score, self.named))[:top_k]
 
     def best_of(self, at: int, excluded: np.ndarray | None) -> int | None:
