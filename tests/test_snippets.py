@@ -158,7 +158,7 @@ async def test_a_long_sentence_is_never_cut_inside_a_date_or_number(live: LiveIn
         [result] = found.structured_content["results"]
         snippet = result["snippet"]
         assert snippet.startswith(f"… {FOUNDED} ") and snippet.endswith(f" {SIGNED} …")
-        assert snippet[2:-2] in INFOBOX and result["extent"] == "1 of 1 sentence"
+        assert snippet[2:-2] in INFOBOX and result["extent"] == "1 of 1 sentence, cut"
 
         semantic = await client.call_tool("semantic_search", {"query": "the harbour budget", "top_k": 5})
         budget = next(r for r in semantic.structured_content["results"] if r["chunk_id"] == ref("budget"))

@@ -276,7 +276,10 @@ def passed_over_text(passed: list[PassedOver]) -> str:
     if not passed:
         return ""
     named = ", ".join(f"[{p.rank}] {p.chunk_id} ({p.title})" for p in passed)
-    return f" Left out, this conversation was already sent their text: {named}; chunk_read with again: true sends a chunk again."
+    return (
+        f" Left out, as this conversation was already sent what they would show here: {named}; "
+        "chunk_read gives a chunk whole (again: true if it was read before)."
+    )
 
 
 def same_text_note(same_text: Mapping[str, list[tuple[str, str]]] | None, shown: list[str]) -> str:

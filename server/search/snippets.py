@@ -67,6 +67,8 @@ class Excerpt:
     """The pieces are every sentence of the chunk, unshortened."""
     chunk_sentences: int
     """How many sentences the chunk has."""
+    shortened: bool = False
+    """A long sentence among the pieces was cut (around its keywords, or to its start)."""
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,8 @@ class Snippet:
     """The conversation now has every sentence of the chunk, unshortened."""
     chunk_sentences: int
     """How many sentences the chunk has."""
+    shortened: bool = False
+    """A piece shown is a long sentence cut short."""
 
     @property
     def nothing_new(self) -> bool:
@@ -100,7 +104,10 @@ class Snippet:
         """How much of its chunk a partial snippet shows: "2 of 7 sentences"; None when whole."""
         if self.whole or not self.shown:
             return None
-        return f"{len(self.shown)} of {self.chunk_sentences} {'sentence' if self.chunk_sentences == 1 else 'sentences'}"
+        count = (
+            f"{len(self.shown)} of {self.chunk_sentences} {'sentence' if self.chunk_sentences == 1 else 'sentences'}"
+        )
+        return f"{count}, cut" if self.shortened else count
 
 
 def excerpt(sentences: Sequence[str], matched: Sequence[str], cut: Callable[[str], str]) -> Excerpt:
@@ -118,7 +125,8 @@ def excerpt(sentences: Sequence[str], matched: Sequence[str], cut: Callable[[str
     pieces = [cut(sentences[at]) for at in chosen]
     if size - sum(map(len, pieces)) <= LEFT_OUT_CHARS:
         return whole
-    return Excerpt(pieces, False, len(sentences))
+    shortened = any(piece != sentences[at] for piece, at in zip(pieces, chosen))
+    return Excerpt(pieces, False, len(sentences), shortened)
 
 
 def _one_line(sentence: str) -> str:
@@ -260,4 +268,5 @@ def snippet(shown: Excerpt, sent: set[int], limit: int = MAX_SNIPPET_CHARS) -> S
         kept.append(piece)
         size += len(piece)
     more = len(new) - len(kept)
-    return Snippet(kept, more, len(shown.pieces) - len(new), shown.whole and not more, shown.chunk_sentences)
+    shortened = shown.shortened and any(piece.startswith(CUT) or piece.endswith(CUT) for piece in kept)
+    return Snippet(kept, more, len(shown.pieces) - len(new), shown.whole and not more, shown.chunk_sentences, shortened)

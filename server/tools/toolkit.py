@@ -572,9 +572,10 @@ def _with_scope(output: OutputWithMessage, scope: dict[str, Any] | None, mask: n
     """The message says what a scoped search searched: the model then knows its counts are the scope's."""
     if mask is not None:
         chunks = int(mask.sum())
-        output.message += (
-            f" Searched within the scope {json.dumps(scope, ensure_ascii=False)} ({chunks} of {len(mask)} chunks)."
+        searched = (
+            f"Searched within the scope {json.dumps(scope, ensure_ascii=False)} ({chunks} of {len(mask)} chunks)."
         )
+        output.message = f"{searched} {output.message}"
     return output
 
 
