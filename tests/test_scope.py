@@ -157,6 +157,7 @@ async def test_keyword_search_shows_file_type_and_metadata(live: LiveIndex):
         valves = await client.call_tool("keyword_search", {"keywords": ["valve"], "scope": {"category": "valve"}})
         assert len(valves.structured_content["results"]) == 2
         assert "type (every result): jsonl" in valves.content[0].text  # said once, not on each result
+        assert valves.content[0].text.count("kb/records/parts.jsonl") == 1
         assert "| type:" not in valves.content[0].text
         plain = await client.call_tool("keyword_search", {"keywords": ["crane"], "top_k": 5})
         log = next(r for r in plain.structured_content["results"] if r.get("source", "") == "kb/notes/log.txt")
