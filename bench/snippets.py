@@ -37,6 +37,8 @@ from common import BENCH_DATA, RESULTS, log  # noqa: E402
 PERCENTILES = (10, 25, 50, 75, 90)
 SENTENCE_BOUNDS = (1, 2, 3, 4, 5)
 LEFT_OUT_BOUNDS = (0, 100, 150, 200, 400)
+CHUNK_BOUNDS = ((3, 600), (5, 800), (8, 1000), (10, 1500))
+"""Candidate short-chunk bounds (sentences, characters): a chunk within both is sent whole."""
 
 
 @dataclass(frozen=True)
@@ -96,11 +98,21 @@ def measure(dataset: quality.Dataset, embedder: Embedder) -> dict:
         for r in results
         if not (len(r.matched) == len(r.sentences) and all(r.cut(s) == s for s in r.matched))
     )
-    defaults = snippets.WHOLE_CHUNK_SENTENCES, snippets.LEFT_OUT_CHARS
+    defaults = snippets.WHOLE_CHUNK_SENTENCES, snippets.LEFT_OUT_CHARS, snippets.WHOLE_CHUNK_CHARS
     rules = {
         f"{s} sentences, {c} chars left out": shown(results, s, c) for s in SENTENCE_BOUNDS for c in LEFT_OUT_BOUNDS
     }
-    snippets.WHOLE_CHUNK_SENTENCES, snippets.LEFT_OUT_CHARS = defaults
+    bounds = {}
+    for sentence_bound, char_bound in CHUNK_BOUNDS:
+        snippets.WHOLE_CHUNK_CHARS = char_bound
+        whole, per_call = shown(results, sentence_bound, defaults[1])
+        unread = [r for r in results if not snippets.excerpt(r.sentences, r.matched, r.cut).whole]
+        bounds[f"up to {sentence_bound} sentences and {char_bound} chars"] = {
+            "whole %": whole,
+            "chars/call": per_call,
+            "gold tokens read per question": sum(r.gold_tokens for r in unread) / questions,
+        }
+    snippets.WHOLE_CHUNK_SENTENCES, snippets.LEFT_OUT_CHARS, snippets.WHOLE_CHUNK_CHARS = defaults
     return {
         "chunks": len(chunks),
         "chunk sentences": dict(zip(PERCENTILES, np.percentile(sentences, PERCENTILES).tolist())),
@@ -110,6 +122,7 @@ def measure(dataset: quality.Dataset, embedder: Embedder) -> dict:
         "chars left out": dict(zip(PERCENTILES, np.percentile(left_out, PERCENTILES).tolist())),
         "matched sentences only: chars/call": matched_only,
         "whole % and chars/call": rules,
+        "short-chunk bounds": bounds,
         "gold tokens read per question (keyword + semantic)": reads / questions,
         "gold tokens read per question, matched sentences only": reads_matched_only / questions,
     }

@@ -38,7 +38,7 @@ pytestmark = pytest.mark.anyio
 RADIUM = f"{doc_key('radium')}-0"
 TOP_K = {"search": MAX_RESULTS_PER_QUERY}
 """A tool's top_k bound where it is not MAX_TOP_K."""
-UNBOUNDED = {"conversation", "ref", "semantic", "again"}
+UNBOUNDED = {"conversation", "ref", "semantic", "again", "forms"}
 """Arguments with no bound an error names (a ref's length is refused as an unknown ref)."""
 
 
