@@ -12,6 +12,7 @@ import pytest
 from arag_mcp.indexer.build import BuildOptions, build_index
 from arag_mcp.indexer.index.ids import doc_key
 from arag_mcp.server.app import create_server
+from arag_mcp.server.search import snippets
 from arag_mcp.server.search.conversations import Conversations
 from arag_mcp.server.search.keywords import keyword_search
 from arag_mcp.server.search.live_index import LiveIndex
@@ -204,7 +205,13 @@ async def test_find_merges_passages_that_overlap_or_touch(records: LiveIndex):
         assert [(p["first_line"], p["last_line"]) for p in tuesday["passages"]] == [(6, 9)]  # 0-3 was given
 
 
-async def test_a_long_infobox_line_is_cut_around_the_keywords(records: LiveIndex):
+async def test_a_long_infobox_line_is_cut_around_the_keywords(records: LiveIndex, monkeypatch: pytest.MonkeyPatch):
+    """The 748-character infobox is a short chunk, sent whole; in a chunk too long for that (here the
+    bound is lowered to 600 characters), the line is cut around the keywords."""
+    async with client_for(records, "arag") as client:
+        whole = await client.call_tool("keyword_search", {"keywords": ["Swansea City"]})
+        assert whole.structured_content["results"][0]["whole_chunk"] is True
+    monkeypatch.setattr(snippets, "WHOLE_CHUNK_CHARS", 600)
     async with client_for(records, "arag") as client:
         found = await client.call_tool("keyword_search", {"keywords": ["Swansea City"]})
         [result] = found.structured_content["results"]

@@ -13,7 +13,7 @@ from arag_mcp.indexer.build import BuildOptions, build_index
 from arag_mcp.indexer.index.ids import doc_key
 from arag_mcp.server.app import create_server
 from arag_mcp.server.search.live_index import LiveIndex
-from arag_mcp.server.search.snippets import LONG_SENTENCE_CHARS, WHOLE_CHUNK_CHARS
+from arag_mcp.server.search.snippets import LONG_SENTENCE_CHARS, WHOLE_CHUNK_CHARS, WHOLE_CHUNK_SENTENCES
 from arag_mcp.server.tools.profiles import PROFILES
 from mcp import Client
 
@@ -49,6 +49,8 @@ def filler(length: int) -> str:
 INFOBOX = (
     "Label information " + filler(300)[1:] + FOUNDED + filler(51) + LABEL + filler(55) + SIGNED + filler(300)[:-1] + "."
 )
+# What follows the infobox line (and the budget line) on its page: the page is then too long to be sent whole.
+LABEL_HISTORY = "Penguins" + " waddle over the cold rocks near the southern ice" * 9 + "."
 # One long sentence whose first LONG_SENTENCE_CHARS characters end inside "2.5 million" (after "2.5").
 AMOUNT = "2.5 million"
 BUDGET = "The harbour budget" + filler(LONG_SENTENCE_CHARS - 4 - 18) + AMOUNT + filler(400)[:-1] + "."
@@ -66,8 +68,8 @@ def live(tmp_path_factory) -> Iterator[LiveIndex]:
     rows = [
         {"id": "burstall", "title": "Tim Burstall", "text": BURSTALL},
         {"id": "marlow", "title": "Edith Marlow", "text": " ".join(MARLOW)},
-        {"id": "zanzibar", "title": "Zanzibar Records", "text": INFOBOX},
-        {"id": "budget", "title": "Harbour budget", "text": BUDGET},
+        {"id": "zanzibar", "title": "Zanzibar Records", "text": f"{INFOBOX} {LABEL_HISTORY}"},
+        {"id": "budget", "title": "Harbour budget", "text": f"{BUDGET} {LABEL_HISTORY}"},
         {"id": "keeper", "title": "Skerry light", "text": WRAPPED},
     ]
     (corpus / "pages.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
@@ -86,10 +88,13 @@ def ref(name: str) -> str:
 
 
 def test_the_texts_are_what_the_tests_need():
-    assert len(" ".join(MARLOW)) > WHOLE_CHUNK_CHARS and len(INFOBOX) > max(WHOLE_CHUNK_CHARS, LONG_SENTENCE_CHARS)
+    assert len(MARLOW) > WHOLE_CHUNK_SENTENCES and len(INFOBOX) > LONG_SENTENCE_CHARS
+    assert (
+        len(f"{INFOBOX} {LABEL_HISTORY}") > WHOLE_CHUNK_CHARS and len(f"{BUDGET} {LABEL_HISTORY}") > WHOLE_CHUNK_CHARS
+    )
     window = INFOBOX.index(LABEL)
     assert INFOBOX.index(FOUNDED) == window - 62 and INFOBOX.index(SIGNED) == window + len(LABEL) + 55
-    assert BUDGET.index(AMOUNT) == LONG_SENTENCE_CHARS - 4 and len(BUDGET) > WHOLE_CHUNK_CHARS
+    assert BUDGET.index(AMOUNT) == LONG_SENTENCE_CHARS - 4
 
 
 async def test_a_three_sentence_chunk_is_sent_whole_by_every_search(live: LiveIndex):
@@ -158,11 +163,11 @@ async def test_a_long_sentence_is_never_cut_inside_a_date_or_number(live: LiveIn
         [result] = found.structured_content["results"]
         snippet = result["snippet"]
         assert snippet.startswith(f"… {FOUNDED} ") and snippet.endswith(f" {SIGNED} …")
-        assert snippet[2:-2] in INFOBOX and result["extent"] == "1 of 1 sentence, cut"
+        assert snippet[2:-2] in INFOBOX and result["extent"] == "1 of 2 sentences, cut"
 
         semantic = await client.call_tool("semantic_search", {"query": "the harbour budget", "top_k": 5})
         budget = next(r for r in semantic.structured_content["results"] if r["chunk_id"] == ref("budget"))
-        assert budget["sentences"] == [BUDGET[: BUDGET.index(AMOUNT) + len(AMOUNT)] + " …"]  # not "2.5 …"
+        assert budget["sentences"][0] == BUDGET[: BUDGET.index(AMOUNT) + len(AMOUNT)] + " …"  # not "2.5 …"
 
 
 async def test_agentic_search_tells_each_documents_length_and_marks_a_whole_document(live: LiveIndex):
