@@ -15,7 +15,7 @@ from arag_mcp.indexer.build import BuildOptions, build_index
 from arag_mcp.indexer.index.document_lines import LINE_CHARS
 from arag_mcp.indexer.index.snapshot import open_index
 from arag_mcp.server.app import create_server
-from arag_mcp.server.search import retrieval, within_document
+from arag_mcp.server.search import retrieval, snippets, within_document
 from arag_mcp.server.search.live_index import LiveIndex
 from arag_mcp.server.tools.profiles import PROFILES
 from brute_force import SentenceMatrix
@@ -153,7 +153,14 @@ def client_for(live: LiveIndex, profile: str) -> Client:
     return Client(create_server(live, PROFILES[profile]))
 
 
-async def test_agentic_tools_drill_into_a_document_without_resending_lines(live: LiveIndex):
+async def test_agentic_tools_drill_into_a_document_without_resending_lines(
+    live: LiveIndex, monkeypatch: pytest.MonkeyPatch
+):
+    """The search sends snippets here (short chunks are sent whole only up to 3 sentences and 600
+    characters in this test): the guide's section would otherwise reach the conversation whole, and
+    find would rightly mark its passage as sent before."""
+    monkeypatch.setattr(snippets, "WHOLE_CHUNK_SENTENCES", 3)
+    monkeypatch.setattr(snippets, "WHOLE_CHUNK_CHARS", 600)
     async with client_for(live, "agentic") as client:
         found = await client.call_tool(
             "search", {"queries": ["How do I attach the server to Claude Desktop?", "host config file"], "top_k": 3}
@@ -227,7 +234,9 @@ async def test_the_agent_ties_document_tool_results_to_their_refs(live: LiveInde
     """So that its context management keeps or prunes them by the references the model names."""
     async with client_for(live, "agentic") as client:
         found = await client.call_tool("search", {"queries": ["remote object storage"], "top_k": 2})
-        refs = [r["ref"] for r in found.structured_content["results"]]
-        assert named_chunks(found.structured_content) == (tuple(refs), ())
+        results = found.structured_content["results"]
+        refs = [r["ref"] for r in results]
+        whole = tuple(r["ref"] for r in results if r.get("whole_chunk"))
+        assert named_chunks(found.structured_content) == (tuple(refs), whole)
         opened = await client.call_tool("open", {"ref": refs[0]})
         assert named_chunks(opened.structured_content) == ((refs[0],), ())
