@@ -209,3 +209,21 @@ async def test_offset_gives_the_results_after_those_shown(index: str):
             assert seen == expected
             refused = await client.call_tool("keyword_search", {"keywords": ["Georgia"], "offset": 201})
             assert refused.is_error and "200" in refused.content[0].text
+
+
+@pytest.mark.anyio
+async def test_a_named_page_says_so_and_an_offset_that_is_a_ranking_place_says_that(index: str):
+    """Scores out of order are explained on the result line; the continuation offset, where a
+    keyword's best chunk came from further down, is said to be a place in the ranking."""
+    with live_index(index, load_model=False) as live:
+        async with Client(create_server(live, PROFILES["arag"])) as client:
+            found = await client.call_tool("keyword_search", {"keywords": ["Tim Burstall"], "top_k": 3})
+            results = found.structured_content["results"]
+            assert results[0]["page_of"] == "Tim Burstall" and all("page_of" not in r for r in results[1:])
+            assert "| page of 'Tim Burstall'" in found.content[0].text.splitlines()[1]
+            mixed = await client.call_tool("keyword_search", {"keywords": ["Georgia", "film"], "top_k": 3})
+            content = mixed.structured_content
+            assert len(content["results"]) == 3 and content["next_offset"] == 2
+            assert "offset=2 (the ranking's place after this page)" in content["message"]
+            plain = await client.call_tool("keyword_search", {"keywords": ["film"], "top_k": 2})
+            assert "offset=2." in plain.structured_content["message"]

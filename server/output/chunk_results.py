@@ -79,6 +79,7 @@ class KeywordMatch(BaseModel):
         "decimals) with whole-word matching; occurrences x keyword length, summed, with substring matching"
     )
     keywords: list[str] = Field(description="the keywords this chunk matched")
+    page_of: str | None = Field(None, description="the keyword whose page this is: named pages come first")
     snippet: str | None = Field(
         None,
         description="the whole chunk when it is short, else its sentences that contain a keyword (long ones cut "
@@ -235,7 +236,11 @@ def keyword_output(
         fields = _hit_fields(hit, source, None if deliveries is None else deliveries[at], snippet)
         whole = fields["whole_chunk"] and not snippet.already_sent
         text = None if fields["already_sent"] else (" " if whole else SNIPPET_SEPARATOR).join(snippet.sentences)
-        results.append(KeywordResult(**fields, score=round(hit.score, 2), keywords=list(hit.keywords), snippet=text))
+        results.append(
+            KeywordResult(
+                **fields, score=round(hit.score, 2), keywords=list(hit.keywords), page_of=hit.page_of, snippet=text
+            )
+        )
     per_keyword = "; ".join(
         f"{keyword!r}: {chunks_phrase(count)}" for keyword, count in zip(findings.keywords, findings.per_keyword)
     )
@@ -250,7 +255,8 @@ def keyword_output(
     else:
         message = f"No chunk matches ({per_keyword}). Try shorter or alternative terms, or another search."
     message += other_words + same_text_note(same_text, [hit.chunk.chunk_id for hit in findings.hits])
-    message += passed_over_text(findings.passed_over) + next_offset_text(findings.next_offset)
+    message += passed_over_text(findings.passed_over)
+    message += next_offset_text(findings.next_offset, findings.offset + len(results))
     return KeywordSearchOutput(
         message=with_notice(notice, message),
         conversation=conversation,
@@ -292,8 +298,14 @@ def same_text_note(same_text: Mapping[str, list[tuple[str, str]]] | None, shown:
     return f" Left out as nearly the same text as a result shown: {'; '.join(named)}." if named else ""
 
 
-def next_offset_text(offset: int | None) -> str:
-    return f" More results: repeat with offset={offset}." if offset is not None else ""
+def next_offset_text(offset: int | None, after_shown: int | None = None) -> str:
+    """Where the ranking goes on; said to be a place in the ranking where that is not the count of
+    results shown (`after_shown`: a keyword's best chunk came from further down, or chunks were
+    passed over)."""
+    if offset is None:
+        return ""
+    place = " (the ranking's place after this page)" if after_shown is not None and offset != after_shown else ""
+    return f" More results: repeat with offset={offset}{place}."
 
 
 def semantic_output(
@@ -375,7 +387,12 @@ def with_notice(notice: str, message: str) -> str:
 
 def keyword_text(output: KeywordSearchOutput) -> str:
     rows = [
-        (r, f"{r.score} | matched: {', '.join(repr(k) for k in r.keywords)}", f"snippet: {r.snippet}")
+        (
+            r,
+            f"{r.score} | matched: {', '.join(repr(k) for k in r.keywords)}"
+            + (f" | page of {r.page_of!r}" if r.page_of else ""),
+            f"snippet: {r.snippet}",
+        )
         for r in output.results
     ]
     return _search_text(output, rows)

@@ -175,6 +175,8 @@ class KeywordFindings:
     """Chunks that ranked among the results but were left out (`exclude`), best first."""
     next_offset: int | None = None
     """The `offset` that continues this ranking after these results; None when none is left."""
+    offset: int = 0
+    """The `offset` this page began at."""
 
 
 class Matcher(Protocol):
@@ -773,14 +775,18 @@ def keyword_search(
     for position, number in zip(chosen.tolist(), numbers.tolist()):
         found = [keyword for keyword, counts in zip(keywords, tally.counts) if counts[position]]
         sentences = matcher.matching_sentences(chunks[number], found) or chunks[number].sentences[:1]
-        hits.append(Hit(chunks[number], tally.scores[position].item(), sentences, tuple(k.text for k in found)))
+        named = order.page_of(position)
+        page_of = None if named is None else keywords[named].text
+        hits.append(
+            Hit(chunks[number], tally.scores[position].item(), sentences, tuple(k.text for k in found), page_of)
+        )
     headers = snapshot.catalogue.headers_at(tally.numbers[[position for _, position in passed]])
     passed_over = [PassedOver(rank, header.chunk_id, header.title) for (rank, _), header in zip(passed, headers)]
     unshown = [position for position in ranking[place:] if position not in bests]  # bests come first
     more = bool(unshown) or (len(ranking) == depth and matching.at_most > depth)
     after = place if place > offset else offset + len(chosen)  # a first page of keyword bests only
     return KeywordFindings(
-        hits, [k.text for k in keywords], per_keyword, matching, passed_over, after if more else None
+        hits, [k.text for k in keywords], per_keyword, matching, passed_over, after if more else None, offset
     )
 
 
@@ -839,6 +845,19 @@ class _Order:
             matched = np.sum([counts[positions] > 0 for counts in tally.counts], axis=0)
             classes = np.where((classes < 2) & (matched < self.most_matched), 2, classes)
         return positions[np.lexsort((tally.rank[positions], -tally.scores[positions], classes))]
+
+    def page_of(self, position: int) -> int | None:
+        """The keyword (its index) whose page the chunk at `position` is, where that ranks it above
+        better scores (named, and matching as many keywords as any chunk); None otherwise."""
+        if self.classes[position] == 2 or (
+            self.most_matched > 1 and sum(int(counts[position] > 0) for counts in self.tally.counts) < self.most_matched
+        ):
+            return None
+        for pages in (self.exact, self.qualified):
+            for at, positions in enumerate(pages):
+                if position in positions:
+                    return at
+        return None
 
     def top(self, by_score: np.ndarray, top_k: int) -> np.ndarray:
         """The first `top_k`, given the first `top_k` by score: named pages rank above any of them

@@ -31,6 +31,8 @@ class Hit:
     matched: list[str]
     keywords: tuple[str, ...] = ()
     """The keywords it matched (keyword search)."""
+    page_of: str | None = None
+    """The keyword whose page it is, which ranks it first (keyword search): said on its result line."""
 
 
 @dataclass(frozen=True)
