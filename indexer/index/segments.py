@@ -129,10 +129,14 @@ class _File:
     def verify(self) -> None:
         """Read the file through and check its checksum: SegmentChanged where it does not match,
         and every later read of the file is refused."""
+        self._check(self.crc())
+
+    def crc(self) -> int:
+        """The CRC-32 of the file's bytes, read through CHECKSUM_READ at a time."""
         crc = 0
         for offset in range(0, self.size, CHECKSUM_READ):
             crc = zlib.crc32(self.read(offset, min(CHECKSUM_READ, self.size - offset)), crc)
-        self._check(crc)
+        return crc
 
     def _check(self, crc: int) -> None:
         if self.checksum is not None and f"{crc:08x}" != self.checksum:
@@ -436,11 +440,7 @@ def file_checksums(folder: Path) -> dict[str, str]:
 def file_checksum(path: Path) -> str:
     """The CRC-32 of a file's bytes, as eight hex digits: a check against bytes written over, not
     against an adversary (the manifest beside the files could be written over as well)."""
-    crc = 0
-    with path.open("rb") as file:
-        while piece := file.read(CHECKSUM_READ):
-            crc = zlib.crc32(piece, crc)
-    return f"{crc:08x}"
+    return f"{_File(path, None).crc():08x}"
 
 
 def write_dead(path: Path, numbers: np.ndarray) -> None:

@@ -625,7 +625,7 @@ class _Tally:
         keyword is not yet read; the chunks that might match more than the best counted are read."""
         batch = PHRASE_READ_BATCH
         while True:
-            matched = self._matched()
+            matched = self.matched()
             best = int(matched[self.settled].max()) if self.settled.any() else 0
             upper = matched + np.sum([(b > 0) & ~self.settled for b in self.bounds if b is not None], axis=0)
             pending = np.flatnonzero(~self.settled & (upper > best))
@@ -634,9 +634,11 @@ class _Tally:
             self.read(pending[np.argsort(-upper[pending], kind="stable")][:batch])
             batch *= 2
 
-    def _matched(self) -> np.ndarray:
-        """How many keywords each position matches, as counted so far."""
-        return np.sum([counts > 0 for counts in self.counts], axis=0) if self.counts else np.zeros(0, dtype=np.int64)
+    def matched(self, positions: np.ndarray | slice = slice(None)) -> np.ndarray:
+        """How many keywords each of these positions (all, by default) matches, as counted so far."""
+        if not self.counts:
+            return np.zeros(len(self.numbers), dtype=np.int64)[positions]
+        return np.sum([counts[positions] > 0 for counts in self.counts], axis=0)
 
     def settled_scores(self) -> np.ndarray:
         return np.where(self.settled, self.scores, 0)
@@ -838,20 +840,22 @@ class _Order:
         """Read the named chunks: they rank whatever their score, so their scores must be exact."""
         self.tally.read(self.named)
 
-    def sorted(self, positions: np.ndarray) -> np.ndarray:
-        tally = self.tally
+    def ranked_classes(self, positions: np.ndarray) -> np.ndarray:
+        """The class each position ranks in: its own, but 2 (by score) for a named page that matches
+        fewer keywords than the most any chunk matches."""
         classes = self.classes[positions]
         if self.most_matched > 1:
-            matched = np.sum([counts[positions] > 0 for counts in tally.counts], axis=0)
-            classes = np.where((classes < 2) & (matched < self.most_matched), 2, classes)
-        return positions[np.lexsort((tally.rank[positions], -tally.scores[positions], classes))]
+            classes = np.where((classes < 2) & (self.tally.matched(positions) < self.most_matched), 2, classes)
+        return classes
+
+    def sorted(self, positions: np.ndarray) -> np.ndarray:
+        tally = self.tally
+        return positions[np.lexsort((tally.rank[positions], -tally.scores[positions], self.ranked_classes(positions)))]
 
     def page_of(self, position: int) -> int | None:
         """The keyword (its index) whose page the chunk at `position` is, where that ranks it above
-        better scores (named, and matching as many keywords as any chunk); None otherwise."""
-        if self.classes[position] == 2 or (
-            self.most_matched > 1 and sum(int(counts[position] > 0) for counts in self.tally.counts) < self.most_matched
-        ):
+        better scores (`ranked_classes`); None otherwise."""
+        if self.ranked_classes(np.array([position]))[0] == 2:
             return None
         for pages in (self.exact, self.qualified):
             for at, positions in enumerate(pages):

@@ -41,6 +41,3 @@ class NearDuplicates:
                 return kept_id
         self.kept.append((chunk.chunk_id, keys))
         return None
-
-    def left_out(self) -> set[str]:
-        return {chunk_id for duplicates in self.of.values() for chunk_id, _ in duplicates}
