@@ -144,6 +144,18 @@ def run_cli(module: str, *args: str, env: dict[str, str] | None = None) -> CliRe
     return CliResult(code, stdout.getvalue(), stderr.getvalue())
 
 
+def titled_records_index(folder: Path, records: list[tuple[str, str]]) -> Path:
+    """An index built in `folder` of one JSONL file, a record (id r0, r1, ...) per (title, text)."""
+    import json
+
+    from arag_mcp.indexer.build import BuildOptions, build_index
+
+    lines = [json.dumps({"id": f"r{n}", "title": title, "text": text}) for n, (title, text) in enumerate(records)]
+    (folder / "records.jsonl").write_text("\n".join(lines))
+    build_index([folder / "records.jsonl"], str(folder / "idx"), BuildOptions(progress=False))
+    return folder / "idx"
+
+
 @contextmanager
 def live_index(index: Path | str, *, load_model: bool = True, **options: Any) -> Iterator[LiveIndex]:
     """A started `LiveIndex` over INDEX (OPTIONS go to its constructor), closed afterwards."""

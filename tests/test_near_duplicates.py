@@ -4,16 +4,14 @@ chunk held inside a longer one is not a duplicate of it."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 
 import pytest
-from arag_mcp.indexer.build import BuildOptions, build_index
 from arag_mcp.server.app import create_server
 from arag_mcp.server.search.live_index import LiveIndex
 from mcp import Client
 
-from .conftest import live_index
+from .conftest import live_index, titled_records_index
 
 pytestmark = pytest.mark.anyio
 PARAGRAPH = [
@@ -35,11 +33,7 @@ RECORDS = [
 
 @pytest.fixture(scope="module")
 def live(tmp_path_factory) -> Iterator[LiveIndex]:
-    folder = tmp_path_factory.mktemp("twins")
-    lines = [json.dumps({"id": f"r{n}", "title": title, "text": text}) for n, (title, text) in enumerate(RECORDS)]
-    (folder / "records.jsonl").write_text("\n".join(lines))
-    build_index([folder / "records.jsonl"], str(folder / "idx"), BuildOptions(progress=False))
-    with live_index(folder / "idx") as live:
+    with live_index(titled_records_index(tmp_path_factory.mktemp("twins"), RECORDS)) as live:
         yield live
 
 

@@ -4,19 +4,17 @@ is told which forms of its word, or which of its words alone, the index holds, w
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from arag_mcp.indexer.build import BuildOptions, build_index
 from arag_mcp.indexer.index.snapshot import open_index
 from arag_mcp.server.app import create_server
 from arag_mcp.server.search.live_index import LiveIndex
 from arag_mcp.server.search.word_forms import other_forms
 from mcp import Client
 
-from .conftest import live_index
+from .conftest import live_index, titled_records_index
 
 pytestmark = pytest.mark.anyio
 RECORDS = [
@@ -31,11 +29,7 @@ RECORDS = [
 
 @pytest.fixture(scope="module")
 def index(tmp_path_factory) -> Path:
-    folder = tmp_path_factory.mktemp("forms")
-    lines = [json.dumps({"id": f"r{n}", "title": title, "text": text}) for n, (title, text) in enumerate(RECORDS)]
-    (folder / "records.jsonl").write_text("\n".join(lines))
-    build_index([folder / "records.jsonl"], str(folder / "idx"), BuildOptions(progress=False))
-    return folder / "idx"
+    return titled_records_index(tmp_path_factory.mktemp("forms"), RECORDS)
 
 
 @pytest.fixture(scope="module")
