@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import math
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -93,12 +94,8 @@ class KeywordSegments:
                 held.append(pa.Table.from_batches([batch]).select(list(SEGMENT_COLUMNS)))
                 count += batch.num_rows
             if held and (batch is None or count >= REWRITE_CHUNKS):
-                name = segment_name()
-                with self.store.new_folder() as work:
-                    size = write_segment(work, pa.concat_tables(held))
-                    sizes, checksums = file_sizes(work), file_checksums(work)
-                    self.store.publish(work, name)
-                entries.append(SegmentEntry(name, size, sizes=sizes, checksums=checksums))
+                rows = pa.concat_tables(held)
+                entries.append(self._published(lambda work: write_segment(work, rows)))
                 held, count = [], 0
         self.entries, self.removed = entries, {}
 
@@ -141,12 +138,7 @@ class KeywordSegments:
             entries.append(entry)
         self.removed = {}
         if rows is not None and rows.num_rows:
-            name = segment_name()
-            with self.store.new_folder() as work:
-                size = write_segment(work, rows)
-                sizes, checksums = file_sizes(work), file_checksums(work)
-                self.store.publish(work, name)
-            entries.append(SegmentEntry(name, size, sizes=sizes, checksums=checksums))
+            entries.append(self._published(lambda work: write_segment(work, rows)))
         self.entries = entries
         return list(entries)
 
@@ -166,20 +158,28 @@ class KeywordSegments:
 
     def merge(self, inputs: Sequence[SegmentEntry]) -> list[SegmentEntry]:
         """Merge these segments into one, in the place of the first; the segments the manifest is to name."""
-        name = segment_name()
-        with self.store.new_folder() as work:
-            size = write_merged(work, [(self.segment(entry), self._dead(entry)) for entry in inputs])
-            sizes, checksums = file_sizes(work), file_checksums(work)
-            self.store.publish(work, name)
+        written = self._published(
+            lambda work: write_merged(work, [(self.segment(entry), self._dead(entry)) for entry in inputs])
+        )
         merged = {entry.name for entry in inputs}
         entries: list[SegmentEntry] = []
         for entry in self.entries:
             if entry.name not in merged:
                 entries.append(entry)
-            elif size and not any(e.name == name for e in entries):
-                entries.append(SegmentEntry(name, size, sizes=sizes, checksums=checksums))
+            elif written.chunks and not any(e.name == written.name for e in entries):
+                entries.append(written)
         self.entries = entries
         return list(entries)
+
+    def _published(self, write: Callable[[Path], int]) -> SegmentEntry:
+        """A new segment, written by `write` (into a folder; it returns the chunks written) and
+        published, with each file's size and checksum as the manifest records them."""
+        name = segment_name()
+        with self.store.new_folder() as work:
+            chunks = write(work)
+            sizes, checksums = file_sizes(work), file_checksums(work)
+            self.store.publish(work, name)
+        return SegmentEntry(name, chunks, sizes=sizes, checksums=checksums)
 
     def remove_unused(self) -> None:
         """Remove the segments and removed-chunk files the last manifest does not name."""
