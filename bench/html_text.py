@@ -39,7 +39,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from arag_mcp.indexer.build import BuildOptions  # noqa: E402
 from arag_mcp.indexer.embedding.embedder import Embedder  # noqa: E402
 from arag_mcp.indexer.rows import chunk_document  # noqa: E402
-from arag_mcp.indexer.sources.files import SkippedFile, Source, list_files, read_file  # noqa: E402
+from arag_mcp.indexer.sources.document import SkippedFile
+from arag_mcp.indexer.sources.files import Source, list_files, read_file  # noqa: E402
 from arag_mcp.indexer.sources.outline import heading_path  # noqa: E402
 from common import RESULTS, log, write_json  # noqa: E402
 

@@ -46,14 +46,8 @@ from arag_mcp.indexer.index.manifest import (
 )
 from arag_mcp.indexer.index.schema import DocumentColumn
 from arag_mcp.indexer.sources.budget import BudgetedReader, FileBudget, file_reader
-from arag_mcp.indexer.sources.files import (
-    CorpusError,
-    Document,
-    SkippedFile,
-    Source,
-    is_left_out,
-    list_files,
-)
+from arag_mcp.indexer.sources.document import CorpusError, Document, SkippedFile
+from arag_mcp.indexer.sources.files import Source, is_left_out, list_files
 from arag_mcp.indexer.text.context import SENTENCE_CONTEXT
 from arag_mcp.indexer.text.sentences import SPLITTER_VERSION, split_sentences
 from tqdm import tqdm
@@ -149,10 +143,10 @@ class BuildSummary:
 
 
 def content_hash(document: Document) -> str:
-    payload = json.dumps(
-        [document.title, document.source, document.text, document.metadata, document.headings, document.pages],
-        sort_keys=True,
-    )
+    """What a document's rows are made from; a reader's own sentences count only where it gives them,
+    so documents read by the prose rules keep the hash they had."""
+    parts = [document.title, document.source, document.text, document.metadata, document.headings, document.pages]
+    payload = json.dumps(parts + ([document.sentences] if document.sentences else []), sort_keys=True)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:32]
 
 

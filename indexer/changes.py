@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from arag_mcp.indexer.index.file_states import FileState, file_sha256
-from arag_mcp.indexer.sources.files import SkippedFile, Source, display_name, file_key
+from arag_mcp.indexer.sources.document import SkippedFile
+from arag_mcp.indexer.sources.files import Source, display_name, file_key
 
 
 @dataclass(frozen=True)

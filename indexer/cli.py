@@ -24,7 +24,8 @@ from arag_mcp.indexer.embedding.settings import (
 from arag_mcp.indexer.index.manifest import IndexStoreError
 from arag_mcp.indexer.index.store import set_store_deadline
 from arag_mcp.indexer.sources.budget import MB, MEMORY_OPTION, SECONDS_OPTION, FileBudget
-from arag_mcp.indexer.sources.files import SUPPORTED_SUFFIXES, CorpusError
+from arag_mcp.indexer.sources.document import CorpusError
+from arag_mcp.indexer.sources.formats import SUPPORTED_SUFFIXES
 
 from .command_options import (
     DEVICE,

@@ -15,7 +15,7 @@ import pyarrow as pa
 from arag_mcp.indexer.embedding.embedder import Embedder
 from arag_mcp.indexer.index.ids import chunk_id, doc_key
 from arag_mcp.indexer.index.schema import ChunkColumn, DocumentColumn, SentenceColumn, chunks_schema, documents_schema
-from arag_mcp.indexer.sources.files import Document
+from arag_mcp.indexer.sources.document import Document
 from arag_mcp.indexer.sources.outline import HeadingMarks, heading_path, page_range
 from arag_mcp.indexer.text.chunking import Span, pack_chunks, sentence_spans
 from arag_mcp.indexer.text.context import chunk_context_terms, embedding_key, embedding_text
@@ -50,7 +50,11 @@ class RowBatch:
 def chunk_document(document: Document, embedder: Embedder, chunk_tokens: int) -> list[list[Span]]:
     """A document's sentences, packed into chunks."""
     spans = sentence_spans(
-        document.text, embedder.count_tokens, embedder.token_offsets, sentence_limit(embedder, chunk_tokens)
+        document.text,
+        embedder.count_tokens,
+        embedder.token_offsets,
+        sentence_limit(embedder, chunk_tokens),
+        document.sentences,
     )
     return pack_chunks(spans, chunk_tokens, major_section_starts(document.headings))
 

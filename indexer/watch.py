@@ -30,7 +30,8 @@ from pathlib import Path
 import filelock
 from arag_mcp.indexer.index.lock import IndexBusy
 from arag_mcp.indexer.index.manifest import check_manifest, is_remote, normalise_uri
-from arag_mcp.indexer.sources.files import SUPPORTED_SUFFIXES, Source, is_left_out
+from arag_mcp.indexer.sources.files import Source, is_left_out
+from arag_mcp.indexer.sources.formats import SUPPORTED_SUFFIXES
 
 from .build import (
     BuildOptions,

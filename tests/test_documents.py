@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 from arag_mcp.indexer.build import BuildOptions, build_index
 from arag_mcp.indexer.index.snapshot import open_index
-from arag_mcp.indexer.sources.files import Document, iter_documents
+from arag_mcp.indexer.sources.document import Document
+from arag_mcp.indexer.sources.files import iter_documents
 from arag_mcp.indexer.sources.outline import heading_path
 from arag_mcp.indexer.sources.pdf import join_hyphenated
 from arag_mcp.indexer.text.context import chunk_context_terms, embedding_text

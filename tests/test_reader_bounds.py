@@ -23,19 +23,14 @@ from arag_mcp.indexer.sources.archive_limits import (
     check_zip,
 )
 from arag_mcp.indexer.sources.budget import BudgetedReader, FileBudget
-from arag_mcp.indexer.sources.files import MAX_NESTING, Document, SkippedFile, Source, iter_documents, list_files
+from arag_mcp.indexer.sources.document import Document, SkippedFile
+from arag_mcp.indexer.sources.files import Source, iter_documents, list_files
 from arag_mcp.indexer.sources.headings import ALIAS_GROWTH_LIMIT, FRONT_MATTER_LIMIT
 from arag_mcp.indexer.sources.html import MAX_ELEMENTS, MAX_PAGE_CHARS
 from arag_mcp.indexer.sources.outline import NotReadable
+from arag_mcp.indexer.sources.records import MAX_NESTING
 
-from .bad_files import (
-    bad_front_matter,
-    deep_jsonl,
-    dense_docx,
-    html_markup,
-    huge_int_json,
-    long_front_matter,
-)
+from .bad_files import bad_front_matter, deep_jsonl, dense_docx, html_markup, huge_int_json, long_front_matter
 from .bombs import (
     DOCUMENT_XML,
     MB,

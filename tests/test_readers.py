@@ -8,7 +8,8 @@ import random
 from pathlib import Path
 
 import pytest
-from arag_mcp.indexer.sources.files import CorpusError, Document, SkippedFile, Source, iter_documents
+from arag_mcp.indexer.sources.document import CorpusError, Document, SkippedFile
+from arag_mcp.indexer.sources.files import Source, iter_documents
 
 from .conftest import BENCH_DATA
 

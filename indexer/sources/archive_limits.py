@@ -18,6 +18,7 @@ from __future__ import annotations
 import copy
 import zipfile
 from pathlib import Path
+from typing import BinaryIO
 
 from .outline import NotReadable
 
@@ -38,7 +39,7 @@ READABLE_METHODS = frozenset({zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED})
 FIX = "exclude the file, or split it if it is a genuine document"
 
 
-def check_zip(path: Path) -> None:
+def check_zip(path: Path | BinaryIO) -> None:
     """NotReadable naming the first member that breaks a bound, and by how much; zipfile.BadZipFile
     for what is not a zip archive."""
     with zipfile.ZipFile(path) as archive:

@@ -25,7 +25,8 @@ from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from pathlib import Path
 
-from .files import Document, SkippedFile, Source, display_name, file_key, read_file
+from .document import Document, SkippedFile
+from .files import Source, display_name, file_key, read_file
 
 log = logging.getLogger(__name__)
 

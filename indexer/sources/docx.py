@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import zipfile
 from pathlib import Path
+from typing import BinaryIO
 
 import regex
 
@@ -18,7 +19,7 @@ from .outline import BlockText, NotReadable
 _HEADING_STYLE = regex.compile(r"(?i)heading\s*([1-9])|title")
 
 
-def docx_text(path: Path) -> tuple[str, BlockText]:
+def docx_text(path: Path | BinaryIO) -> tuple[str, BlockText]:
     """(title from the document's properties, else its first Title or heading; text with heading
     marks). NotReadable for a package that would inflate past archive_limits; python-docx's errors
     propagate."""
@@ -28,7 +29,7 @@ def docx_text(path: Path) -> tuple[str, BlockText]:
 
     try:
         check_zip(path)
-        document = docx.Document(str(path))
+        document = docx.Document(str(path) if isinstance(path, Path) else path)
     except (PackageNotFoundError, KeyError, ValueError, zipfile.BadZipFile):
         raise NotReadable("not a Word document (.docx); convert it or exclude it") from None
     text = BlockText()

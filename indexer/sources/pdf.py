@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
+from typing import BinaryIO
 
 import regex
 
@@ -45,7 +46,7 @@ _HYPHENATED = regex.compile(r"(\p{L}[\p{L}\-]*)-\n[ \t]*(\p{Ll}[\p{L}\-]*)")
 _WORD = regex.compile(r"\p{L}[\p{L}\-]*\p{L}|\p{L}")
 
 
-def pdf_text(path: Path) -> tuple[str, BlockText]:
+def pdf_text(path: Path | BinaryIO) -> tuple[str, BlockText]:
     """(title from the PDF's metadata, text with page marks). NotReadable for a stream that
     inflates past pypdf's limits (75 MB a stream, pypdf.Configuration: a bomb's stream is cut off
     there, not read whole); pypdf's other errors propagate."""

@@ -34,10 +34,13 @@ def sentence_spans(
     count_tokens: Callable[[Sequence[str]], list[int]],
     token_offsets: TokenOffsets,
     max_tokens: int,
+    given: Sequence[tuple[int, int]] = (),
 ) -> list[Span]:
-    """The document's sentences as spans; a sentence over `max_tokens` is cut hard into pieces."""
+    """The document's sentences as spans: `given` (a reader's own, such as lines of code), else cut
+    by the prose rules; a sentence over `max_tokens` is cut hard into pieces."""
     max_chars = max_tokens * CHARS_PER_TOKEN_BOUND
-    bounds = [piece for start, end in split_sentences(text) for piece in cut_span(text, start, end, max_chars)]
+    found = given or split_sentences(text)
+    bounds = [piece for start, end in found for piece in cut_span(text, start, end, max_chars)]
     spans: list[Span] = []
     for first in range(0, len(bounds), COUNT_BATCH):
         batch = bounds[first : first + COUNT_BATCH]
