@@ -15,6 +15,7 @@ import math
 import os
 import sys
 import time
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
@@ -46,7 +47,7 @@ from arag_mcp.indexer.index.manifest import (
 )
 from arag_mcp.indexer.index.schema import DocumentColumn
 from arag_mcp.indexer.sources.budget import BudgetedReader, FileBudget, file_reader
-from arag_mcp.indexer.sources.document import CorpusError, Document, SkippedFile
+from arag_mcp.indexer.sources.document import LEFT_OUT, CorpusError, Document, SkippedFile
 from arag_mcp.indexer.sources.files import Source, is_left_out, list_files
 from arag_mcp.indexer.text.context import SENTENCE_CONTEXT
 from arag_mcp.indexer.text.sentences import SPLITTER_VERSION, split_sentences
@@ -86,6 +87,11 @@ class BuildOptions:
     """gitignore-style patterns left out of the sources added (recorded with them)."""
     follow_links: bool = False
     """Read the files that links in the folders added point to outside them (recorded with them)."""
+    include: tuple[str, ...] = ()
+    """gitignore-style patterns of files of other types the sources added read as plain text
+    (recorded with them)."""
+    gitignore: bool = True
+    """Leave out what the `.gitignore` files of the folders added name; False is recorded with them."""
     strict: bool = False
     """Any file or record skipped fails the command before anything is written."""
     progress: bool = True
@@ -119,11 +125,17 @@ class BuildSummary:
     skips_shown: int = 0
     """How many of `skipped` have been told (`show_skips`)."""
 
+    @property
+    def failures(self) -> list[SkippedFile]:
+        """What --strict fails on: every skip and notice but the paths a folder's own rules leave out."""
+        return [item for item in [*self.skipped, *self.skipped_before] if not item.left_out]
+
     def show_skips(self) -> None:
         """One line for each file or record skipped since the last call: a long build tells them as
         they happen, not at its end."""
         for item in self.skipped[self.skips_shown :]:
-            log.warning("%s%s", "" if item.indexed else "skipped ", terminal_text(str(item), keep=""))
+            said = "" if item.indexed or item.left_out else "skipped "
+            log.warning("%s%s", said, terminal_text(str(item), keep=""))
         self.skips_shown = len(self.skipped)
 
     @property
@@ -199,21 +211,31 @@ def _settings(manifest: dict[str, Any]) -> dict[str, Any]:
 
 
 def recorded_sources(manifest: dict[str, Any]) -> list[Source]:
-    """The sources an index records: each a folder or file read whole, with its exclude patterns
-    and whether links out of it are followed."""
+    """The sources an index records: each a folder or file read whole, with its exclude patterns,
+    whether links out of it are followed and its include patterns."""
     return [
-        Source(Path(root["path"]), Path(root["path"]), tuple(root["exclude"]), bool(root.get("follow_links", False)))
+        Source(
+            Path(root["path"]),
+            Path(root["path"]),
+            tuple(root["exclude"]),
+            bool(root.get("follow_links", False)),
+            gitignore=bool(root.get("gitignore", True)),
+            include=tuple(root.get("include", ())),
+        )
         for root in manifest["sources"]
     ]
 
 
 def _recorded(roots: Sequence[Source]) -> list[dict[str, Any]]:
-    """Sources as the manifest records them (follow_links only where it is set)."""
+    """Sources as the manifest records them (follow_links, gitignore and include only where they are
+    not the default)."""
     return [
         {
             "path": root.root.as_posix(),
             "exclude": list(root.exclude),
             **({"follow_links": True} if root.follow_links else {}),
+            **({} if root.gitignore else {"gitignore": False}),
+            **({"include": list(root.include)} if root.include else {}),
         }
         for root in roots
     ]
@@ -232,7 +254,9 @@ def build_index(sources: Sequence[str | Path], uri: str, options: BuildOptions =
         if committed is not None:
             check_format(uri, committed)
         recorded = [] if committed is None else recorded_sources(committed)
-        roots, reads = plan_sources(recorded, sources, options.exclude, options.follow_links)
+        roots, reads = plan_sources(
+            recorded, sources, options.exclude, options.follow_links, options.include, options.gitignore
+        )
         return _update(uri, options, committed, roots, reads)
 
 
@@ -287,7 +311,7 @@ def sync_paths(
             if path in renamed_from:
                 kept.append(path)
             elif os.path.lexists(path):
-                reads.append(Source(root.root, path, root.exclude, root.follow_links))
+                reads.append(replace(root, path=path))
         options = replace(options, **_settings(manifest), rebuild=False)
         return _update(uri, options, manifest, roots, reads, synced=synced, batch=True, unless_moved=kept)
 
@@ -350,12 +374,18 @@ def describe_index(uri: str, description: str) -> None:
 
 
 def plan_sources(
-    recorded: Sequence[Source], paths: Sequence[str | Path], exclude: Sequence[str], follow_links: bool = False
+    recorded: Sequence[Source],
+    paths: Sequence[str | Path],
+    exclude: Sequence[str],
+    follow_links: bool = False,
+    include: Sequence[str] = (),
+    gitignore: bool = True,
 ) -> tuple[list[Source], list[Source]]:
     """The sources to record and the reads for `paths`: a path inside a recorded folder is read as
     part of it (its documents are named from that folder); a new path is recorded as a root and
     absorbs the recorded roots inside it. A root records that it follows links once a path under
-    it was added so."""
+    it was added so, reads what its `.gitignore` files name once a path under it was added so, and
+    keeps the include patterns of every path added under it."""
     roots = list(recorded)
     reads: list[Source] = []
     for given in paths:
@@ -373,8 +403,10 @@ def plan_sources(
             roots[at],
             exclude=tuple(dict.fromkeys([*patterns, *exclude])),
             follow_links=roots[at].follow_links or follow_links,
+            gitignore=roots[at].gitignore and gitignore,
+            include=tuple(dict.fromkeys([*roots[at].include, *include])),
         )
-        reads.append(Source(roots[at].root, path, roots[at].exclude, roots[at].follow_links))
+        reads.append(replace(roots[at], path=path))
     return roots, reads
 
 
@@ -431,7 +463,7 @@ def _update(
         and (described or "") == previous.get("description", "")
         and segments_damage(uri, previous, contents=not batch) is None
     ):
-        if options.strict and (summary.skipped or summary.skipped_before):
+        if options.strict and summary.failures:
             _fail_strict(summary)
         if changes.refreshed:
             write_file_states(uri, previous["tables"], {**states, **changes.unchanged}, since=recorded)
@@ -553,14 +585,23 @@ class BuildFailed(Exception):
     """The command could not do what it was asked; the one-line message says why."""
 
 
+def by_reason(items: Sequence[SkippedFile]) -> str:
+    """ "29 unsupported type .png, 5 binary, 2 unreadable": how many of each kind, most first."""
+    counts = Counter(item.kind.removeprefix(LEFT_OUT) for item in items)
+    return ", ".join(f"{count} {kind}" for kind, count in counts.most_common())
+
+
 def report_skips(summary: BuildSummary) -> None:
     """The skips not yet told, one line each, then their number; those skipped before by files that
     have not changed since, in one line (listed at DEBUG level)."""
     summary.show_skips()
-    skipped = [item for item in summary.skipped if not item.indexed]
-    skipped_before = [item for item in summary.skipped_before if not item.indexed]
+    skipped = [item for item in summary.skipped if not item.indexed and not item.left_out]
+    skipped_before = [item for item in summary.skipped_before if not item.indexed and not item.left_out]
     if skipped:
-        log.warning("skipped %d file(s) or record(s), listed above", len(skipped))
+        log.warning("skipped %d file(s) or record(s), listed above: %s", len(skipped), by_reason(skipped))
+    left_out = [item for item in summary.skipped if item.left_out]
+    if left_out:
+        log.warning("left out %d path(s), listed above: %s", len(left_out), by_reason(left_out))
     for item in skipped_before:
         log.debug("still skipped %s", item)
     if skipped_before:
@@ -578,13 +619,13 @@ def _check_strict(reader: BudgetedReader, to_read: Sequence[FileToRead], summary
     for item in to_read:
         for _ in reader.read(item.path, item.source, summary.skipped):
             pass
-    if summary.skipped or summary.skipped_before:
+    if summary.failures:
         _fail_strict(summary)
 
 
 def _fail_strict(summary: BuildSummary) -> None:
     report_skips(summary)
-    count = len(summary.skipped) + len(summary.skipped_before)
+    count = len(summary.failures)
     raise BuildFailed(f"{count} skipped with --strict (listed above); nothing was written")
 
 
@@ -804,9 +845,7 @@ def _embed_on_ray(
             digest = read.seen[document.doc_id] = documents[document.doc_id] = content_hash(document)
             stored = existing.get(document.doc_id)
             if stored is None or stored.doc_hash != digest or stored.problem:
-                todo.setdefault(item.file, (Source(item.source.root, item.path, item.source.exclude), {}))[1][
-                    document.doc_id
-                ] = digest
+                todo.setdefault(item.file, (replace(item.source, path=item.path), {}))[1][document.doc_id] = digest
                 estimated += len(split_sentences(document.text))
         _record_state(files, item, documents, summary.skipped[skips_before:])
         summary.show_skips()

@@ -12,7 +12,8 @@ from pathlib import Path
 
 from arag_mcp.indexer.index.file_states import FileState, file_sha256
 from arag_mcp.indexer.sources.document import SkippedFile
-from arag_mcp.indexer.sources.files import Source, display_name, file_key
+from arag_mcp.indexer.sources.files import Source, display_name, file_key, is_included
+from arag_mcp.indexer.sources.formats import UNSUPPORTED, may_read
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,8 @@ def plan_changes(
         if not stat.S_ISREG(status.st_mode):  # read_file says why it is skipped; hashing a FIFO would block
             changes.read.append(FileToRead(path, source, file, 0, 0, ""))
             continue
+        if state is not None and _now_read(state, path, source):
+            state = None
         if state is not None and state.same_metadata(status.st_size, status.st_mtime_ns):
             _keep(changes, path, source, file, state)
             continue
@@ -82,6 +85,14 @@ def plan_changes(
     targets = {path.as_posix() for path in synced}
     changes.gone = [file for file in states if file not in seen and (file in targets or file.startswith(prefixes))]
     return changes
+
+
+def _now_read(state: FileState, path: Path, source: Source) -> bool:
+    """Whether a file skipped as of an unsupported type is now one a reader reads (this version
+    reads its format, or the source includes it): it is read again, though unchanged."""
+    return any(reason.startswith(UNSUPPORTED) for reason in state.skipped) and may_read(
+        path.name, is_included(path, source)
+    )
 
 
 def _keep(changes: Changes, path: Path, source: Source, file: str, state: FileState) -> None:

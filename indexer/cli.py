@@ -25,7 +25,7 @@ from arag_mcp.indexer.index.manifest import IndexStoreError
 from arag_mcp.indexer.index.store import set_store_deadline
 from arag_mcp.indexer.sources.budget import MB, MEMORY_OPTION, SECONDS_OPTION, FileBudget
 from arag_mcp.indexer.sources.document import CorpusError
-from arag_mcp.indexer.sources.formats import SUPPORTED_SUFFIXES
+from arag_mcp.indexer.sources.formats import TYPES_READ
 
 from .command_options import (
     DEVICE,
@@ -44,6 +44,10 @@ from .command_options import (
 log = logging.getLogger("arag_mcp.indexer")
 
 ENV_PREFIX = "ARAG_INDEX_"
+INCLUDE_HELP = (
+    "gitignore-style pattern of files of another type to read as plain text, e.g. '*.conf', recorded with the "
+    "source (repeatable; the variable takes a comma-separated list). Binary content is skipped all the same"
+)
 
 
 def _env(flag: str) -> str:
@@ -153,9 +157,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "instructions and search tools (kept until changed; '' clears it; default: a summary of the documents)",
     )
     adding = argparse.ArgumentParser(add_help=False)
-    adding.add_argument(
-        "sources", nargs="+", metavar="SOURCE", help=f"files or folders ({' '.join(sorted(SUPPORTED_SUFFIXES))})"
-    )
+    adding.add_argument("sources", nargs="+", metavar="SOURCE", help=f"files or folders; arag-index reads {TYPES_READ}")
     env_option(
         adding,
         "--exclude",
@@ -165,6 +167,23 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         metavar="GLOB",
         help="gitignore-style pattern to leave out, recorded with the source (repeatable; the variable takes a "
         "comma-separated list). Hidden files and folders, node_modules, __pycache__ and site-packages are left out anyway",
+    )
+    env_option(
+        adding,
+        "--include",
+        _env("--include"),
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help=INCLUDE_HELP,
+    )
+    env_option(
+        adding,
+        "--no-gitignore",
+        _env("--no-gitignore"),
+        action="store_true",
+        help="read what the folders' .gitignore files name, recorded with the source (by default those paths "
+        "are left out with one line each)",
     )
     env_option(
         adding,
@@ -236,6 +255,15 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         default=[],
         metavar="GLOB",
         help="gitignore-style pattern to leave out of the SOURCEs given, recorded with them (repeatable)",
+    )
+    env_option(
+        watch,
+        "--include",
+        _env("--include"),
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help=INCLUDE_HELP,
     )
     env_option(
         watch,
@@ -313,7 +341,9 @@ def _options(args: argparse.Namespace):  # noqa: ANN202 - BuildOptions, imported
         commit_sentences=args.commit_every,
         commit_seconds=args.commit_seconds,
         exclude=tuple(getattr(args, "exclude", ())),
+        include=tuple(getattr(args, "include", ())),
         follow_links=getattr(args, "follow_links", False),
+        gitignore=not getattr(args, "no_gitignore", False),
         strict=args.strict,
         rebuild=rebuild,
         progress=not args.quiet,
@@ -340,15 +370,18 @@ def run_update(args: argparse.Namespace) -> None:
 def _nothing_indexed(args: argparse.Namespace, summary) -> None:  # noqa: ANN001 - BuildSummary
     """An index left with no documents is said so; where this command read none (an empty folder,
     or every file skipped), it fails: a server of it would find nothing."""
-    kinds = " ".join(sorted(SUPPORTED_SUFFIXES))
     if args.command == "sync":
-        log.warning("arag-index: warning: %s holds no documents; add files of a supported type (%s)", args.index, kinds)
+        log.warning(
+            "arag-index: warning: %s holds no documents; add files of a supported type (it reads %s)",
+            args.index,
+            TYPES_READ,
+        )
         return
-    count = sum(not item.indexed for item in summary.skipped)
+    count = sum(not item.indexed and not item.left_out for item in summary.skipped)
     skipped = f" ({count} skipped, listed above)" if count else ""
     raise CorpusError(
-        f"no documents found in {', '.join(map(str, args.sources))}{skipped}; arag-index reads {kinds} "
-        "files: add some and run the command again (the index is kept, empty)"
+        f"no documents found in {', '.join(map(str, args.sources))}{skipped}; arag-index reads {TYPES_READ}: "
+        "add some, or name other text files with --include, and run the command again (the index is kept, empty)"
     )
 
 

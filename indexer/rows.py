@@ -64,6 +64,21 @@ def major_section_starts(headings: HeadingMarks) -> frozenset[int]:
     return frozenset(offset for offset, path in headings if len(path) <= 2)
 
 
+def chunk_begins(document: Document, chunks: Sequence[Sequence[Span]]) -> list[int]:
+    """Where each chunk's text begins: at its first sentence; in a document its reader cut into
+    lines (code), at the line after the previous chunk's last, so that a chunk keeps its first
+    line's indent and the blank lines before it, and the chunks joined line by line are the file's
+    lines with their numbers (document_lines.py)."""
+    if not document.sentences:
+        return [spans[0].start for spans in chunks]
+    text = document.text
+    begins = [0]
+    for previous, spans in zip(chunks, chunks[1:]):
+        line_end = text.find("\n", previous[-1].end, spans[0].start)  # none where a long line was cut mid-line
+        begins.append(line_end + 1 if line_end >= 0 else spans[0].start)
+    return begins
+
+
 def queue_document(
     batch: RowBatch,
     document: Document,
@@ -78,13 +93,14 @@ def queue_document(
     known = known or {}
     key = doc_key(document.doc_id)
     metadata = json.dumps(document.metadata, ensure_ascii=False, sort_keys=True) if document.metadata else ""
-    texts = [document.text[spans[0].start : spans[-1].end] for spans in chunks]
+    begins = chunk_begins(document, chunks)
+    texts = [document.text[begin : spans[-1].end] for begin, spans in zip(begins, chunks)]
     c, s, d = ChunkColumn, SentenceColumn, DocumentColumn
     for part, (spans, text, terms) in enumerate(zip(chunks, texts, chunk_context_terms(texts))):
-        begin = spans[0].start
+        begin = begins[part]
         cid = chunk_id(key, part)
-        path = heading_path(document.headings, begin)
-        pages = page_range(document.pages, begin, spans[-1].end)
+        path = heading_path(document.headings, spans[0].start)
+        pages = page_range(document.pages, spans[0].start, spans[-1].end)
         batch.chunks.append(
             {
                 c.ID: cid,

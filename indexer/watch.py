@@ -30,8 +30,8 @@ from pathlib import Path
 import filelock
 from arag_mcp.indexer.index.lock import IndexBusy
 from arag_mcp.indexer.index.manifest import check_manifest, is_remote, normalise_uri
-from arag_mcp.indexer.sources.files import Source, is_left_out
-from arag_mcp.indexer.sources.formats import SUPPORTED_SUFFIXES
+from arag_mcp.indexer.sources.files import Source, is_included, is_left_out
+from arag_mcp.indexer.sources.formats import may_read
 
 from .build import (
     BuildOptions,
@@ -200,13 +200,13 @@ def _share_malloc_arenas() -> None:
 
 def _filter(roots: Sequence[Source], inside: Sequence[Path]) -> Callable[[Path], bool]:
     """Which changed paths matter: under a source and not left out of it (hidden, excluded, the
-    index's own folder), and a file of a supported type, or gone (perhaps a folder)."""
+    index's own folder), and a file of a type read (its include patterns count), or gone (perhaps a folder)."""
 
     def wanted(path: Path) -> bool:
         root = next((root for root in roots if path.is_relative_to(root.path)), None)
         if root is None or is_left_out(path, root, inside):
             return False
-        if path.suffix.lower() in SUPPORTED_SUFFIXES:
+        if may_read(path.name, is_included(path, root)):
             return True
         return os.path.isdir(path) or not os.path.lexists(path)
 

@@ -1,8 +1,12 @@
-"""Small files that inflate to gigabytes: what the readers must refuse before inflating them."""
+"""Small files that inflate to gigabytes: what the readers must refuse before inflating them (or, for
+a compressed file, stop inflating past its cap)."""
 
 from __future__ import annotations
 
+import bz2
+import gzip
 import io
+import lzma
 import struct
 import zipfile
 import zlib
@@ -63,6 +67,14 @@ def pdf_flate_bomb(path: Path, padding: int) -> None:
     fonts = {NameObject("/F1"): DictionaryObject({NameObject(k): NameObject(v) for k, v in font.items()})}
     page[NameObject("/Resources")] = DictionaryObject({NameObject("/Font"): DictionaryObject(fonts)})
     writer.write(path)
+
+
+def compressed_bomb(path: Path, megabytes: int) -> None:
+    """A .gz, .bz2 or .xz file (by `path`'s suffix) that decompresses to `megabytes` MB of zeros:
+    one compressed megabyte repeated, as concatenated members (streams) that every reader reads on
+    (a gigabyte is a megabyte on disk, written at once)."""
+    compress = {".gz": gzip.compress, ".bz2": bz2.compress, ".xz": lzma.compress}[path.suffix]
+    path.write_bytes(compress(bytes(MB)) * megabytes)
 
 
 def _document_xml() -> tuple[bytes, bytes]:

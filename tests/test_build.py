@@ -350,4 +350,4 @@ def test_a_skipped_file_is_told_as_it_is_met_and_once(tmp_path: Path, caplog: py
     commits = [at for at, message in enumerate(messages) if message.startswith("committed ")]
     assert len(told) == 1 and len(commits) > 1, messages
     assert told[0] < commits[-1], "the skip was told only at the end"
-    assert "skipped 1 file(s) or record(s), listed above" in messages
+    assert "skipped 1 file(s) or record(s), listed above: 1 unreadable" in messages

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno
 import io
+import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
@@ -62,6 +63,12 @@ class Document:
 INDEXED = "indexed, "
 """Begins the reason of a line about a file that was indexed all the same ("indexed, front matter
 kept as text: ..."): told as skips are, as the build meets it, but not counted as one."""
+LEFT_OUT = "left out, "
+"""Begins the reason of a line about a path a folder's own rules leave out (its `.gitignore`, a
+build folder): told as the build meets it and summed up, but neither a failure under --strict nor
+a file whose documents are kept."""
+_WHERE = re.compile(r"^(?:line|item|row) [\d,]+: ")
+_KIND_END = re.compile(r"[:;(]| \d")
 
 
 @dataclass(frozen=True)
@@ -83,6 +90,23 @@ class SkippedFile:
         """A notice about a file that was indexed (its front matter kept as text), not a skip."""
         return self.reason.startswith(INDEXED)
 
+    @property
+    def left_out(self) -> bool:
+        """A path the folder's own rules leave out (LEFT_OUT), not a skip."""
+        return self.reason.startswith(LEFT_OUT)
+
+    @property
+    def kind(self) -> str:
+        """The reason without its particulars, for the summary by reason ("unreadable", "binary",
+        "invalid JSON", "unsupported type .png", "left out, ignored by .gitignore")."""
+        reason = _WHERE.sub("", self.reason)
+        if reason.startswith("unsupported type"):
+            return reason
+        prefix = LEFT_OUT if reason.startswith(LEFT_OUT) else ""
+        rest = reason[len(prefix) :]
+        cut = _KIND_END.search(rest)
+        return prefix + (rest[: cut.start()] if cut else rest).strip()
+
 
 @dataclass(frozen=True)
 class FileInput:
@@ -99,6 +123,8 @@ class FileInput:
     file: str
     """The resolved path (`Document.path`, the id of a whole file)."""
     data: bytes | None = None
+    plain_text: bool = False
+    """Read as plain text where no reader knows its suffix: the user named it with `--include`."""
 
     @property
     def suffix(self) -> str:

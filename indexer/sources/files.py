@@ -1,8 +1,9 @@
 """Read sources (files and folders) into documents.
 
 A folder is walked in sorted order, leaving out what its patterns exclude; each file is read by the
-reader of its format (formats.py) into documents (document.py). Files record where their sections
-(heading paths) and pages begin.
+reader of its format (formats.py) into documents (document.py), a file its include patterns name as
+plain text where no reader knows its suffix. Files record where their sections (heading paths) and
+pages begin.
 """
 
 from __future__ import annotations
@@ -11,12 +12,15 @@ import os
 import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
 import pathspec
 
+from .compressed import inner_name
 from .document import CorpusError, Document, FileInput, Skip, SkippedFile, error_text
 from .formats import FILE_TYPES, reader_for
+from .ignored import RepositoryIgnores
 
 LINK_OUTSIDE = "a link to a file outside the folder; pass --follow-links to read it"
 DEFAULT_EXCLUDE = ("node_modules/", "__pycache__/", "site-packages/")
@@ -36,11 +40,18 @@ class Source:
     """Read the files that links in a folder point to outside it; otherwise they are skipped, so a
     link in a cloned or unpacked folder cannot bring a file from elsewhere (a key, a password
     store) into an index served to a model."""
+    gitignore: bool = True
+    """Leave out what the folder's `.gitignore` files name (ignored.py)."""
+    include: tuple[str, ...] = ()
+    """gitignore-style patterns, matched as `exclude` is, of files to read as plain text where no
+    reader knows their suffix (`is_included`)."""
 
     @classmethod
-    def at(cls, path: str | Path, exclude: Sequence[str] = (), follow_links: bool = False) -> Source:
+    def at(
+        cls, path: str | Path, exclude: Sequence[str] = (), follow_links: bool = False, include: Sequence[str] = ()
+    ) -> Source:
         resolved = _resolve(Path(path).expanduser())
-        return cls(resolved, resolved, tuple(exclude), follow_links)
+        return cls(resolved, resolved, tuple(exclude), follow_links, include=tuple(include))
 
 
 def iter_documents(
@@ -76,7 +87,23 @@ def list_files(
 
 def read_file(path: Path, source: Source, skipped: list[SkippedFile]) -> Iterator[Document]:
     """The documents of one file listed by `list_files`; what could not be read is appended to `skipped`."""
-    return _read_file(path, display_name(path, source.root), skipped)
+    return _read_file(path, display_name(path, source.root), is_included(path, source), skipped)
+
+
+def is_included(path: Path, source: Source) -> bool:
+    """Whether the source's include patterns name `path` (under its root; a file given alone by its
+    name), or the file inside it where it is compressed: `*.conf` includes `app.conf.gz`."""
+    if not source.include:
+        return False
+    relative = path.name if path == source.root else path.relative_to(source.root).as_posix()
+    spec = _include_spec(source.include)
+    return spec.match_file(relative) or spec.match_file(inner_name(relative))
+
+
+@lru_cache(maxsize=64)
+def _include_spec(patterns: tuple[str, ...]) -> pathspec.GitIgnoreSpec:
+    """Parsed once per set of patterns: it is asked for every file read."""
+    return pathspec.GitIgnoreSpec.from_lines(patterns)
 
 
 def file_key(path: Path) -> str:
@@ -103,7 +130,11 @@ def is_left_out(path: Path, source: Source, exclude: Sequence[Path] = ()) -> boo
         folder = depth < len(parts)
         if parts[depth - 1].startswith(".") or spec.match_file(part_path + "/" if folder else part_path):
             return True
-    return False
+    ignores = RepositoryIgnores(source.root.as_posix(), source.gitignore)
+    return any(
+        ignores.reason((source.root / PurePosixPath(*parts[:depth])).as_posix(), depth < len(parts)) is not None
+        for depth in range(1, len(parts) + 1)
+    )
 
 
 def _exclude_spec(source: Source) -> pathspec.GitIgnoreSpec:
@@ -126,6 +157,8 @@ def _walk(source: Source, excluded: list[Path], skipped: list[SkippedFile]) -> l
     spec = _exclude_spec(source)
     prefix = source.root.as_posix().rstrip("/") + "/"
 
+    ignores = RepositoryIgnores(source.root.as_posix(), source.gitignore)
+
     def wanted(path: str, name: str, folder: bool) -> bool:
         if name.startswith("."):
             return False
@@ -133,7 +166,12 @@ def _walk(source: Source, excluded: list[Path], skipped: list[SkippedFile]) -> l
         if (folder or os.path.islink(path)) and any(_resolve(Path(path)).is_relative_to(inside) for inside in excluded):
             return False
         relative = path[len(prefix) :]
-        return not spec.match_file(relative + "/" if folder else relative)
+        if spec.match_file(relative + "/" if folder else relative):
+            return False
+        reason = ignores.reason(path, folder)
+        if reason is not None:
+            skipped.append(SkippedFile(display_name(Path(path), source.root) + ("/" if folder else ""), reason))
+        return reason is None
 
     def unreadable(error: OSError) -> None:
         path = Path(error.filename)
@@ -162,12 +200,13 @@ def display_name(path: Path, root: Path) -> str:
     return (Path(root.name) / path.relative_to(root)).as_posix() if path != root else root.name
 
 
-def _read_file(path: Path, source: str, skipped: list[SkippedFile]) -> Iterator[Document]:
-    """The documents of one file; a file that yields none, and each bad record, is listed in `skipped`."""
+def _read_file(path: Path, source: str, included: bool, skipped: list[SkippedFile]) -> Iterator[Document]:
+    """The documents of one file (`included`: read as plain text where no reader knows its suffix);
+    a file that yields none, and each bad record, is listed in `skipped`."""
     file = _resolve(path).as_posix()
     count, skips_before = 0, len(skipped)
     try:
-        input = FileInput(path, path.name, source, file)
+        input = FileInput(path, path.name, source, file, plain_text=included)
         reader = reader_for(input)
         _check_regular(path)
         for document in reader(input, skipped):
@@ -182,8 +221,9 @@ def _read_file(path: Path, source: str, skipped: list[SkippedFile]) -> Iterator[
 
 def file_type(name: str) -> str:
     """The file type of a file name (or source), as results show it and scopes select it: "md",
-    "html", "pdf", "jsonl", ...; "text" where the name has no extension."""
-    suffix = PurePosixPath(name).suffix.lower()
+    "html", "pdf", "jsonl", ...; "text" where the name has no extension. A compressed file has the
+    type of the file inside ("md" for `guide.md.gz`)."""
+    suffix = PurePosixPath(inner_name(name)).suffix.lower()
     return FILE_TYPES.get(suffix, suffix.lstrip(".")) or "text"
 
 

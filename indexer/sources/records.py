@@ -23,6 +23,11 @@ MAX_NESTING = 100
 levels, and turning a value into metadata recurses once per level."""
 
 
+class NotRecords(Exception):
+    """A `.json` file whose data is not records (a list of records, an object holding one such list,
+    or one record): a configuration file, read as one (code.py)."""
+
+
 def read_json(input: FileInput, skipped: list[SkippedFile]) -> Iterator[Document]:
     source, file = input.source, input.file
     raw = input.read_bytes()
@@ -72,9 +77,7 @@ def _record_list(data: object) -> list[object]:
         lists = [value for value in data.values() if isinstance(value, list)]
         if len(lists) == 1:
             return lists[0]
-    raise Skip(
-        'not a list of records like [{"text": ...}], an object holding one such list, or one record; restructure or exclude it'
-    )
+    raise NotRecords("not records")
 
 
 def read_jsonl(input: FileInput, skipped: list[SkippedFile]) -> Iterator[Document]:

@@ -235,7 +235,7 @@ def keyword_output(
     for at, (hit, snippet) in enumerate(zip(findings.hits, snippets)):
         fields = _hit_fields(hit, source, None if deliveries is None else deliveries[at], snippet)
         whole = fields["whole_chunk"] and not snippet.already_sent
-        text = None if fields["already_sent"] else (" " if whole else SNIPPET_SEPARATOR).join(snippet.sentences)
+        text = None if fields["already_sent"] else snippet_text(snippet, whole)
         results.append(
             KeywordResult(
                 **fields, score=round(hit.score, 2), keywords=list(hit.keywords), page_of=hit.page_of, snippet=text
@@ -474,6 +474,14 @@ def chunk_read_text(output: ChunkReadOutput) -> str:
         else:
             lines.append(f"=== chunk_id: {chunk.chunk_id}: not sent (size limit); call chunk_read again with it")
     return with_conversation(lines, output.conversation)
+
+
+def snippet_text(snippet: Snippet, whole: bool) -> str:
+    """A result's snippet as one text: a whole chunk's sentences joined as its text joins them (by a
+    space, or lines of code by a line break), pieces by SNIPPET_SEPARATOR."""
+    return (
+        ("\n" if snippet.lines else " ").join(snippet.sentences) if whole else SNIPPET_SEPARATOR.join(snippet.sentences)
+    )
 
 
 def place_text(section: str | None, pages: str | None) -> str:

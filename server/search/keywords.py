@@ -151,6 +151,10 @@ class ChunkCount:
     def exact(self) -> bool:
         return self.at_least == self.at_most
 
+    def __str__(self) -> str:
+        """ "12", or "3-5" for a count not settled."""
+        return str(self.at_least) if self.exact else f"{self.at_least}-{self.at_most}"
+
 
 @dataclass(frozen=True)
 class TitledPages:

@@ -70,6 +70,8 @@ class Excerpt:
     """How many sentences the chunk has."""
     shortened: bool = False
     """A long sentence among the pieces was cut (around its keywords, or to its start)."""
+    lines: bool = False
+    """The chunk is laid out in lines (code): pieces keep their line breaks."""
 
 
 @dataclass(frozen=True)
@@ -88,6 +90,8 @@ class Snippet:
     """How many sentences the chunk has."""
     shortened: bool = False
     """A piece shown is a long sentence cut short."""
+    lines: bool = False
+    """The chunk is laid out in lines (code): a whole chunk's sentences are joined by line breaks."""
 
     @property
     def nothing_new(self) -> bool:
@@ -111,13 +115,17 @@ class Snippet:
         return f"{count}, cut" if self.shortened else count
 
 
-def excerpt(sentences: Sequence[str], matched: Sequence[str], cut: Callable[[str], str]) -> Excerpt:
+def excerpt(
+    sentences: Sequence[str], matched: Sequence[str], cut: Callable[[str], str], lines: bool = False
+) -> Excerpt:
     """The chunk whole where it is short (WHOLE_CHUNK_SENTENCES, WHOLE_CHUNK_CHARS) or its snippet
     would leave out at most LEFT_OUT_CHARS; otherwise its `matched` sentences (texts of its
-    `sentences`) as `cut` shortens them, each with the sentence before where it opens with a pronoun."""
-    sentences = [_one_line(sentence) for sentence in sentences]
-    matched = [_one_line(sentence) for sentence in matched]
-    whole = Excerpt(sentences, True, len(sentences))
+    `sentences`) as `cut` shortens them, each with the sentence before where it opens with a pronoun.
+    `lines`: the chunk is laid out in lines (code), which are kept."""
+    if not lines:
+        sentences = [_one_line(sentence) for sentence in sentences]
+        matched = [_one_line(sentence) for sentence in matched]
+    whole = Excerpt(sentences, True, len(sentences), lines=lines)
     size = sum(map(len, sentences))
     if len(sentences) <= WHOLE_CHUNK_SENTENCES and size <= WHOLE_CHUNK_CHARS:
         return whole
@@ -127,7 +135,7 @@ def excerpt(sentences: Sequence[str], matched: Sequence[str], cut: Callable[[str
     if size - sum(map(len, pieces)) <= LEFT_OUT_CHARS:
         return whole
     shortened = any(piece != sentences[at] for piece, at in zip(pieces, chosen))
-    return Excerpt(pieces, False, len(sentences), shortened)
+    return Excerpt(pieces, False, len(sentences), shortened, lines)
 
 
 def _one_line(sentence: str) -> str:
@@ -270,4 +278,5 @@ def snippet(shown: Excerpt, sent: set[int], limit: int = MAX_SNIPPET_CHARS) -> S
         size += len(piece)
     more = len(new) - len(kept)
     shortened = shown.shortened and any(piece.startswith(CUT) or piece.endswith(CUT) for piece in kept)
-    return Snippet(kept, more, len(shown.pieces) - len(new), shown.whole and not more, shown.chunk_sentences, shortened)
+    whole = shown.whole and not more
+    return Snippet(kept, more, len(shown.pieces) - len(new), whole, shown.chunk_sentences, shortened, shown.lines)

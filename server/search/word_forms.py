@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from arag_mcp.indexer.index.words import words_of
 
+from .identifiers import identifiers_holding
 from .keywords import ChunkCount, KeywordFindings, keyword_search
 
 if TYPE_CHECKING:
@@ -64,17 +65,20 @@ def other_forms(lookup: KeywordLookup, word: str) -> list[str]:
 
 
 def with_other_forms(lookup: KeywordLookup, keywords: Sequence[str], most: int) -> list[str]:
-    """The keywords, each one-word keyword followed by its other forms (`forms: true`), at most `most` in all."""
+    """The keywords, each followed by its other forms (`forms: true`): a one-word keyword's word
+    forms, and any keyword's identifiers (identifiers.py), at most `most` in all."""
     expanded = list(keywords)
     for keyword, words in zip(keywords, _words(keywords)):
-        if len(words) == 1:
-            expanded += [form for form in other_forms(lookup, words[0]) if form not in expanded]
+        forms = other_forms(lookup, words[0]) if len(words) == 1 else []
+        expanded += [form for form in [*forms, *identifiers_holding(lookup, keyword)] if form not in expanded]
     return expanded[:most]
 
 
 def forms_note(snapshot: IndexSnapshot, findings: KeywordFindings, scope: np.ndarray | None) -> str:
     """For each keyword that matches few chunks: the other forms of its word that match some, or,
-    for a keyword of several words, how many chunks each word matches alone. Empty where none."""
+    for a keyword of several words, how many chunks each word matches alone; and, where it matches
+    some, the identifiers holding its words (where it matches none, they match in its place:
+    identifiers.stand_ins). Empty where none."""
     notes = []
     for keyword, words, count in zip(findings.keywords, _words(findings.keywords), findings.per_keyword):
         if count.at_most > FEW_CHUNKS or not words:
@@ -87,6 +91,9 @@ def forms_note(snapshot: IndexSnapshot, findings: KeywordFindings, scope: np.nda
             counted = _counts(snapshot, list(dict.fromkeys(words)), scope)
             if any(c.at_least > count.at_most for _, c in counted):
                 notes.append(f"the words of {keyword!r} alone: {_listed(counted)}")
+        held = _counts(snapshot, identifiers_holding(snapshot.keywords, keyword), scope) if count.at_most else []
+        if held:
+            notes.append(f"{keyword!r} also inside identifiers {_listed(held)}")
     if not notes:
         return ""
     return f" Chunks matched by other words: {'; '.join(notes)} (forms: true also matches a keyword's other forms)."
@@ -102,8 +109,7 @@ def _counts(snapshot: IndexSnapshot, words: list[str], scope: np.ndarray | None)
 
 def _listed(counted: list[tuple[str, ChunkCount]]) -> str:
     """ "'chartered' (12), 'charters' (2)": a count not settled is given as its range."""
-    said = (str(c.at_least) if c.exact else f"{c.at_least}-{c.at_most}" for _, c in counted)
-    return ", ".join(f"{word!r} ({count})" for (word, _), count in zip(counted, said))
+    return ", ".join(f"{word!r} ({count})" for word, count in counted)
 
 
 def _words(keywords: Sequence[str]) -> list[list[str]]:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
+from arag_mcp.indexer.file_types import LINE_LAID_TYPES
 from arag_mcp.indexer.index.chunks import Chunk
 from arag_mcp.indexer.index.schema import ChunkColumn
 from arag_mcp.indexer.index.words import words_of
@@ -189,6 +190,7 @@ class Toolkit:
         forms: Forms = False,
         conversation: ConversationHandle = None,
     ) -> Annotated[CallToolResult, KeywordSearchOutput]:
+        from arag_mcp.server.search.identifiers import stand_ins, stand_ins_note, with_stand_ins
         from arag_mcp.server.search.word_forms import forms_note, with_other_forms
 
         terms = self._checked_keywords(keywords)
@@ -197,10 +199,16 @@ class Toolkit:
         if forms and by_words:
             terms = with_other_forms(call.snapshot.keywords, terms, MAX_KEYWORDS)
         findings, same_text = self._new_keyword_findings(call, terms, top_k, offset)
+        standing = stand_ins(call.snapshot.keywords, findings.keywords, findings.per_keyword) if by_words else {}
+        if standing:
+            terms = with_stand_ins(terms, standing, MAX_KEYWORDS)
+            findings, same_text = self._new_keyword_findings(call, terms, top_k, offset)
         deliveries = self._deliver(call, "keyword_search", findings.hits)
         cuts = [keyword_cut(hit.keywords, self.keyword_match) for hit in findings.hits]
         snippets = self._snippets(call, "keyword_search", findings.hits, cuts, deliveries is not None)
-        other_words = forms_note(call.snapshot, findings, call.mask) if by_words and not forms else ""
+        other_words = stand_ins_note(standing, findings)
+        if by_words and not forms:
+            other_words += forms_note(call.snapshot, findings, call.mask)
         output = keyword_output(
             findings, call.current.handle, call.current.notice, deliveries, snippets, other_words, same_text
         )
@@ -437,7 +445,7 @@ class Toolkit:
         chunks = _chunks_of(call.snapshot, hits)
         return [
             self.conversations.has_all_of(
-                call.current, hit.chunk.chunk_id, excerpt(chunks[hit.chunk.chunk_id].sentences, hit.matched, cut).pieces
+                call.current, hit.chunk.chunk_id, _excerpt(chunks[hit.chunk.chunk_id], hit.matched, cut).pieces
             )
             for hit, cut in zip(hits, cuts)
         ]
@@ -496,7 +504,7 @@ class Toolkit:
             self.conversations.send_snippet(
                 call.current,
                 hit.chunk.chunk_id,
-                excerpt(chunks[hit.chunk.chunk_id].sentences, hit.matched, cut),
+                _excerpt(chunks[hit.chunk.chunk_id], hit.matched, cut),
                 Origin(call.current.calls, tool, rank),
             )
             for rank, (hit, cut) in enumerate(zip(hits, cuts), 1)
@@ -526,6 +534,17 @@ def _with_texts(snapshot: IndexSnapshot, hits: list[Hit]) -> list[Hit]:
     """The hits with their chunks' texts, read once for all that later look at them."""
     chunks = _chunks_of(snapshot, hits)
     return [replace(hit, chunk=chunks[hit.chunk.chunk_id]) for hit in hits]
+
+
+def _excerpt(chunk: Chunk, matched: list[str], cut: Callable[[str], str]) -> Excerpt:
+    """What a result shows of `chunk` (snippets.excerpt); where it is code, each sentence with the
+    indent of its first line, its lines kept."""
+    if chunk.file_type not in LINE_LAID_TYPES:
+        return excerpt(chunk.sentences, matched, cut)
+    text = chunk.text
+    indented = {text[start:end]: text[text.rfind("\n", 0, start) + 1 : end] for start, end in chunk.sentence_spans}
+    sentences = [indented[sentence] for sentence in chunk.sentences]
+    return excerpt(sentences, [indented.get(sentence, sentence) for sentence in matched], cut, lines=True)
 
 
 def _chunks_of(snapshot: IndexSnapshot, hits: list[Hit]) -> dict[str, Chunk]:
