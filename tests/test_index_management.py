@@ -125,15 +125,14 @@ def test_a_folder_with_stray_files_builds_and_the_summary_names_each(tmp_path: P
 
     strict = run_cli("arag_mcp.indexer", "build", str(corpus), "--index", str(index), "--quiet", "--strict")
     assert strict.returncode == 1, strict.stderr
-    assert "Traceback" not in strict.stderr and "corpus/index.json" in strict.stderr
+    assert "Traceback" not in strict.stderr and "corpus/logs.gz" in strict.stderr
     assert read_manifest(str(index)) is None
 
     result = run_cli("arag_mcp.indexer", "build", str(corpus), "--index", str(index), "--quiet")
     assert result.returncode == 0, result.stderr
     lines = result.stderr.splitlines()
     skipped = sorted(line for line in lines if line.startswith("skipped corpus/"))
-    assert [line.split(":")[0] for line in skipped] == [
-        "skipped corpus/index.json",
+    assert [line.split(":")[0] for line in skipped] == [  # index.json holds no records: a configuration file
         "skipped corpus/logs.gz",
         "skipped corpus/noise.txt",
         "skipped corpus/pipe.txt",
@@ -141,9 +140,12 @@ def test_a_folder_with_stray_files_builds_and_the_summary_names_each(tmp_path: P
         "skipped corpus/report.docx",
     ]
     assert "skipped corpus/records.jsonl: line 2: invalid JSON" in result.stderr
-    assert "skipped 6 file(s) or record(s), listed above" in lines
+    assert (
+        "skipped 5 file(s) or record(s), listed above: 2 unreadable, 1 binary, 1 not a regular file, 1 invalid JSON"
+        in lines
+    )
     assert "Traceback" not in result.stderr
-    assert _titles(index) == ["", "DNS"]
+    assert _titles(index) == ["", "DNS", "index.json"]
 
 
 def test_links_out_of_the_folder_are_skipped_unless_followed(tmp_path: Path):

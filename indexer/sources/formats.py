@@ -17,6 +17,7 @@ from .compressed import COMPRESSED_SUFFIXES, decompressed, inner_name
 from .document import Document, FileInput, Skip, SkippedFile, whole_file
 from .docx import docx_text
 from .html import html_to_text
+from .markup import asciidoc_text, org_text
 from .notebooks import read_notebook
 from .outline import BlockText, NotReadable
 from .pdf import pdf_text
@@ -65,6 +66,9 @@ READERS: dict[str, Reader] = {
     ".htm": _structured(lambda input: html_to_text(input.text())),
     ".pdf": _structured(lambda input: pdf_text(input.local_path or input.open())),
     ".docx": _structured(lambda input: docx_text(input.local_path or input.open())),
+    ".adoc": _structured(lambda input: asciidoc_text(input.text())),
+    ".asciidoc": _structured(lambda input: asciidoc_text(input.text())),
+    ".org": _structured(lambda input: org_text(input.text())),
     ".json": _json,
     ".jsonl": read_jsonl,
     ".ipynb": read_notebook,
@@ -72,16 +76,15 @@ READERS: dict[str, Reader] = {
     ".tsv": read_table,
 }
 SUPPORTED_SUFFIXES = frozenset(READERS)
-TEXT_LIKE_SUFFIXES = frozenset({".text", ".adoc", ".asciidoc", ".org"})
-"""Read as plain text: .txt spelled out, and prose markup (AsciiDoc, Org) that has no reader here
-and reads well as its text. Left out: logs (machine output, rewritten while watched, so each write
-would be embedded again) and configuration (.conf, .properties): `--include` opts them in."""
+TEXT_LIKE_SUFFIXES = frozenset({".text"})
+"""Read as plain text: .txt spelled out. Left out: logs (machine output, rewritten while watched, so
+each write would be embedded again) and configuration (.conf, .properties): `--include` opts them in."""
 TYPES_READ = (
     f"{' '.join(sorted(SUPPORTED_SUFFIXES | TEXT_LIKE_SUFFIXES))} files, text files without an extension "
     f"(README, NEWS) and any of these compressed ({' '.join(sorted(COMPRESSED_SUFFIXES))})"
 )
 """What `arag-index` reads, for its help and messages."""
-FILE_TYPES = {".markdown": "md", ".htm": "html"}
+FILE_TYPES = {".markdown": "md", ".htm": "html", ".asciidoc": "adoc"}
 """Suffixes whose file type is not the suffix itself: a type names the reader, not the spelling."""
 
 

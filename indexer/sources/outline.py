@@ -1,8 +1,9 @@
 """Where a document's sections and pages begin: marks at character offsets of its text.
 
-Readers that see a document's structure (HTML, DOCX and PDF files) build its text block by block
-with `BlockText`, which records each heading's path and each page's number at the offset where
-they begin; Markdown and reStructuredText, read as they are, are marked by `headings.py`. A chunk
+Readers that see a document's structure (HTML, DOCX, PDF, reStructuredText, AsciiDoc, Org and
+notebooks) build its text block by block with `BlockText`, which records each heading's path and
+each page's number at the offset where they begin; Markdown, read as it is, is marked by
+`headings.py`, and code by its definitions (code.py). A chunk
 takes the heading path in force at its first character and the pages of its first and last.
 """
 

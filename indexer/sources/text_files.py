@@ -1,5 +1,6 @@
 """Files read as the text they are: plain text, Markdown (YAML front matter becomes metadata) and
-reStructuredText, with the headings each writes (headings.py) as sections."""
+reStructuredText that docutils cannot read (rest.py), with the headings each writes (headings.py) as
+sections."""
 
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ def read_markdown(input: FileInput, skipped: list[SkippedFile]) -> list[Document
 
 
 def read_rst(input: FileInput, skipped: list[SkippedFile]) -> list[Document]:
+    """reStructuredText as written, its titles as sections: what rest.py reads where docutils cannot."""
     text = input.text()
     headings = rst_headings(text)
     return whole_file(input, _first_heading(headings), text, headings=headings)
