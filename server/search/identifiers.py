@@ -76,4 +76,3 @@ def stand_ins_note(standing: Mapping[str, list[str]], findings: KeywordFindings)
         for keyword, identifiers in standing.items()
     ]
     return "".join(f" {note}." for note in notes)
-
