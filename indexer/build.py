@@ -49,6 +49,7 @@ from arag_mcp.indexer.index.schema import DocumentColumn
 from arag_mcp.indexer.sources.budget import BudgetedReader, FileBudget, file_reader
 from arag_mcp.indexer.sources.document import LEFT_OUT, CorpusError, Document, SkippedFile
 from arag_mcp.indexer.sources.files import Source, is_left_out, list_files
+from arag_mcp.indexer.sources.formats import READERS_VERSION
 from arag_mcp.indexer.text.context import SENTENCE_CONTEXT
 from arag_mcp.indexer.text.sentences import SPLITTER_VERSION, split_sentences
 from tqdm import tqdm
@@ -452,7 +453,8 @@ def _update(
     states = None if recorded is None else recorded.states
     listed = list(list_files(reads, summary.skipped, exclude=inside))
     summary.show_skips()
-    changes = plan_changes(listed, states or {}, synced)
+    read_again = previous is not None and previous.get("readers") != READERS_VERSION
+    changes = plan_changes(listed, states or {}, synced, read_again)
     summary.skipped_before = changes.skipped_before
     described = options.description if options.description is not None else (previous or {}).get("description")
     if (
@@ -491,11 +493,15 @@ def _update(
             )
             writer.recount()
             changes = plan_changes(
-                listed, _without(states or {}, {existing[doc_id].path for doc_id in damaged}), synced
+                listed, _without(states or {}, {existing[doc_id].path for doc_id in damaged}), synced, read_again
             )
         if options.rebuild and writer.committed is not None:  # the index in service stays until the end
             options = replace(options, commit_sentences=sys.maxsize, commit_seconds=math.inf)
-        fields = {**_manifest_fields(uri, embedder, options, roots, carried), "description": described or ""}
+        fields = {
+            **_manifest_fields(uri, embedder, options, roots, carried),
+            "description": described or "",
+            "readers": _readers_version(previous, roots, reads),
+        }
         files = {file: state for file, state in (states or {}).items() if file not in changes.gone}
         files.update(changes.unchanged)
         for item in changes.read:
@@ -874,6 +880,13 @@ def _embed_on_ray(
     writer.delete_documents(stale)
     writer.append_fragments(written.fragments, written.chunk_rows, written.document_rows, written.sentences)
     return read
+
+
+def _readers_version(previous: dict[str, Any] | None, roots: Sequence[Source], reads: Sequence[Source]) -> int | None:
+    """The READERS_VERSION every file of the index was read with once this build commits: this
+    version where the build reads them all (a new index, a full sync), else the one recorded."""
+    every_root = {root.path for root in roots} <= {read.path for read in reads}
+    return READERS_VERSION if previous is None or every_root else previous.get("readers")
 
 
 def _manifest_fields(

@@ -44,10 +44,14 @@ class Changes:
 
 
 def plan_changes(
-    listed: Iterable[tuple[Path, Source]], states: dict[str, FileState], synced: Sequence[Path]
+    listed: Iterable[tuple[Path, Source]],
+    states: dict[str, FileState],
+    synced: Sequence[Path],
+    read_again: bool = False,
 ) -> Changes:
     """Compare each listed file with its recorded state; recorded files under `synced` that were
-    not listed are gone."""
+    not listed are gone. `read_again`: the files were read by other readers (READERS_VERSION), so
+    every file is read, changed or not."""
     changes = Changes()
     seen: set[str] = set()
     for path, source in listed:
@@ -64,7 +68,7 @@ def plan_changes(
         if not stat.S_ISREG(status.st_mode):  # read_file says why it is skipped; hashing a FIFO would block
             changes.read.append(FileToRead(path, source, file, 0, 0, ""))
             continue
-        if state is not None and _now_read(state, path, source):
+        if state is not None and (read_again or _now_read(state, path, source)):
             state = None
         if state is not None and state.same_metadata(status.st_size, status.st_mtime_ns):
             _keep(changes, path, source, file, state)

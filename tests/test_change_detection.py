@@ -12,8 +12,9 @@ from pathlib import Path
 
 from arag_mcp.indexer.build import build_index, sync_index, sync_paths
 from arag_mcp.indexer.index.file_states import read_file_states
-from arag_mcp.indexer.index.manifest import read_manifest
+from arag_mcp.indexer.index.manifest import read_manifest, write_manifest
 from arag_mcp.indexer.index.snapshot import list_documents, open_index
+from arag_mcp.indexer.sources.formats import READERS_VERSION
 
 from .conftest import run_cli
 from .test_index_management import QUIET, _titles, _write
@@ -190,3 +191,24 @@ def test_watching_a_missing_index_without_sources_is_one_line_and_creates_nothin
         f"`arag-index build SOURCE --index {missing}` or fix --index"
     ]
     assert not missing.exists()
+
+
+def test_files_read_by_other_readers_are_read_again_at_a_full_sync_keeping_their_vectors(tmp_path: Path):
+    files = _corpus(tmp_path / "docs")
+    index = str(tmp_path / "idx")
+    build_index([tmp_path / "docs"], index, QUIET)
+    manifest = read_manifest(index)
+    assert manifest["readers"] == READERS_VERSION
+    before = os.stat(files["b"])
+    files["b"].write_text("# Beta\n\nBeta is the second lettez.")  # same size and time: not read again unless asked
+    os.utime(files["b"], ns=(before.st_atime_ns, before.st_mtime_ns))
+    write_manifest(index, {**manifest, "readers": READERS_VERSION - 1})  # as an older version recorded it
+
+    added = build_index([tmp_path / "docs" / "sub"], index, QUIET)  # an add reads its path alone
+    assert read_manifest(index)["readers"] == READERS_VERSION - 1 and added.updated == 0
+
+    synced = sync_index(index, QUIET)
+    assert (synced.updated, synced.unchanged, synced.embedded_sentences) == (1, 2, 1)
+    assert read_manifest(index)["readers"] == READERS_VERSION
+    again = sync_index(index, QUIET)
+    assert (again.updated, again.embedded_sentences) == (0, 0)

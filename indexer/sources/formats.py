@@ -27,6 +27,10 @@ from .tables import read_table
 from .text_files import read_markdown, read_plain
 
 Reader = Callable[[FileInput, list[SkippedFile]], Iterable[Document]]
+READERS_VERSION = 2
+"""Raised when a reader reads a format differently (or a new one is added): an index records the
+version its files were read with, and a build of another version reads every file again, the
+sentences whose text did not change keeping their vectors (changes.py)."""
 
 
 def _structured(read: Callable[[FileInput], tuple[str, BlockText]]) -> Reader:
