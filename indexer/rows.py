@@ -64,6 +64,17 @@ def major_section_starts(headings: HeadingMarks) -> frozenset[int]:
     return frozenset(offset for offset, path in headings if len(path) <= 2)
 
 
+def chunk_section(document: Document, spans: Sequence[Span]) -> tuple[str, ...]:
+    """The heading path a chunk's first character sits under; for code before any definition (a
+    module's imports and docstring), the first definition the chunk holds, which names it better
+    than nothing does."""
+    path = heading_path(document.headings, spans[0].start)
+    if path or not document.sentences:
+        return path
+    inside = (heading for offset, heading in document.headings if spans[0].start <= offset < spans[-1].end)
+    return next(inside, ())
+
+
 def chunk_begins(document: Document, chunks: Sequence[Sequence[Span]]) -> list[int]:
     """Where each chunk's text begins: at its first sentence; in a document its reader cut into
     lines (code), at the line after the previous chunk's last, so that a chunk keeps its first
@@ -99,7 +110,7 @@ def queue_document(
     for part, (spans, text, terms) in enumerate(zip(chunks, texts, chunk_context_terms(texts))):
         begin = begins[part]
         cid = chunk_id(key, part)
-        path = heading_path(document.headings, spans[0].start)
+        path = chunk_section(document, spans)
         pages = page_range(document.pages, spans[0].start, spans[-1].end)
         batch.chunks.append(
             {

@@ -88,6 +88,9 @@ def repository(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("repo") / "weather"
     (root / "src" / "weather").mkdir(parents=True)
     (root / "src" / "weather" / "zephyr.py").write_text(PYTHON)
+    (root / "src" / "weather" / "__init__.py").write_text("def forecast():\n    return 'gale'\n")
+    (root / "src" / "weather" / "build").mkdir()  # a package of the project's own, not a build's output
+    (root / "src" / "weather" / "build" / "steps.py").write_text("def run_steps():\n    return 1\n")
     (root / "web").mkdir()
     (root / "web" / "gale.ts").write_text(TYPESCRIPT)
     (root / "gale.go").write_text(GO)
@@ -122,6 +125,9 @@ def test_code_is_chunked_at_definitions_named_by_their_qualified_names(repositor
         "gale.GaleServer.listen",
     }
     assert set(sections(by_name["gale.go"])) == {"gale.Anemometer", "gale.Measure", "gale.NewAnemometer"}
+    # a package's __init__ is named by its folder, as code that imports it names it
+    assert set(sections(by_name["__init__.py"])) == {"weather.forecast"}
+    assert set(sections(by_name["steps.py"])) == {"steps.run_steps"}
     assert set(sections(by_name["pyproject.toml"])) == {"pyproject.project", "pyproject.tool.ruff"}
     # a JSON file that holds no records is a configuration file, read as one
     assert set(sections(by_name["package.json"])) == {"package.name", "package.scripts", "package.scripts.build"}
@@ -204,7 +210,12 @@ async def test_identifiers_are_found_as_written_and_code_keeps_its_lines(live: L
         found = await client.call_tool("keyword_search", {"keywords": ["compute_zephyr_ratio"], "top_k": 3})
         assert not found.is_error, found.content[0].text
         results = found.structured_content["results"]
-        assert {result["title"] for result in results} == {"zephyr.py"} and results[0]["section"].startswith("zephyr.")
+        assert {result["title"] for result in results} == {"zephyr.py"}
+        # every chunk is named, the first (imports, docstring) by the first definition it holds
+        assert {result["section"] for result in results} == {
+            "zephyr.compute_zephyr_ratio",
+            "zephyr.HTTPServer.handle_request",
+        }
         shown = "\n".join(result["snippet"] for result in results)
         # lines and their indents kept, where prose's hard-wrapped lines would be joined
         assert "    def handle_request(self, request):\n        ratio = compute_zephyr_ratio(" in shown

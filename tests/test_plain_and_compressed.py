@@ -219,3 +219,15 @@ def test_no_gitignore_is_recorded_and_reads_what_gitignore_names(tmp_path: Path)
     assert _sources(index) == ["corpus/drafts/plan.md", "corpus/guide.md"]
     synced = run_cli("arag_mcp.indexer", "sync", "--index", str(index), "--quiet")
     assert synced.returncode == 0 and _sources(index) == ["corpus/drafts/plan.md", "corpus/guide.md"]
+
+
+def test_files_named_as_projects_name_their_text_are_read_whatever_their_suffix(tmp_path: Path):
+    folder = tmp_path / "doc"
+    folder.mkdir()
+    (folder / "README.Debian").write_text("This package keeps its cache in /var/cache.\n")
+    with gzip.open(folder / "changelog.Debian.gz", "wt") as handle:
+        handle.write("less (590-1) unstable; urgency=medium\n\n  * New upstream release.\n")
+    (folder / "report.Debian").write_text("Not a name text files go by.\n")
+    documents, skipped = read(folder)
+    assert sorted(documents) == ["README.Debian", "changelog.Debian.gz"]
+    assert skipped == {"report.Debian": "unsupported type .debian"}

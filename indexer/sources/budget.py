@@ -191,10 +191,20 @@ def _serve(connection: Connection, memory: int) -> None:
     goes once it holds PART_CHARS of text or took PART_SECONDS, so that a small file costs one
     message and a large one streams. The readers' libraries are loaded before the memory limit is
     set, so that it bounds what reading costs, and ("ready", None) is sent then."""
+    import docutils.parsers.rst  # noqa: F401
     import docx  # noqa: F401
     import pypdf  # noqa: F401
+    import tree_sitter  # noqa: F401
 
     _limit_memory(memory)
+    try:
+        _answer(connection, memory)
+    except (EOFError, BrokenPipeError, ConnectionResetError):  # the build went away (killed): no one to answer
+        return
+
+
+def _answer(connection: Connection, memory: int) -> None:
+    """`_serve`'s loop, once the reader is ready."""
     connection.send(("ready", None))
     while (request := connection.recv()) is not None:
         path, source = request

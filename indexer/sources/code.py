@@ -179,6 +179,8 @@ LOCKFILES = frozenset(
 )
 """Files a package manager writes to pin versions: thousands of hashes, nothing a developer asks about."""
 
+PACKAGE_FILES = frozenset({"__init__", "index", "mod"})
+"""File stems that stand for their folder: Python's `__init__.py`, Node's `index.js`, Rust's `mod.rs`."""
 Definition = tuple[int, tuple[str, ...]]
 """(character offset where a definition begins, its qualified name's parts)."""
 
@@ -191,13 +193,21 @@ def read_code(input: FileInput, skipped: list[SkippedFile]) -> list[Document]:
     if not text.strip():
         return []
     _check_handwritten(text)
-    module = input.stem
+    module = _module_name(input)
     definitions = _definitions(input.suffix, text)
     headings = tuple((offset, (".".join((module, *names)),)) for offset, names in definitions)
     sentences = tuple(code_sentences(text, [offset for offset, _ in definitions]))
     return [
         Document(input.file, input.name, input.source, text, path=input.file, headings=headings, sentences=sentences)
     ]
+
+
+def _module_name(input: FileInput) -> str:
+    """The module part of qualified names: the file's stem, or for a package's `__init__` (or an
+    `index.js`, `mod.rs`) the folder's name, which is what code that imports it calls it."""
+    if input.stem in PACKAGE_FILES and input.path.parent.name:
+        return input.path.parent.name
+    return input.stem
 
 
 def _check_handwritten(text: str) -> None:

@@ -83,6 +83,12 @@ SUPPORTED_SUFFIXES = frozenset(READERS)
 TEXT_LIKE_SUFFIXES = frozenset({".text"})
 """Read as plain text: .txt spelled out. Left out: logs (machine output, rewritten while watched, so
 each write would be embedded again) and configuration (.conf, .properties): `--include` opts them in."""
+TEXT_NAMES = frozenset(
+    "readme news changelog changes history install copying copyright license licence authors contributors "
+    "contributing thanks todo bugs faq notice".split()
+)
+"""Names of the text files projects and distributions ship, read as text whatever suffix follows
+(`README.Debian`, `changelog.Debian.gz`, `README.customs`)."""
 TYPES_READ = (
     f"{' '.join(sorted(SUPPORTED_SUFFIXES | TEXT_LIKE_SUFFIXES))} files, text files without an extension "
     f"(README, NEWS) and any of these compressed ({' '.join(sorted(COMPRESSED_SUFFIXES))})"
@@ -121,9 +127,14 @@ def _reader(name: str, plain_text: bool) -> Reader:
     if suffix in COMPRESSED_SUFFIXES:
         _reader(inner_name(name), plain_text)  # a file inside of no type read is skipped before it is decompressed
         return _read_compressed
-    if plain_text or not suffix or suffix in TEXT_LIKE_SUFFIXES:
+    if plain_text or not suffix or suffix in TEXT_LIKE_SUFFIXES or _text_name(name):
         return read_plain
     raise Skip(f"{UNSUPPORTED}{suffix}")
+
+
+def _text_name(name: str) -> bool:
+    """A name that text files go by, whatever follows it: README.Debian, changelog.Debian, NEWS.old."""
+    return name.split(".", 1)[0].lower() in TEXT_NAMES
 
 
 def _read_compressed(input: FileInput, skipped: list[SkippedFile]) -> Iterable[Document]:

@@ -3,10 +3,11 @@
 
 A folder read as a source respects each `.gitignore` from the source's root down, as git does:
 patterns are relative to the folder holding the file, a deeper file's patterns (negations
-included) decide before a shallower one's. Vendored and build folders (`BUILD_FOLDERS`, and any
-folder holding a `pyvenv.cfg`) hold other projects' code or what a build made from this one. Each
-path left out here is told with one line, the first path of an ignored folder standing for all
-inside it; the source's root itself is never left out, so a build folder given as a source is read.
+included) decide before a shallower one's. Vendored folders (`VENDORED_FOLDERS`), build folders
+at the top (`BUILD_FOLDERS`) and any folder holding a `pyvenv.cfg` hold other projects' code or
+what a build made from this one. Each path left out here is told with one line, the first path of
+an ignored folder standing for all inside it; the source's root itself is never left out, so a
+build folder given as a source is read.
 """
 
 from __future__ import annotations
@@ -19,10 +20,11 @@ import pathspec
 from .document import LEFT_OUT
 
 GITIGNORE = ".gitignore"
-BUILD_FOLDERS = frozenset(
-    {"vendor", "vendored", "_vendor", "third_party", "bower_components", "build", "dist", "target"}
-)
-"""Folder names that hold vendored code or build output in most repositories' layouts."""
+VENDORED_FOLDERS = frozenset({"vendor", "vendored", "_vendor", "third_party", "bower_components"})
+"""Folder names that hold other projects' code, wherever they are."""
+BUILD_FOLDERS = frozenset({"build", "dist", "target"})
+"""Folder names that hold what a build made, at the top of the folder added (deeper down, `build`
+is as often a package of the project's own code: `pip/_internal/operations/build`)."""
 GITIGNORED = f"{LEFT_OUT}ignored by .gitignore; pass --no-gitignore to read it"
 Chain = tuple[tuple[str, pathspec.GitIgnoreSpec], ...]
 """The `.gitignore` specs in force in a folder, shallowest first, each with its folder."""
@@ -39,9 +41,11 @@ class RepositoryIgnores:
     def reason(self, path: str, folder: bool) -> str | None:
         """Why `path` (a file or folder under the root, POSIX) is left out, or None."""
         if folder and path != self.root:
-            name = path.rsplit("/", 1)[-1]
-            if name in BUILD_FOLDERS:
-                return f"{LEFT_OUT}a {'build' if name in ('build', 'dist', 'target') else 'vendored'} folder; give it as a source to read it"
+            parent, name = path.rsplit("/", 1)
+            if name in VENDORED_FOLDERS:
+                return f"{LEFT_OUT}a vendored folder; give it as a source to read it"
+            if name in BUILD_FOLDERS and parent == self.root:
+                return f"{LEFT_OUT}a build folder; give it as a source to read it"
             if os.path.isfile(f"{path}/pyvenv.cfg"):
                 return f"{LEFT_OUT}a virtual environment; give it as a source to read it"
         if not self.gitignore or path == self.root:
