@@ -131,12 +131,14 @@ class BuildSummary:
         """What --strict fails on: every skip and notice but the paths a folder's own rules leave out."""
         return [item for item in [*self.skipped, *self.skipped_before] if not item.left_out]
 
-    def show_skips(self) -> None:
+    def show_skips(self, left_out: bool = True) -> None:
         """One line for each file or record skipped since the last call: a long build tells them as
-        they happen, not at its end."""
+        they happen, not at its end. `left_out`: tell the paths a folder's own rules leave out too
+        (a watcher told them at its first sync, and its sweeps list them again: at DEBUG level)."""
         for item in self.skipped[self.skips_shown :]:
             said = "" if item.indexed or item.left_out else "skipped "
-            log.warning("%s%s", said, terminal_text(str(item), keep=""))
+            level = logging.DEBUG if item.left_out and not left_out else logging.WARNING
+            log.log(level, "%s%s", said, terminal_text(str(item), keep=""))
         self.skips_shown = len(self.skipped)
 
     @property

@@ -223,7 +223,7 @@ def _sync(run: Callable[[], BuildSummary]) -> bool:
     except Exception as exc:  # noqa: BLE001 - one batch's failure must not stop the watch; the sweep retries it
         log.error("this batch failed, the index keeps its last commit: %s", exc)
         return True
-    summary.show_skips()
+    summary.show_skips(left_out=False)
     if summary.added or summary.updated or summary.removed:
         log.info("%s", batch_line(summary, time.perf_counter() - started))
     return True

@@ -3,11 +3,12 @@ sections, identifiers found as written, lines kept, and what a repository leaves
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from arag_mcp.indexer.build import BuildOptions, build_index
+from arag_mcp.indexer.build import BuildOptions, BuildSummary, build_index
 from arag_mcp.indexer.file_types import LINE_LAID_TYPES
 from arag_mcp.indexer.sources.code import CODE_SUFFIXES
 from arag_mcp.indexer.sources.document import Document, SkippedFile
@@ -255,3 +256,19 @@ async def test_an_identifiers_parts_match_where_the_words_match_nothing_as_writt
         )
         more = await client.call_tool("keyword_search", {"keywords": ["zephyr"], "forms": True, "top_k": 5})
         assert more.structured_content["results"] and "compute_zephyr_ratio" in str(more.structured_content)
+
+
+def test_a_watchers_sweeps_do_not_tell_left_out_paths_again(caplog: pytest.LogCaptureFixture):
+    summary = BuildSummary(
+        skipped=[
+            SkippedFile("p/build/", "left out, a build folder; give it as a source to read it"),
+            SkippedFile("p/a.png", "unsupported type .png"),
+        ]
+    )
+    with caplog.at_level(logging.DEBUG, logger="arag_mcp.indexer.build"):
+        summary.show_skips(left_out=False)
+    levels = {record.getMessage(): record.levelno for record in caplog.records}
+    assert levels == {
+        "p/build/: left out, a build folder; give it as a source to read it": logging.DEBUG,
+        "skipped p/a.png: unsupported type .png": logging.WARNING,
+    }
