@@ -1,7 +1,8 @@
 """`arag-mcp --watch`: the server keeps its index current by running `arag-index watch` beside it.
 
 A child process, so that searches never wait on embedding (nor on the GIL it holds). Its stderr
-lines go to the server's log and the last one to `arag://index`. Where another process already
+lines go to the server's log and the last one to `arag://index`; each makes the server read the
+index's manifest at its next request, which says whether a build was committed. Where another process already
 watches the index (another server of it, one per chat or per host), the child stops at once; the
 server says so once and tries again every RETRY_SECONDS, so that one of them takes over when that
 watcher ends. The child is started with the server's pid and stops when the server is gone.
@@ -27,10 +28,11 @@ STOP_SECONDS = 60.0
 
 
 class IndexWatcher:
-    def __init__(self, uri: str, committed: Callable[[], None], threads: int | None = None) -> None:
-        """`committed` is called when the watcher reports a batch it committed."""
+    def __init__(self, uri: str, look_again: Callable[[], None], threads: int | None = None) -> None:
+        """`look_again` is called at each line the watcher reports: the server then reads the
+        manifest, which alone says whether a build was committed (no wording of a line is relied on)."""
         self.uri = uri
-        self.committed = committed
+        self.look_again = look_again
         self.threads = threads
         self.state = "starting"
         self.last_line = ""
@@ -100,8 +102,7 @@ class IndexWatcher:
         self.last_line = line
         self.last_line_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
         log.info("watch: %s", line)
-        if line.startswith(("+", "synced: ")):  # a commit: `+2 ~1 -0 in 1.4 s; 3,141 documents`
-            self.committed()
+        self.look_again()
 
     def close(self) -> None:
         """Stop the child: it finishes the batch in hand first (up to STOP_SECONDS)."""
