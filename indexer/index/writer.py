@@ -17,7 +17,7 @@ tables at the versions it names never sees half a build. A build commits in step
 keeps the steps it committed. Old table versions are only cleaned up when they are older than the
 versions the index named when the build started, so no cleanup removes a version that the
 committed manifest, or a server that has followed it, still reads. Columns: schema.py; reading a
-build: reader.py.
+build: snapshot.py.
 """
 
 from __future__ import annotations
