@@ -54,6 +54,11 @@ def _env(flag: str) -> str:
     return env_name(ENV_PREFIX, flag)
 
 
+def _include_option(parser: argparse.ArgumentParser) -> None:
+    """--include, for the commands that add sources and for watch, which may add them."""
+    env_option(parser, "--include", _env("--include"), action="append", default=[], metavar="GLOB", help=INCLUDE_HELP)
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="arag-index",
@@ -168,15 +173,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="gitignore-style pattern to leave out, recorded with the source (repeatable; the variable takes a "
         "comma-separated list). Hidden files and folders, node_modules, __pycache__ and site-packages are left out anyway",
     )
-    env_option(
-        adding,
-        "--include",
-        _env("--include"),
-        action="append",
-        default=[],
-        metavar="GLOB",
-        help=INCLUDE_HELP,
-    )
+    _include_option(adding)
     env_option(
         adding,
         "--no-gitignore",
@@ -256,15 +253,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         metavar="GLOB",
         help="gitignore-style pattern to leave out of the SOURCEs given, recorded with them (repeatable)",
     )
-    env_option(
-        watch,
-        "--include",
-        _env("--include"),
-        action="append",
-        default=[],
-        metavar="GLOB",
-        help=INCLUDE_HELP,
-    )
+    _include_option(watch)
     env_option(
         watch,
         "--poll",
