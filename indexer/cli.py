@@ -44,10 +44,6 @@ from .command_options import (
 log = logging.getLogger("arag_mcp.indexer")
 
 ENV_PREFIX = "ARAG_INDEX_"
-INCLUDE_HELP = (
-    "gitignore-style pattern of files of another type to read as plain text, e.g. '*.conf', recorded with the "
-    "source (repeatable; the variable takes a comma-separated list). Binary content is skipped all the same"
-)
 
 
 def _env(flag: str) -> str:
@@ -56,7 +52,16 @@ def _env(flag: str) -> str:
 
 def _include_option(parser: argparse.ArgumentParser) -> None:
     """--include, for the commands that add sources and for watch, which may add them."""
-    env_option(parser, "--include", _env("--include"), action="append", default=[], metavar="GLOB", help=INCLUDE_HELP)
+    env_option(
+        parser,
+        "--include",
+        _env("--include"),
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="gitignore-style pattern of files of another type to read as plain text, e.g. '*.conf', recorded with "
+        "the source (repeatable; the variable takes a comma-separated list). Binary content is skipped all the same",
+    )
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
