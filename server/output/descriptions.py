@@ -14,7 +14,7 @@ METADATA_NOTE = (
     "Results also give the file type (md, html, pdf, jsonl, ...) and, for JSON/JSONL records, their "
     f"own fields as metadata (up to {METADATA_FIELDS})."
 )
-SCOPE_NOTE = 'To search inside one page, pass scope {"title": "<its title>"}.'
+SCOPE_NOTE = 'To search inside one page (all chunks of one title), pass scope {"title": "<its title>"}.'
 ALREADY_SENT_NOTE = (
     "Text this conversation was already sent (a whole chunk, a snippet sentence) is not sent again: "
     'a result holding only such text is one line, "[rank] id | title — already sent", in its '
