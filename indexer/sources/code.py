@@ -179,6 +179,9 @@ LOCKFILES = frozenset(
 )
 """Files a package manager writes to pin versions: thousands of hashes, nothing a developer asks about."""
 
+WRAPPERS = frozenset({"decorated_definition", "export_statement"})
+"""Nodes around a definition that belong to it: a definition begins where its decorators or its
+`export` do."""
 PACKAGE_FILES = frozenset({"__init__", "index", "mod"})
 """File stems that stand for their folder: Python's `__init__.py`, Node's `index.js`, Rust's `mod.rs`."""
 Definition = tuple[int, tuple[str, ...]]
@@ -233,20 +236,19 @@ def _definitions(suffix: str, text: str) -> list[Definition]:
     grammar = GRAMMARS[suffix]
     deepest = KEYED_LEVELS.get(suffix)
     found: list[Definition] = []
-    for node, names in _walk(tree.root_node, grammar, raw):
-        if deepest is not None and len(names) > deepest:
-            continue
+    for node, names in _walk(tree.root_node, grammar, raw, deepest):
         start = node.start_byte
         parent = node.parent
-        if parent is not None and parent.type == "decorated_definition":
+        if parent is not None and parent.type in WRAPPERS:
             start = parent.start_byte
         found.append((char_at(start), names))
     found.sort(key=lambda definition: definition[0])
     return found
 
 
-def _walk(root, grammar: Grammar, raw: bytes) -> Iterator[tuple[object, tuple[str, ...]]]:  # noqa: ANN001 - tree_sitter.Node
-    """Each definition node with its qualified name's parts, outermost first, without recursion."""
+def _walk(root, grammar: Grammar, raw: bytes, deepest: int | None) -> Iterator[tuple[object, tuple[str, ...]]]:  # noqa: ANN001 - tree_sitter.Node
+    """Each definition node with its qualified name's parts, outermost first, without recursion;
+    none deeper than `deepest` names (and no node below them is visited)."""
     waiting = [(root, ())]
     while waiting:
         node, names = waiting.pop()
@@ -256,6 +258,8 @@ def _walk(root, grammar: Grammar, raw: bytes) -> Iterator[tuple[object, tuple[st
             if name:
                 own = (*names, name)
                 yield node, own
+                if deepest is not None and len(own) >= deepest:
+                    continue
         waiting.extend((child, own) for child in reversed(node.named_children))
 
 
