@@ -64,6 +64,18 @@ def _include_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _gitignore_option(parser: argparse.ArgumentParser) -> None:
+    """--no-gitignore, for the commands that add sources and for watch, which may add them."""
+    env_option(
+        parser,
+        "--no-gitignore",
+        _env("--no-gitignore"),
+        action="store_true",
+        help="read what the folders' .gitignore files name, recorded with the source (by default those paths "
+        "are left out with one line each)",
+    )
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="arag-index",
@@ -179,14 +191,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "comma-separated list). Hidden files and folders, node_modules, __pycache__ and site-packages are left out anyway",
     )
     _include_option(adding)
-    env_option(
-        adding,
-        "--no-gitignore",
-        _env("--no-gitignore"),
-        action="store_true",
-        help="read what the folders' .gitignore files name, recorded with the source (by default those paths "
-        "are left out with one line each)",
-    )
+    _gitignore_option(adding)
     env_option(
         adding,
         "--follow-links",
@@ -259,6 +264,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="gitignore-style pattern to leave out of the SOURCEs given, recorded with them (repeatable)",
     )
     _include_option(watch)
+    _gitignore_option(watch)
     env_option(
         watch,
         "--poll",

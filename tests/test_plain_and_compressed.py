@@ -12,6 +12,7 @@ import lzma
 from pathlib import Path
 
 import pytest
+from arag_mcp.indexer.cli import _options, parse_args
 from arag_mcp.indexer.index.manifest import read_manifest
 from arag_mcp.indexer.sources.budget import BudgetedReader, FileBudget
 from arag_mcp.indexer.sources.compressed import DECOMPRESSED_LIMIT
@@ -231,3 +232,12 @@ def test_files_named_as_projects_name_their_text_are_read_whatever_their_suffix(
     documents, skipped = read(folder)
     assert sorted(documents) == ["README.Debian", "changelog.Debian.gz"]
     assert skipped == {"report.Debian": "unsupported type .debian"}
+
+
+def test_watch_takes_the_source_options_that_add_takes(tmp_path: Path):
+    """watch adds its SOURCEs as add does, so it takes their patterns and --no-gitignore too."""
+    args = parse_args(
+        ["watch", str(tmp_path), "--index", str(tmp_path / "idx"), "--no-gitignore", "--include", "*.conf"]
+    )
+    options = _options(args)
+    assert options.gitignore is False and options.include == ("*.conf",)
