@@ -136,7 +136,7 @@ class BuildSummary:
         they happen, not at its end. `left_out`: tell the paths a folder's own rules leave out too
         (a watcher told them at its first sync, and its sweeps list them again: at DEBUG level)."""
         for item in self.skipped[self.skips_shown :]:
-            said = "" if item.indexed or item.left_out else "skipped "
+            said = "skipped " if item.counted else ""
             level = logging.DEBUG if item.left_out and not left_out else logging.WARNING
             log.log(level, "%s%s", said, terminal_text(str(item), keep=""))
         self.skips_shown = len(self.skipped)
@@ -603,8 +603,8 @@ def report_skips(summary: BuildSummary) -> None:
     """The skips not yet told, one line each, then their number; those skipped before by files that
     have not changed since, in one line (listed at DEBUG level)."""
     summary.show_skips()
-    skipped = [item for item in summary.skipped if not item.indexed and not item.left_out]
-    skipped_before = [item for item in summary.skipped_before if not item.indexed and not item.left_out]
+    skipped = [item for item in summary.skipped if item.counted]
+    skipped_before = [item for item in summary.skipped_before if item.counted]
     if skipped:
         log.warning("skipped %d file(s) or record(s), listed above: %s", len(skipped), by_reason(skipped))
     left_out = [item for item in summary.skipped if item.left_out]

@@ -377,7 +377,7 @@ def _nothing_indexed(args: argparse.Namespace, summary) -> None:  # noqa: ANN001
             TYPES_READ,
         )
         return
-    count = sum(not item.indexed and not item.left_out for item in summary.skipped)
+    count = sum(item.counted for item in summary.skipped)
     skipped = f" ({count} skipped, listed above)" if count else ""
     raise CorpusError(
         f"no documents found in {', '.join(map(str, args.sources))}{skipped}; arag-index reads {TYPES_READ}: "

@@ -25,12 +25,12 @@ from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from pathlib import Path
 
+from .archive_limits import MB
 from .document import Document, SkippedFile
 from .files import Source, display_name, file_key, read_file
 
 log = logging.getLogger(__name__)
 
-MB = 1 << 20
 PART_CHARS = 1 << 20
 PART_SECONDS = 1.0
 SECONDS_OPTION = "--file-seconds"

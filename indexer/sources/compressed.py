@@ -17,14 +17,13 @@ from dataclasses import replace
 from pathlib import PurePosixPath
 from typing import BinaryIO
 
+from .archive_limits import CHUNK, MB
 from .document import FileInput, Skip, error_text
 
-MB = 1 << 20
 DECOMPRESSED_LIMIT = 64 * MB
 """The file inside is held whole, then decoded and cut into sentences at several times its size,
 within the reader's --file-memory (1 GB by default): 64 MB is more text than any book or manual,
 and a compressed log or dump past it is better unpacked, or left out, than indexed whole."""
-CHUNK = MB
 FORMATS: dict[str, tuple[str, Callable[[BinaryIO], BinaryIO]]] = {
     ".gz": ("gzip", lambda raw: gzip.GzipFile(fileobj=raw)),
     ".bz2": ("bzip2", bz2.BZ2File),

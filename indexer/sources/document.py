@@ -96,6 +96,12 @@ class SkippedFile:
         return self.reason.startswith(LEFT_OUT)
 
     @property
+    def counted(self) -> bool:
+        """A skip proper, counted as one: neither a notice about a file indexed all the same nor a
+        path left out."""
+        return not (self.indexed or self.left_out)
+
+    @property
     def kind(self) -> str:
         """The reason without its particulars, for the summary by reason ("unreadable", "binary",
         "invalid JSON", "unsupported type .png", "left out, ignored by .gitignore")."""

@@ -119,22 +119,21 @@ def _resolve_listed(path: Path) -> Path:
 
 def is_left_out(path: Path, source: Source, exclude: Sequence[Path] = ()) -> bool:
     """Whether a folder read as `source` passes over `path` (which lies under `source.root`): it or a
-    folder above it is hidden, matches DEFAULT_EXCLUDE or the source's patterns, or lies under `exclude`."""
+    folder above it is hidden, matches DEFAULT_EXCLUDE or the source's patterns, is left out by the
+    folder's own rules (ignored.py), or lies under `exclude`."""
     if any(_resolve(path).is_relative_to(inside) for inside in exclude):
         return True
     spec = _exclude_spec(source)
-    relative = path.relative_to(source.root)
-    parts = relative.parts
+    ignores = RepositoryIgnores(source.root.as_posix(), source.gitignore)
+    parts = path.relative_to(source.root).parts
     for depth in range(1, len(parts) + 1):
         part_path = PurePosixPath(*parts[:depth]).as_posix()
         folder = depth < len(parts)
         if parts[depth - 1].startswith(".") or spec.match_file(part_path + "/" if folder else part_path):
             return True
-    ignores = RepositoryIgnores(source.root.as_posix(), source.gitignore)
-    return any(
-        ignores.reason((source.root / PurePosixPath(*parts[:depth])).as_posix(), depth < len(parts)) is not None
-        for depth in range(1, len(parts) + 1)
-    )
+        if ignores.reason(f"{source.root.as_posix()}/{part_path}", folder) is not None:
+            return True
+    return False
 
 
 def _exclude_spec(source: Source) -> pathspec.GitIgnoreSpec:

@@ -34,7 +34,8 @@ sentences whose text did not change keeping their vectors (changes.py)."""
 
 
 def _structured(read: Callable[[FileInput], tuple[str, BlockText]]) -> Reader:
-    """A reader of a format a library parses (HTML, PDF, DOCX) into a title and marked text."""
+    """A reader of a format parsed block by block into a title and marked text (HTML, PDF and DOCX
+    by their libraries, AsciiDoc and Org by their heading rules)."""
 
     def reader(input: FileInput, skipped: list[SkippedFile]) -> list[Document]:
         try:
@@ -43,9 +44,8 @@ def _structured(read: Callable[[FileInput], tuple[str, BlockText]]) -> Reader:
             raise
         except NotReadable as error:
             raise Skip(f"unreadable: {error}") from None
-        except (
-            Exception
-        ) as error:  # the libraries raise many exception types on damaged files; one must not stop a build
+        # the libraries raise many exception types on damaged files; one must not stop a build
+        except Exception as error:
             raise Skip(f"unreadable: {type(error).__name__}: {error}") from None
         return whole_file(input, title, blocks.text, headings=blocks.headings, pages=blocks.pages)
 
@@ -66,12 +66,10 @@ READERS: dict[str, Reader] = {
     ".md": read_markdown,
     ".markdown": read_markdown,
     ".rst": read_restructuredtext,
-    ".html": _structured(lambda input: html_to_text(input.text())),
-    ".htm": _structured(lambda input: html_to_text(input.text())),
+    **dict.fromkeys((".html", ".htm"), _structured(lambda input: html_to_text(input.text()))),
     ".pdf": _structured(lambda input: pdf_text(input.local_path or input.open())),
     ".docx": _structured(lambda input: docx_text(input.local_path or input.open())),
-    ".adoc": _structured(lambda input: asciidoc_text(input.text())),
-    ".asciidoc": _structured(lambda input: asciidoc_text(input.text())),
+    **dict.fromkeys((".adoc", ".asciidoc"), _structured(lambda input: asciidoc_text(input.text()))),
     ".org": _structured(lambda input: org_text(input.text())),
     ".json": _json,
     ".jsonl": read_jsonl,

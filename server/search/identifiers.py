@@ -72,7 +72,13 @@ def stand_ins_note(standing: Mapping[str, list[str]], findings: KeywordFindings)
     counts = dict(zip(findings.keywords, findings.per_keyword))
     notes = [
         f"{keyword!r} matches no chunk as written; identifiers holding its words matched instead: "
-        + ", ".join(f"{word!r} ({counts[word]})" for word in identifiers if word in counts)
+        + listed_counts([(word, counts[word]) for word in identifiers if word in counts])
         for keyword, identifiers in standing.items()
     ]
     return "".join(f" {note}." for note in notes)
+
+
+def listed_counts(counted: Sequence[tuple[str, ChunkCount]]) -> str:
+    """ "'chartered' (12), 'charters' (2)": words with the chunks each matches (a count not settled
+    as its range), as the notes on other words name them (here and word_forms.py)."""
+    return ", ".join(f"{word!r} ({count})" for word, count in counted)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from arag_mcp.indexer.index.words import words_of
 
-from .identifiers import identifiers_holding
+from .identifiers import identifiers_holding, listed_counts
 from .keywords import ChunkCount, KeywordFindings, keyword_search
 
 if TYPE_CHECKING:
@@ -86,14 +86,14 @@ def forms_note(snapshot: IndexSnapshot, findings: KeywordFindings, scope: np.nda
         if len(words) == 1:
             counted = _counts(snapshot, other_forms(snapshot.keywords, words[0]), scope)
             if counted:
-                notes.append(f"{keyword!r} also as {_listed(counted)}")
+                notes.append(f"{keyword!r} also as {listed_counts(counted)}")
         else:
             counted = _counts(snapshot, list(dict.fromkeys(words)), scope)
             if any(c.at_least > count.at_most for _, c in counted):
-                notes.append(f"the words of {keyword!r} alone: {_listed(counted)}")
+                notes.append(f"the words of {keyword!r} alone: {listed_counts(counted)}")
         held = _counts(snapshot, identifiers_holding(snapshot.keywords, keyword), scope) if count.at_most else []
         if held:
-            notes.append(f"{keyword!r} also inside identifiers {_listed(held)}")
+            notes.append(f"{keyword!r} also inside identifiers {listed_counts(held)}")
     if not notes:
         return ""
     return f" Chunks matched by other words: {'; '.join(notes)} (forms: true also matches a keyword's other forms)."
@@ -105,11 +105,6 @@ def _counts(snapshot: IndexSnapshot, words: list[str], scope: np.ndarray | None)
         return []
     found = keyword_search(snapshot, words, 1, scope=scope)
     return [(word, count) for word, count in zip(found.keywords, found.per_keyword) if count.at_most]
-
-
-def _listed(counted: list[tuple[str, ChunkCount]]) -> str:
-    """ "'chartered' (12), 'charters' (2)": a count not settled is given as its range."""
-    return ", ".join(f"{word!r} ({count})" for word, count in counted)
 
 
 def _words(keywords: Sequence[str]) -> list[list[str]]:
