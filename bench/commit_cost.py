@@ -3,6 +3,7 @@
     python bench/commit_cost.py                       # MuSiQue, one Markdown file per passage (3,141)
     python bench/commit_cost.py --edits 9 --append-sentences 300
     python bench/commit_cost.py --synthetic-chunks 100000     # bench/speed.py's synthetic index
+    python bench/commit_cost.py --index bench/results/work/scale-10000000   # bench/scale.py's (1M chunks)
 
 On the MuSiQue corpus written as one Markdown file per passage (bench/freshness.py's, built once
 and cached in bench/results/work/freshness/), each edit appends a sentence with a new word to one
@@ -15,7 +16,8 @@ document of N sentences and appends one sentence to it, as many times as there a
 reporting the sentences embedded each time. `--synthetic-chunks N` edits, instead, a folder of
 notes added to a synthetic index of N chunks of ~1,000 tokens (bench/speed.py's, 10 sentences each,
 written once and cached in bench/results/work/synthetic-N/, freshness.synthetic): the cost at sizes a build here could not
-embed in reasonable time.
+embed in reasonable time; `--index PATH` edits such notes added to a synthetic index already written
+(bench/scale.py writes 1M chunks through Ray, which one process could not hold).
 Results (medians, and every edit) go to bench/results/commit_cost.json as each part ends.
 """
 
@@ -29,7 +31,7 @@ import time
 from pathlib import Path
 
 from common import RESULTS, log, write_json
-from freshness import prepared, synthetic, write_corpus
+from freshness import prepared, synthetic, with_notes, write_corpus
 
 OUTPUT = RESULTS / "commit_cost.json"
 
@@ -77,9 +79,15 @@ def main() -> None:
     parser.add_argument(
         "--synthetic-chunks", type=int, default=0, help="edit notes beside a synthetic index of N chunks"
     )
+    parser.add_argument("--index", type=Path, help="edit notes added to this synthetic index (bench/scale.py's)")
     parser.add_argument("--output", type=Path, default=OUTPUT)
     args = parser.parse_args()
-    sources, index = synthetic(args.synthetic_chunks) if args.synthetic_chunks else prepared("musique", write_corpus)
+    if args.index:
+        sources, index = with_notes(args.index, args.index.with_name(f"{args.index.name}-notes")), args.index
+    elif args.synthetic_chunks:
+        sources, index = synthetic(args.synthetic_chunks)
+    else:
+        sources, index = prepared("musique", write_corpus)
     results: dict = {"index": str(index), "cpu_cores": os.cpu_count()}
     notes = sorted(sources.rglob("*.md"))
     timed_sync(index, notes[:1])  # loads the model, catches up after an earlier run's edits

@@ -17,7 +17,8 @@ cached in bench/results/work/freshness/:
   searchable, the batches it took, and that no document is lost or duplicated.
 `--synthetic-chunks N` times the edits alone, of a folder of 100 notes added to a synthetic index of
 N chunks of ~1,000 tokens (bench/speed.py's, 10 sentences each; written once and cached in
-bench/results/work/synthetic-N/): the latency at sizes a build here could not embed in time.
+bench/results/work/synthetic-N/): the latency at sizes a build here could not embed in time;
+`--index PATH` does so beside a synthetic index already written (bench/scale.py's 1M chunks).
 Results are written to bench/results/freshness.json as each part ends. Linux only (/proc).
 """
 
@@ -78,7 +79,6 @@ def prepared(name: str, write: callable) -> tuple[Path, Path]:  # type: ignore[v
 
 def synthetic(count: int) -> tuple[Path, Path]:
     """(notes folder, index): a synthetic index of `count` chunks with a folder of 100 notes added to it."""
-    from arag_mcp.indexer.build import BuildOptions, build_index
     from arag_mcp.indexer.embedding.embedder import Embedder
     from speed import passages, synthetic_chunks, vector_pool, write_index
 
@@ -88,11 +88,21 @@ def synthetic(count: int) -> tuple[Path, Path]:
         records = passages(BENCH_DATA)
         log(f"writing a synthetic index of {count} chunks")
         write_index(index, synthetic_chunks(records, count), 10, vector_pool(Embedder().load(), records))
-        sources.mkdir(parents=True, exist_ok=True)
-        for number, record in enumerate(records[:100]):
+    return with_notes(index, sources), index
+
+
+def with_notes(index: Path, sources: Path) -> Path:
+    """`sources`, a folder of 100 MuSiQue notes, added to `index` (a synthetic one: bench/speed.py's
+    or bench/scale.py's) unless it is there already."""
+    from arag_mcp.indexer.build import BuildOptions, build_index
+    from speed import passages
+
+    if not sources.is_dir():
+        sources.mkdir(parents=True)
+        for number, record in enumerate(passages(BENCH_DATA)[:100]):
             (sources / f"note-{number:03d}.md").write_text(f"# {record['title']}\n\n{record['text']}\n")
         build_index([sources], str(index), BuildOptions(progress=False))
-    return sources, index
+    return sources
 
 
 def no_change_sync(index: Path) -> dict:
@@ -297,15 +307,18 @@ async def watched(index: Path, name: str, run) -> dict:  # noqa: ANN001 - a coro
 
 async def main_async(args: argparse.Namespace) -> None:
     results: dict = {"cpu_cores": os.cpu_count(), "arguments": {**vars(args), "output": str(args.output)}}
-    if args.synthetic_chunks:
-        sources, index = synthetic(args.synthetic_chunks)
+    if args.synthetic_chunks or args.index:
+        if args.index:
+            sources, index = with_notes(args.index, args.index.with_name(f"{args.index.name}-notes")), args.index
+        else:
+            sources, index = synthetic(args.synthetic_chunks)
 
         async def notes(server: Server) -> None:
             results["edits"] = await edits(server, sources, args.edits)
             log(f"edits: {results['edits']}")
             record(results)
 
-        await watched(index, f"synthetic-{args.synthetic_chunks}", notes)
+        await watched(index, args.index.name if args.index else f"synthetic-{args.synthetic_chunks}", notes)
         return
     sources, index = prepared("musique", write_corpus)
     results["no_change_sync"] = no_change_sync(index)
@@ -354,6 +367,9 @@ def main() -> None:
         type=int,
         default=0,
         help="time the edits alone, of 100 notes beside a synthetic index of N chunks (bench/speed.py's)",
+    )
+    parser.add_argument(
+        "--index", type=Path, help="as --synthetic-chunks, beside this synthetic index (bench/scale.py's)"
     )
     anyio.run(main_async, parser.parse_args())
 

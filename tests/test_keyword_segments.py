@@ -66,6 +66,18 @@ def test_a_commit_adds_one_segment_and_leaves_the_others_untouched(index: Path):
     assert second.chunks == 1
 
 
+def test_a_commit_of_more_chunks_than_a_written_segment_holds_writes_several_that_answer_alike(
+    index: Path, monkeypatch: pytest.MonkeyPatch
+):
+    for written_chunks in (2, keyword_segments.WRITTEN_CHUNKS):
+        monkeypatch.setattr(keyword_segments, "WRITTEN_CHUNKS", written_chunks)
+        copy = index.parent / f"idx-{written_chunks}"
+        build_index([index.parent / "notes"], str(copy), BuildOptions(progress=False))
+        sizes = [entry.chunks for entry in check_manifest(str(copy)).segments]
+        assert sizes == ([2, 2] if written_chunks == 2 else [4])
+        assert answers(copy) == answers(index)
+
+
 def test_merges_answer_as_the_segments_they_replace(index: Path):
     for number in range(4, 8):
         write_note(index.parent / "notes", number, f"The river {number}.")

@@ -1,5 +1,6 @@
-"""The writer's side of the keyword segments (segments.py): a commit adds one segment of the chunks
-written since the last, and a file of removed chunks for each segment that lost some; then merges.
+"""The writer's side of the keyword segments (segments.py): a commit adds a segment of the chunks
+written since the last (one per WRITTEN_CHUNKS of them), and a file of removed chunks for each
+segment that lost some; then merges.
 
 Merging is size-tiered: a segment's tier is how many times MERGE_FACTOR its live chunks exceed
 SMALLEST_TIER, and MERGE_FACTOR segments of one tier are merged into one of the next. A chunk is
@@ -40,8 +41,9 @@ from .segments import (
 MERGE_FACTOR = 4
 SMALLEST_TIER = 256
 """Live chunks below which segments are all of the first tier."""
-REWRITE_CHUNKS = 65_536
-"""Chunks a segment holds at most when damaged segments are written again from the chunks table."""
+WRITTEN_CHUNKS = 65_536
+"""Chunks a segment holds at most as written (by a commit, or again from the chunks table), so
+inverting them takes bounded memory however much one commit holds; merges make larger ones."""
 
 
 def tier(live: int) -> int:
@@ -86,18 +88,26 @@ class KeywordSegments:
         return None
 
     def rewrite(self, chunk_rows: Iterable[pa.RecordBatch]) -> None:
-        """Write the segments again from every chunk's rows (SEGMENT_COLUMNS), REWRITE_CHUNKS a
-        segment: the next commit names them in the place of the committed ones."""
-        entries, held, count = [], [], 0
-        for batch in [*chunk_rows, None]:
-            if batch is not None:
-                held.append(pa.Table.from_batches([batch]).select(list(SEGMENT_COLUMNS)))
-                count += batch.num_rows
-            if held and (batch is None or count >= REWRITE_CHUNKS):
+        """Write the segments again from every chunk's rows (SEGMENT_COLUMNS): the next commit names
+        them in the place of the committed ones."""
+        self.entries = self._written(pa.Table.from_batches([batch]) for batch in chunk_rows)
+        self.removed = {}
+
+    def _written(self, tables: Iterable[pa.Table]) -> list[SegmentEntry]:
+        """These chunk rows published as segments of WRITTEN_CHUNKS chunks at most, in order."""
+        entries: list[SegmentEntry] = []
+        held: list[pa.Table] = []
+        count = 0
+        for table in [*tables, None]:
+            if table is not None:
+                held.append(table.select(list(SEGMENT_COLUMNS)))
+                count += table.num_rows
+            while count >= WRITTEN_CHUNKS or (table is None and count):
                 rows = pa.concat_tables(held)
-                entries.append(self._published(lambda work: write_segment(work, rows)))
-                held, count = [], 0
-        self.entries, self.removed = entries, {}
+                part, rest = rows.slice(0, WRITTEN_CHUNKS), rows.slice(WRITTEN_CHUNKS)
+                entries.append(self._published(lambda work, part=part: write_segment(work, part)))
+                held, count = ([rest] if rest.num_rows else []), rest.num_rows
+        return entries
 
     def append(self, rows: pa.Table) -> None:
         """Chunk rows written to the chunks table (their words filled in)."""
@@ -122,8 +132,7 @@ class KeywordSegments:
 
     def commit(self) -> list[SegmentEntry]:
         """Write what changed since the last commit; the segments the manifest is to name."""
-        rows = pa.concat_tables(self.pending) if self.pending else None
-        self.pending = []
+        written, self.pending = self.pending, []
         entries = []
         for entry in self.entries:
             if entry.name in self.removed:
@@ -137,8 +146,7 @@ class KeywordSegments:
                 entry = entry.with_dead(name, len(dead))
             entries.append(entry)
         self.removed = {}
-        if rows is not None and rows.num_rows:
-            entries.append(self._published(lambda work: write_segment(work, rows)))
+        entries.extend(self._written(written))
         self.entries = entries
         return list(entries)
 
