@@ -13,7 +13,7 @@ from pathlib import Path
 import anyio
 import httpx2
 from arag_mcp.agent.workflows.errors import WorkflowError
-from arag_mcp.indexer.command_options import AUTH_TOKEN_ENV, env_option, positive_int, terminal_text
+from arag_mcp.indexer.command_options import AUTH_TOKEN_ENV, env_option, parse_command, positive_int, terminal_text
 from mcp import MCPError
 
 from .conversation import AgentResult, compact_json
@@ -59,12 +59,12 @@ def target_of(args: argparse.Namespace, parser: argparse.ArgumentParser) -> Serv
 
 def agent_main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="arag-agent", description="Answer questions with an A-RAG agent over MCP.")
-    commands = parser.add_subparsers(dest="command", required=True)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     ask = commands.add_parser("ask", help="answer one question; prints the answer, cited chunk ids and a trace")
     ask.add_argument("question")
     add_common(ask)
     ask.add_argument("--json", action="store_true", help="print the whole trace as JSON instead")
-    args = parser.parse_args(argv)
+    args = parse_command(parser, argv)
     target = target_of(args, ask)
     limits = LoopLimits(args.max_iterations, args.token_budget)
 
@@ -98,7 +98,7 @@ def render(result: AgentResult) -> str:
 
 def eval_main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="arag-eval", description="Evaluate an agent workflow the A-RAG paper's way.")
-    commands = parser.add_subparsers(dest="command", required=True)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     run = commands.add_parser("run", help="answer and score a dataset's questions (resumable)")
     run.add_argument("--dataset", required=True, type=Path, help="folder with questions.jsonl (bench-data layout)")
     add_common(run)
@@ -108,7 +108,7 @@ def eval_main(argv: Sequence[str] | None = None) -> int:
     run.add_argument("--out", type=Path, help="run folder (default: runs/DATASET-WORKFLOW-PROFILE-MODEL)")
     compare = commands.add_parser("compare", help="print runs side by side")
     compare.add_argument("runs", nargs="+", type=Path, help="run folders (or their summary.json)")
-    args = parser.parse_args(argv)
+    args = parse_command(parser, argv)
     if args.command == "compare":
         summaries = guarded("arag-eval", lambda: [load_summary(path) for path in args.runs])
         if isinstance(summaries, int):

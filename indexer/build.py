@@ -96,8 +96,6 @@ class BuildOptions:
     strict: bool = False
     """Any file or record skipped fails the command before anything is written."""
     progress: bool = True
-    description: str | None = None
-    """What the collection is (collection.py), replacing the index's; None keeps it, "" clears it."""
     ray: str | None = None
     """Read, chunk and embed on the Ray cluster at this address (ray_build.py); "local" starts one here."""
     file_budget: FileBudget = FileBudget()
@@ -458,13 +456,12 @@ def _update(
     read_again = previous is not None and previous.get("readers") != READERS_VERSION
     changes = plan_changes(listed, states or {}, synced, read_again)
     summary.skipped_before = changes.skipped_before
-    described = options.description if options.description is not None else (previous or {}).get("description")
+    described = (previous or {}).get("description", "")
     if (
         previous is not None
         and states is not None
         and not (changes.read or changes.gone)
         and _recorded(roots) == previous["sources"]
-        and (described or "") == previous.get("description", "")
         and segments_damage(uri, previous, contents=not batch) is None
     ):
         if options.strict and summary.failures:
@@ -501,7 +498,7 @@ def _update(
             options = replace(options, commit_sentences=sys.maxsize, commit_seconds=math.inf)
         fields = {
             **_manifest_fields(uri, embedder, options, roots, carried),
-            "description": described or "",
+            "description": described,
             "readers": _readers_version(previous, roots, reads),
         }
         files = {file: state for file, state in (states or {}).items() if file not in changes.gone}

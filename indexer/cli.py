@@ -37,6 +37,7 @@ from .command_options import (
     add_version,
     env_name,
     env_option,
+    parse_command,
     positive_int,
     terminal_text,
 )
@@ -76,6 +77,13 @@ def _gitignore_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _tuning_options(parser: argparse.ArgumentParser) -> None:
+    """Finer settings that --commit-seconds and the model decide for users, kept for tests and
+    benchmarks that need a build to write and commit in small steps; not shown by --help."""
+    for flag in ("--batch-size", "--write-batch", "--commit-every"):
+        parser.add_argument(flag, type=positive_int, default=None, help=argparse.SUPPRESS)
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="arag-index",
@@ -83,41 +91,15 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "environment variable named in its help.",
     )
     add_version(parser)
-    common = argparse.ArgumentParser(add_help=False)
-    INDEX.add(common, ENV_PREFIX, required=True, help="index folder or object-store URI (s3://, gs://, az://)")
-    LOG_LEVEL.add(common, ENV_PREFIX)
-    STORE_TIMEOUT.add(common, ENV_PREFIX)
-    env_option(
-        common, "--quiet", _env("--quiet"), action="store_true", help="no progress bars (every command takes it)"
-    )
+    located = argparse.ArgumentParser(add_help=False)
+    INDEX.add(located, ENV_PREFIX, required=True, help="index folder or object-store URI (s3://, gs://, az://)")
+    LOG_LEVEL.add(located, ENV_PREFIX)
+    STORE_TIMEOUT.add(located, ENV_PREFIX)
+    common = argparse.ArgumentParser(add_help=False, parents=[located])
+    env_option(common, "--quiet", _env("--quiet"), action="store_true", help="no progress bars")
     embedding = argparse.ArgumentParser(add_help=False)
     DEVICE.add(embedding, ENV_PREFIX)
-    env_option(
-        embedding,
-        "--batch-size",
-        _env("--batch-size"),
-        type=positive_int,
-        default=32,
-        help="sentences per embedding batch (default: 32)",
-    )
-    env_option(
-        embedding,
-        "--write-batch",
-        _env("--write-batch"),
-        type=positive_int,
-        default=4096,
-        metavar="SENTENCES",
-        help="sentences embedded per write to the index; bounds memory (default: 4096)",
-    )
-    env_option(
-        embedding,
-        "--commit-every",
-        _env("--commit-every"),
-        type=positive_int,
-        default=16384,
-        metavar="SENTENCES",
-        help="sentences embedded between commits: an interrupted build keeps what it committed (default: 16384)",
-    )
+    THREADS.add(embedding, ENV_PREFIX)
     env_option(
         embedding,
         "--commit-seconds",
@@ -125,17 +107,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         type=positive_int,
         default=60,
         metavar="SECONDS",
-        help="seconds of embedding between commits, if --commit-every sentences take longer (a long document "
-        "is committed in parts): an interrupted build loses about this much work and one write batch (default: 60)",
+        help="the most embedding work an interrupted build loses: it commits this often (a long document in "
+        "parts), and each write to the index is sized to half of it, which bounds memory (default: 60)",
     )
-    THREADS.add(embedding, ENV_PREFIX)
-    env_option(
-        embedding,
-        "--strict",
-        _env("--strict"),
-        action="store_true",
-        help="fail, writing nothing, if any file or record would be skipped",
-    )
+    _tuning_options(embedding)
     env_option(
         embedding,
         SECONDS_OPTION,
@@ -156,8 +131,16 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="the most memory reading one file may take, beyond the reader's own; a file that needs more is "
         f"skipped, saying so (default: {FileBudget.memory // MB})",
     )
+    batch = argparse.ArgumentParser(add_help=False)
     env_option(
-        embedding,
+        batch,
+        "--strict",
+        _env("--strict"),
+        action="store_true",
+        help="fail, writing nothing, if any file or record would be skipped",
+    )
+    env_option(
+        batch,
         "--ray",
         _env("--ray"),
         nargs="?",
@@ -167,16 +150,6 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="read, chunk and embed on the Ray cluster at ADDRESS (e.g. auto, ray://head:10001), one worker per CPU "
         f"(per GPU with --device cuda); without ADDRESS (or '{LOCAL_RAY}'), on a Ray started here. Every node must "
         'see the sources at the same paths. Needs `pip install "arag-mcp[ray]"`',
-    )
-    env_option(
-        embedding,
-        "--description",
-        _env("--description"),
-        type=_description,
-        default=None,
-        metavar="TEXT",
-        help="what the collection is, e.g. 'the Node.js 20 API reference': servers name it in their "
-        "instructions and search tools (kept until changed; '' clears it; default: a summary of the documents)",
     )
     adding = argparse.ArgumentParser(add_help=False)
     adding.add_argument("sources", nargs="+", metavar="SOURCE", help=f"files or folders; arag-index reads {TYPES_READ}")
@@ -229,23 +202,23 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.add_parser(
         "add",
-        parents=[adding, embedding, common],
+        parents=[adding, embedding, batch, common],
         help="add files and folders: embed their new and changed documents, leave every other document as it is",
     )
     build = commands.add_parser(
         "build",
-        parents=[adding, embedding, common],
+        parents=[adding, embedding, batch, common],
         help="create an index from files and folders; on an existing index the same as add",
     )
     build.add_argument("--rebuild", action="store_true", help="start over: the sources given become the only ones")
     commands.add_parser(
         "sync",
-        parents=[embedding, common],
+        parents=[embedding, batch, common],
         help="re-read every recorded source: add new, update changed and remove vanished documents",
     )
     watch = commands.add_parser(
         "watch",
-        parents=[embedding, common],
+        parents=[embedding, located],
         help="keep the index current: sync it, then embed what changes in its sources as it changes (until Ctrl-C)",
     )
     watch.add_argument(
@@ -301,11 +274,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     describe.add_argument(
         "text", nargs="?", type=_description, metavar="TEXT", help="the new description ('' clears it)"
     )
-    args = parser.parse_args(argv)
-    if args.command is None:  # the commands listed, not argparse's "COMMAND is required"
-        parser.print_help(sys.stderr)
-        parser.exit(2)
-    return args
+    return parse_command(parser, argv)
 
 
 def _description(value: str) -> str:
@@ -327,6 +296,9 @@ def _options(args: argparse.Namespace):  # noqa: ANN202 - BuildOptions, imported
             ("model", getattr(args, "model", None)),
             ("backend", getattr(args, "backend", None)),
             ("chunk_tokens", getattr(args, "chunk_tokens", None)),
+            ("batch_size", args.batch_size),
+            ("flush_sentences", args.write_batch),
+            ("commit_sentences", args.commit_every),
         )
         if value is not None
     }
@@ -336,19 +308,15 @@ def _options(args: argparse.Namespace):  # noqa: ANN202 - BuildOptions, imported
         BuildOptions(),
         **{**settings, **given},
         device=args.device,
-        batch_size=args.batch_size,
-        flush_sentences=args.write_batch,
-        commit_sentences=args.commit_every,
         commit_seconds=args.commit_seconds,
         exclude=tuple(getattr(args, "exclude", ())),
         include=tuple(getattr(args, "include", ())),
         follow_links=getattr(args, "follow_links", False),
         gitignore=not getattr(args, "no_gitignore", False),
-        strict=args.strict,
+        strict=getattr(args, "strict", False),
         rebuild=rebuild,
-        progress=not args.quiet,
-        description=args.description,
-        ray=args.ray,
+        progress=not getattr(args, "quiet", True),
+        ray=getattr(args, "ray", None),
         file_budget=FileBudget(args.file_seconds, args.file_memory * MB),
     )
 
@@ -396,7 +364,7 @@ def run_watch(args: argparse.Namespace) -> None:
     limit_cpu_threads(args.threads)
     from .watch import WatchOptions, watch_index
 
-    options = replace(_options(args), progress=False)
+    options = _options(args)
     watch_index(args.index, args.sources, WatchOptions(options, args.reconcile_every, args.poll, args.parent_pid))
 
 

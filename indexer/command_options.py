@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import sys
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
@@ -131,6 +132,16 @@ STORE_TIMEOUT = SharedOption(
         "included, before the call fails saying that the store does not answer (default: 30)",
     },
 )
+
+
+def parse_command(parser: argparse.ArgumentParser, argv: Any) -> argparse.Namespace:
+    """`parser`'s arguments, its subcommands listed (its help, exit 2) where none is given, not
+    argparse's "the following arguments are required: command"."""
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        parser.exit(2)
+    return args
 
 
 def add_version(parser: argparse.ArgumentParser) -> None:

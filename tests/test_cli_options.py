@@ -1,7 +1,10 @@
-"""Both commands' conventions, through `main(argv)` in process: --version, log levels in any case, options from the environment."""
+"""The commands' conventions, through `main(argv)` in process: --version, log levels in any case, options from
+the environment, the flags each command shows, and the subcommands listed when a command runs bare."""
 
 from __future__ import annotations
 
+import io
+from contextlib import redirect_stderr
 from pathlib import Path
 
 import pytest
@@ -49,3 +52,34 @@ def test_help_names_the_variables(module: str, args: tuple[str, ...]):
     result = run_cli(module, *args, "--help")
     assert result.returncode == 0
     assert "ARAG_MCP_INDEX" in result.stdout and "LOG_LEVEL" in result.stdout
+
+
+def test_each_command_shows_the_flags_that_mean_something_there():
+    shown = {
+        command: run_cli("arag_mcp.indexer", command, "--help").stdout
+        for command in ("add", "build", "sync", "watch", "describe")
+    }
+    assert "--commit-seconds" in shown["add"] and "--strict" in shown["sync"] and "--ray" in shown["build"]
+    assert not any(flag in shown["watch"] for flag in ("--ray", "--strict", "--quiet"))
+    assert [command for command, text in shown.items() if "--description" in text or "TEXT" in text] == ["describe"]
+    assert not any(
+        flag in text for text in shown.values() for flag in ("--write-batch", "--commit-every", "--batch-size")
+    )
+    hidden_still_taken = run_cli("arag_mcp.indexer", "sync", "--index", "/nonexistent", "--write-batch", "16")
+    assert "unrecognized arguments" not in hidden_still_taken.stderr
+    assert "is not an arag-mcp index" in hidden_still_taken.stderr
+
+
+@pytest.mark.parametrize(
+    ("command", "listed"),
+    [("arag-agent", ("ask",)), ("arag-eval", ("run", "compare"))],
+)
+def test_an_agent_command_run_bare_lists_its_subcommands_as_arag_index_does(command: str, listed: tuple[str, ...]):
+    from arag_mcp.agent.cli import agent_main, eval_main
+
+    errors = io.StringIO()
+    with redirect_stderr(errors), pytest.raises(SystemExit) as exited:
+        {"arag-agent": agent_main, "arag-eval": eval_main}[command]([])
+    assert exited.value.code == 2
+    assert all(f"    {name} " in errors.getvalue() for name in listed), errors.getvalue()
+    assert "required" not in errors.getvalue()

@@ -35,9 +35,10 @@ async def served(index: Path, profile: str = "arag") -> tuple[str, dict[str, str
             return client.instructions, tools, manifest
 
 
-async def test_a_description_given_to_the_cli_heads_instructions_and_search_tools(tmp_path: Path):
+async def test_a_description_set_by_describe_heads_instructions_and_search_tools_and_outlives_builds(tmp_path: Path):
     index = tmp_path / "idx"
-    index_cli("build", str(SAMPLE), "--index", str(index), "--quiet", "--description", "the Curie family's  papers")
+    index_cli("build", str(SAMPLE), "--index", str(index), "--quiet")
+    index_cli("describe", "--index", str(index), "the Curie family's  papers")
     assert read_manifest(str(index))["description"] == "the Curie family's papers"
     for profile in ("arag", "naive", "agentic", "arag-plus"):
         instructions, tools, manifest = await served(index, profile)
@@ -49,8 +50,8 @@ async def test_a_description_given_to_the_cli_heads_instructions_and_search_tool
 
     index_cli("add", str(SAMPLE / "marie-curie.md"), "--index", str(index), "--quiet")
     assert read_manifest(str(index))["description"] == "the Curie family's papers"
-    index_cli("sync", "--index", str(index), "--quiet", "--description", "radioactive elements")
-    assert (await served(index))[2]["collection"] == "radioactive elements"
+    index_cli("sync", "--index", str(index), "--quiet")
+    assert (await served(index))[2]["collection"] == "the Curie family's papers"
 
 
 async def test_without_a_description_a_summary_is_derived_and_describe_changes_it(tmp_path: Path):
@@ -79,9 +80,7 @@ async def test_without_a_description_a_summary_is_derived_and_describe_changes_i
 
 
 def test_a_description_too_long_is_a_usage_error_naming_the_limit(tmp_path: Path):
-    result = run_cli(
-        "arag_mcp.indexer", "build", str(SAMPLE), "--index", str(tmp_path / "idx"), "--description", "x" * 400
-    )
+    result = run_cli("arag_mcp.indexer", "describe", "--index", str(tmp_path / "idx"), "x" * 400)
     assert result.returncode == 2
     assert "the description has 400 characters; keep it under 300" in result.stderr
     assert not (tmp_path / "idx").exists()
