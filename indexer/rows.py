@@ -18,7 +18,7 @@ from arag_mcp.indexer.index.schema import ChunkColumn, DocumentColumn, SentenceC
 from arag_mcp.indexer.sources.document import Document
 from arag_mcp.indexer.sources.outline import HeadingMarks, heading_path, page_range
 from arag_mcp.indexer.text.chunking import Span, pack_chunks, sentence_spans
-from arag_mcp.indexer.text.context import chunk_context_terms, embedding_key, embedding_text
+from arag_mcp.indexer.text.context import chunk_context_terms, embedding_key, embedding_text, with_neighbours
 
 EMBED_SLICE_BATCHES = 8
 """Model batches embedded between two progress updates."""
@@ -133,10 +133,10 @@ def queue_document(
                 c.FILE_TYPE: document.file_type,
             }
         )
-        for position, span in enumerate(spans):
-            sentence = document.text[span.start : span.end]
+        sentences = [document.text[span.start : span.end] for span in spans]
+        for position, (span, sentence) in enumerate(zip(spans, sentences)):
             section = heading_path(document.headings, span.start)
-            embedded_as = embedding_text(document.title, section, terms, sentence)
+            embedded_as = embedding_text(document.title, section, terms, with_neighbours(sentences, position))
             vector_key = embedding_key(embedded_as)
             batch.sentences.append(
                 {

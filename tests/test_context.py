@@ -8,7 +8,14 @@ from pathlib import Path
 import numpy as np
 from arag_mcp.indexer.build import BuildOptions, build_index
 from arag_mcp.indexer.index.snapshot import open_index
-from arag_mcp.indexer.text.context import CONTEXT_TERMS, chunk_context_terms, embedding_text
+from arag_mcp.indexer.text.context import (
+    CONTEXT_TERMS,
+    NEIGHBOUR_WORDS,
+    SENTENCE_CONTEXT,
+    chunk_context_terms,
+    embedding_text,
+    with_neighbours,
+)
 
 CHUNKS = [
     "The patient has basal cell carcinoma of the skin. Basal cells divide in the epidermis. It was 2019.",
@@ -39,6 +46,17 @@ def test_embedding_text_places_the_sentence_after_its_context():
     assert embedding_text("", [], [], "It glows.") == "It glows."
 
 
+def test_a_short_sentence_is_embedded_between_the_ends_of_its_neighbours():
+    long_before = " ".join(f"w{number}" for number in range(40)) + "."
+    sentences = [long_before, "It was 2019.", "Insulin lowers blood glucose in every patient of the ward.", "Done."]
+    assert with_neighbours(sentences, 2) == sentences[2]  # eight words or more: itself alone
+    middle = with_neighbours(sentences, 1).split()
+    assert middle[:NEIGHBOUR_WORDS] == long_before.split()[-NEIGHBOUR_WORDS:]
+    assert " ".join(middle[NEIGHBOUR_WORDS:]) == "It was 2019. " + sentences[2]
+    assert with_neighbours(sentences, 3) == sentences[2] + " Done."  # the last: the one before only
+    assert with_neighbours(["Alone."], 0) == "Alone."
+
+
 def test_the_heading_path_joins_the_title_without_repeating_it():
     assert embedding_text("Guide", ["Install", "Windows"], [], "Run it.") == "Guide › Install › Windows: Run it."
     assert embedding_text("Guide", ["Guide", "Install"], ["msi"], "Run it.") == "Guide › Install (msi): Run it."
@@ -58,7 +76,7 @@ def test_built_vectors_embed_each_sentence_in_its_context(tmp_path: Path, embedd
     corpus.write_text("".join(json.dumps(record) + "\n" for record in records))
     build_index([corpus], str(tmp_path / "idx"), BuildOptions(chunk_tokens=40, progress=False))
     snapshot = open_index(str(tmp_path / "idx"))
-    assert snapshot.manifest.raw["sentence_context"] == "title+heading-path+chunk-terms-8"
+    assert snapshot.manifest.raw["sentence_context"] == SENTENCE_CONTEXT
     chunks = snapshot.chunks.table.to_pandas().sort_values(["doc_id", "part"])
     long_chunks = chunks[chunks["doc_id"] == "long"]
     assert len(long_chunks) > 1
@@ -67,10 +85,13 @@ def test_built_vectors_embed_each_sentence_in_its_context(tmp_path: Path, embedd
         **{cid: [] for cid in chunks[chunks["doc_id"] == "short"]["chunk_id"]},
     }
     titles = dict(zip(chunks["chunk_id"], chunks["title"]))
-    sentences = snapshot.sentences.table.to_pandas()
+    sentences = snapshot.sentences.table.to_pandas().sort_values(["chunk_id", "position"])
+    in_chunk = sentences.groupby("chunk_id")["text"].agg(list)
     expected_texts = [
-        embedding_text(titles[cid], [], terms[cid], text) for cid, text in zip(sentences["chunk_id"], sentences["text"])
+        embedding_text(titles[cid], [], terms[cid], with_neighbours(in_chunk[cid], position))
+        for cid, position in zip(sentences["chunk_id"], sentences["position"])
     ]
+    assert any(len(text.split()) < 8 for text in sentences["text"])  # some are embedded with neighbours
     assert any(terms[cid] for cid in sentences["chunk_id"])
     expected = embedder.encode_documents(expected_texts)
     stored = np.stack(sentences["vector"].to_numpy())

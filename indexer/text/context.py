@@ -7,8 +7,10 @@ Windows", a leading heading that repeats the title left out), and, where the doc
 into several chunks (which all share that title), after the words that set its chunk apart from
 the document's other chunks: the chunk's CONTEXT_TERMS highest tf-idf words, document frequency counted over the document's own
 chunks. Those words depend on the document alone, so an incremental build, which re-embeds whole
-documents, never leaves stale context behind. The stored and returned sentence is the sentence
-alone. What each part buys on the quality benchmark: bench/README.md.
+documents, never leaves stale context behind. A short sentence ("Email: valgrind@valgrind.org",
+a title page's line) is embedded with the sentences beside it in its chunk: alone, its vector is
+mostly its title's meaning, close to every question about the document. The stored and returned
+sentence is the sentence alone. What each part buys on the quality benchmark: bench/README.md.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import pyarrow as pa
 from arag_mcp.indexer.index.chunks import PATH_SEPARATOR, below_title
 from arag_mcp.indexer.index.terms import chunk_words
 
-SENTENCE_CONTEXT = "title+heading-path+chunk-terms-8"
+SENTENCE_CONTEXT = "title+heading-path+chunk-terms-8+short-neighbours-8"
 """Recorded in the manifest: an index is only extended with the context it was embedded with."""
 CONTEXT_TERMS = 8
 STOP_WORDS = frozenset(
@@ -59,6 +61,24 @@ def chunk_context_terms(chunk_texts: Sequence[str]) -> list[list[str]]:
 
 def _is_content_word(word: str) -> bool:
     return len(word) > 1 and not word.isdigit() and word not in STOP_WORDS
+
+
+SHORT_SENTENCE_WORDS = 8
+"""A sentence of fewer words is embedded with its neighbours."""
+NEIGHBOUR_WORDS = 24
+"""Words taken from each neighbour: the end of the one before, the start of the one after, so that
+the short sentence stays inside the model's window."""
+
+
+def with_neighbours(sentences: Sequence[str], position: int) -> str:
+    """The sentence at `position` of a chunk's `sentences` as it is embedded: itself, or where it is
+    short, between the end of the sentence before and the start of the one after."""
+    sentence = sentences[position]
+    if len(sentence.split()) >= SHORT_SENTENCE_WORDS:
+        return sentence
+    before = sentences[position - 1].split()[-NEIGHBOUR_WORDS:] if position else []
+    after = sentences[position + 1].split()[:NEIGHBOUR_WORDS] if position + 1 < len(sentences) else []
+    return " ".join([*before, sentence, *after])
 
 
 def embedding_text(title: str, heading_path: Sequence[str], context_terms: Sequence[str], sentence: str) -> str:
