@@ -12,7 +12,8 @@ import lzma
 from pathlib import Path
 
 import pytest
-from arag_mcp.indexer.cli import _options, parse_args
+from arag_mcp.indexer.cli import parse_args
+from arag_mcp.indexer.commands import build_options
 from arag_mcp.indexer.index.manifest import read_manifest
 from arag_mcp.indexer.sources.budget import BudgetedReader, FileBudget
 from arag_mcp.indexer.sources.compressed import DECOMPRESSED_LIMIT
@@ -239,5 +240,5 @@ def test_watch_takes_the_source_options_that_add_takes(tmp_path: Path):
     args = parse_args(
         ["watch", str(tmp_path), "--index", str(tmp_path / "idx"), "--no-gitignore", "--include", "*.conf"]
     )
-    options = _options(args)
+    options = build_options(args)
     assert options.gitignore is False and options.include == ("*.conf",)

@@ -1,0 +1,183 @@
+"""What each `arag-index` command does, once cli.py has parsed its arguments, and the exit status
+each failure gives (cli.py's docstring lists them)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from dataclasses import replace
+
+from arag_mcp.indexer.embedding.embedder import ModelError
+from arag_mcp.indexer.embedding.settings import limit_cpu_threads
+from arag_mcp.indexer.index.lock import IndexBusy
+from arag_mcp.indexer.index.manifest import IndexStoreError, check_manifest, normalise_uri
+from arag_mcp.indexer.index.schema import DocumentColumn
+from arag_mcp.indexer.index.snapshot import checked_index, list_documents
+from arag_mcp.indexer.sources.budget import MB, FileBudget
+from arag_mcp.indexer.sources.document import CorpusError
+from arag_mcp.indexer.sources.formats import TYPES_READ
+
+from .build import (
+    BuildFailed,
+    BuildOptions,
+    BuildSummary,
+    build_index,
+    describe_index,
+    index_settings,
+    remove_from_index,
+    report_skips,
+    sync_index,
+)
+from .command_options import terminal_text
+from .watch import WatcherRunning, WatchOptions, watch_index
+
+log = logging.getLogger("arag_mcp.indexer")
+
+
+def build_options(args: argparse.Namespace) -> BuildOptions:
+    """Build options from the command line; model, backend and chunk size default to the index's own."""
+    given = {
+        name: value
+        for name, value in (
+            ("model", getattr(args, "model", None)),
+            ("backend", getattr(args, "backend", None)),
+            ("chunk_tokens", getattr(args, "chunk_tokens", None)),
+            ("batch_size", args.batch_size),
+            ("flush_sentences", args.write_batch),
+            ("commit_sentences", args.commit_every),
+        )
+        if value is not None
+    }
+    rebuild = getattr(args, "rebuild", False)
+    settings = {} if rebuild else index_settings(args.index)
+    return replace(
+        BuildOptions(),
+        **{**settings, **given},
+        device=args.device,
+        commit_seconds=args.commit_seconds,
+        exclude=tuple(getattr(args, "exclude", ())),
+        include=tuple(getattr(args, "include", ())),
+        follow_links=getattr(args, "follow_links", False),
+        gitignore=not getattr(args, "no_gitignore", False),
+        strict=getattr(args, "strict", False),
+        rebuild=rebuild,
+        progress=not getattr(args, "quiet", True),
+        ray=getattr(args, "ray", None),
+        file_budget=FileBudget(args.file_seconds, args.file_memory * MB),
+    )
+
+
+def run_update(args: argparse.Namespace) -> None:
+    limit_cpu_threads(args.threads)
+    options = build_options(args)
+    if args.command == "sync":
+        summary = sync_index(args.index, options)
+    else:
+        summary = build_index(args.sources, args.index, options)
+    _report(summary)
+    if not summary.documents:
+        _nothing_indexed(args, summary)
+
+
+def _nothing_indexed(args: argparse.Namespace, summary: BuildSummary) -> None:
+    """An index left with no documents is said so; where this command read none (an empty folder,
+    or every file skipped), it fails: a server of it would find nothing."""
+    if args.command == "sync":
+        log.warning(
+            "arag-index: warning: %s holds no documents; add files of a supported type (it reads %s)",
+            args.index,
+            TYPES_READ,
+        )
+        return
+    count = sum(item.counted for item in summary.skipped)
+    skipped = f" ({count} skipped, listed above)" if count else ""
+    raise CorpusError(
+        f"no documents found in {', '.join(map(str, args.sources))}{skipped}; arag-index reads {TYPES_READ}: "
+        "add some, or name other text files with --include, and run the command again (the index is kept, empty)"
+    )
+
+
+def _report(summary: BuildSummary) -> None:
+    report_skips(summary)
+    log.info("%s", summary.describe())
+
+
+def run_watch(args: argparse.Namespace) -> None:
+    limit_cpu_threads(args.threads)
+    options = build_options(args)
+    watch_index(args.index, args.sources, WatchOptions(options, args.reconcile_every, args.poll, args.parent_pid))
+
+
+def run_remove(args: argparse.Namespace) -> None:
+    _report(remove_from_index(args.targets, args.index))
+
+
+def run_list(args: argparse.Namespace) -> None:
+    D = DocumentColumn
+    documents = list_documents(args.index)
+    if args.json:
+        print(terminal_text(json.dumps(documents, indent=2, ensure_ascii=False)))
+        return
+    for document in documents:
+        fields = (
+            document[D.SOURCE],
+            document[D.TITLE],
+            f"{document[D.CHUNKS]} chunks",
+            document[D.INDEXED_AT],
+            document[D.ID],
+        )
+        print("\t".join(terminal_text(str(value), keep="") for value in fields))
+    print(f"{len(documents)} documents", file=sys.stderr)
+
+
+def run_info(args: argparse.Namespace) -> None:
+    snapshot = checked_index(args.index)
+    print(json.dumps({"index": snapshot.uri, **snapshot.manifest.raw}, indent=2, sort_keys=True))
+
+
+def run_describe(args: argparse.Namespace) -> None:
+    if args.text is not None:
+        describe_index(args.index, args.text)
+    manifest = check_manifest(normalise_uri(args.index))
+    given = "described" if manifest.raw.get("description") else "derived; set one with `arag-index describe`"
+    print(manifest.description)
+    print(f"({given})", file=sys.stderr)
+
+
+COMMANDS = {
+    "add": run_update,
+    "build": run_update,
+    "sync": run_update,
+    "watch": run_watch,
+    "remove": run_remove,
+    "list": run_list,
+    "info": run_info,
+    "describe": run_describe,
+}
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the command `args` name; its exit status."""
+    try:
+        COMMANDS[args.command](args)
+    except WatcherRunning as exc:
+        print(f"arag-index: {exc}", file=sys.stderr)
+        return 3
+    except (BuildFailed, IndexBusy) as exc:
+        print(f"arag-index: error: {exc}", file=sys.stderr)
+        return 1
+    except (CorpusError, IndexStoreError, ModelError) as exc:
+        print(f"arag-index: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(
+            f"arag-index: error: {exc.strerror or exc}: {exc.filename or args.index}; check the path and its permissions",
+            file=sys.stderr,
+        )
+        return 1
+    except KeyboardInterrupt:
+        print("arag-index: interrupted; the index keeps what was committed before", file=sys.stderr)
+        return 130
+    return 0
