@@ -33,7 +33,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from arag_mcp.indexer.index.snapshot import IndexSnapshot
 from arag_mcp.server.search.keyword_weights import K1, B
-from arag_mcp.server.search.keywords import MATCHERS, _as_written_or_by_words, _Order, _Tally
+from arag_mcp.server.search.keywords import MATCHERS, _as_written_or_by_words, _ExactTopK, _Order
 from arag_mcp.server.search.retrieval import top_chunks
 
 Ranking = Callable[[Sequence[str], int], list[int]]
@@ -54,7 +54,7 @@ def our_ranking(snapshot: IndexSnapshot, given: Sequence[str], top_k: int) -> li
     keywords, written = _as_written_or_by_words(snapshot, matcher, matcher.keywords(given), None)
     if not keywords:
         return []
-    tally = _Tally(snapshot, matcher, keywords, None, written)
+    tally = _ExactTopK(snapshot, matcher, keywords, None, written)
     order = _Order(tally, matcher.titled_pages(snapshot, keywords, None))
     tally.settle_top(top_k)
     order.settle_named()

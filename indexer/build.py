@@ -856,7 +856,7 @@ def _embed_on_ray(
         summary.show_skips()
     if not todo:
         return read
-    worker = ray_build.Worker(
+    worker = ray_build.WorkerSettings(
         options.model,
         options.device,
         options.backend,

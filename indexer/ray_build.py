@@ -66,7 +66,7 @@ class RayBuildError(Exception):
 
 
 @dataclass(frozen=True)
-class Worker:
+class WorkerSettings:
     """What a worker needs to turn documents into rows, as the build's options give it."""
 
     model: str
@@ -107,7 +107,7 @@ def embed_on_ray(
     uri: str,
     files: dict[str, tuple[Source, dict[str, str]]],
     inside: Sequence[Path],
-    worker: Worker,
+    worker: WorkerSettings,
     progress: tqdm,
 ) -> Written:
     """Read `files` (path → the source it is read as part of, and its documents to embed with their
@@ -161,7 +161,7 @@ def _ray_log_level() -> int:
 
 
 def _pipeline(
-    uri: str, files: dict[str, tuple[Source, dict[str, str]]], inside: Sequence[Path], worker: Worker
+    uri: str, files: dict[str, tuple[Source, dict[str, str]]], inside: Sequence[Path], worker: WorkerSettings
 ) -> ray.data.Dataset:
     """Read the files in tasks, then chunk, embed and write their documents in a pool of actors,
     one per CPU (or GPU, for --device cuda) of the cluster."""
@@ -221,7 +221,7 @@ def _read_file(item: dict[str, Any]) -> list[dict[str, Any]]:
 class _ChunkEmbedWrite:
     """A worker: loads the model once, then chunks, embeds and writes batches of documents."""
 
-    def __init__(self, uri: str, worker: Worker) -> None:
+    def __init__(self, uri: str, worker: WorkerSettings) -> None:
         self.uri = uri
         self.worker = worker
         self.embedder = Embedder(worker.model, worker.device, worker.backend).load()

@@ -73,7 +73,7 @@ class DeliveryFields(BaseModel):
     text: str | None = Field(None, description="the chunk's full text, where the tool returns whole chunks")
 
 
-class KeywordMatch(BaseModel):
+class KeywordMatchFields(BaseModel):
     score: float | int = Field(
         description="the keyword score the tool description defines: by keyword rarity (BM25, to 2 "
         "decimals) with whole-word matching; occurrences x keyword length, summed, with substring matching"
@@ -87,7 +87,7 @@ class KeywordMatch(BaseModel):
     )
 
 
-class SemanticMatch(BaseModel):
+class SemanticMatchFields(BaseModel):
     score: float = Field(description="cosine similarity of the chunk's best sentence (or vector) to the query")
     sentences: list[str] | None = Field(
         None,
@@ -99,11 +99,11 @@ class SemanticMatch(BaseModel):
 
 # A result is its chunk, how it matched, then its text. Pydantic orders fields from the last base to
 # the first, so the bases are listed in reverse. No docstring: it would become the output schema's.
-class KeywordResult(DeliveryFields, KeywordMatch, ChunkFields):
+class KeywordResult(DeliveryFields, KeywordMatchFields, ChunkFields):
     pass
 
 
-class SemanticResult(DeliveryFields, SemanticMatch, ChunkFields):
+class SemanticResult(DeliveryFields, SemanticMatchFields, ChunkFields):
     pass
 
 

@@ -539,8 +539,8 @@ class PieceCounts:
 MATCHERS: dict[KeywordMatch, Matcher] = {"word": WordMatch(), "substring": SubstringMatch()}
 
 
-class _Tally:
-    """Per-keyword counts in the chunks any keyword may match (`numbers`; every array here is
+class _ExactTopK:
+    """The exact top k: per-keyword counts in the chunks any keyword may match (`numbers`; every array here is
     aligned with them, and a position is a place in it): exact from the postings for single
     keywords, and for the others exact in the chunks read so far (`settled`), bounded elsewhere;
     scores from the counts by the matcher's weights, ties broken by chunk id (`rank`, smaller first)."""
@@ -751,7 +751,7 @@ def keyword_search(
     keywords, written = _as_written_or_by_words(snapshot, matcher, matcher.keywords(given), scope)
     if not keywords:
         return KeywordFindings([], [], [], ChunkCount(0, 0))
-    tally = _Tally(snapshot, matcher, keywords, scope, written)
+    tally = _ExactTopK(snapshot, matcher, keywords, scope, written)
     order = _Order(tally, matcher.titled_pages(snapshot, keywords, scope))
     excluded = None if exclude is None else exclude[tally.numbers]
     depth = offset + top_k + (0 if excluded is None else int(np.count_nonzero(excluded)))
@@ -824,7 +824,7 @@ class _Order:
     many of the keywords as any chunk ranked: a page named by one keyword does not outrank a chunk
     that matches more of them (it keeps that keyword's guaranteed place, `best_of`)."""
 
-    def __init__(self, tally: _Tally, pages: TitledPages | None) -> None:
+    def __init__(self, tally: _ExactTopK, pages: TitledPages | None) -> None:
         self.tally = tally
         size = len(tally.numbers)
         self.exact = [tally.positions_of(numbers) for numbers in pages.exact] if pages else []
