@@ -31,7 +31,7 @@ from arag_mcp.indexer.index.completeness import describe_problems
 from arag_mcp.indexer.index.encoder_files import drop_other_encoders, encoder_folder, store_encoder
 from arag_mcp.indexer.index.file_states import FileState, read_file_states, write_file_states
 from arag_mcp.indexer.index.ids import doc_key
-from arag_mcp.indexer.index.keyword_segments import segments_damage
+from arag_mcp.indexer.index.keyword_segments import KeywordSegments, segments_damage
 from arag_mcp.indexer.index.lock import build_lock
 from arag_mcp.indexer.index.manifest import (
     FORMAT_VERSION,
@@ -103,6 +103,9 @@ class BuildOptions:
     wait_for_lock: bool = True
     """Where another command holds the index, wait for it (False: raise IndexBusy, as a watcher's
     batches, which retry, do)."""
+    merge_segments: bool = True
+    """Merge the keyword segments that are due after each commit; a watcher's batches leave them to
+    its idle moments (`merge_segments`), so that a save is never searchable later for a merge."""
 
 
 @dataclass
@@ -374,6 +377,18 @@ def describe_index(uri: str, description: str) -> None:
         write_manifest(uri, {**manifest, "description": checked_description(description)})
 
 
+def merge_segments(uri: str, wait_for_lock: bool = True) -> int:
+    """Merge the keyword segments of the index at `uri` that are due (keyword_segments.py), each
+    merge committed by a manifest of its own; how many segments it then names (0: none were due)."""
+    uri = normalise_uri(uri)
+    if not KeywordSegments(uri, check_manifest(uri).segments).due():
+        return 0
+    with build_lock(uri, wait_for_lock):
+        manifest = check_manifest(uri)
+        merged = KeywordSegments(uri, manifest.segments).merge_due(manifest.raw)
+        return len(merged["segments"])
+
+
 def plan_sources(
     recorded: Sequence[Source],
     paths: Sequence[str | Path],
@@ -478,7 +493,13 @@ def _update(
         check_backend(previous, options, embedder.backend)
         from arag_mcp.indexer.index.writer import IndexWriter
 
-        writer = IndexWriter(uri, embedder.dimension, rebuild=options.rebuild, check_contents=not batch)
+        writer = IndexWriter(
+            uri,
+            embedder.dimension,
+            rebuild=options.rebuild,
+            check_contents=not batch,
+            merge_segments=options.merge_segments,
+        )
         writer.recorded_files = recorded
         looked_up = _documents_under(states, synced) if batch and states else None
         existing = writer.existing_documents(looked_up)

@@ -7,8 +7,10 @@ committing as every build does. A path that vanished is held back for DELETE_GRA
 many batches pass meanwhile, so that a `git checkout` or a save that deletes and writes again keeps
 the document; beside an added file it is offered as a rename (moved without embedding where the
 contents match) and otherwise waits. A sync of every source every `reconcile_seconds` (cheap:
-metadata only) catches events the system dropped. One watcher per index: a second one stops at
-once with WatcherRunning.
+metadata only) catches events the system dropped. A batch commits without merging keyword
+segments; the merges that are due run once no change came for IDLE_MERGE_SECONDS, so that a save is
+searchable as soon as its batch commits, however large the index. One watcher per index: a second
+one stops at once with WatcherRunning.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from .build import (
     BuildSummary,
     build_index,
     load_embedder,
+    merge_segments,
     recorded_sources,
     report_skips,
     sync_index,
@@ -56,6 +59,8 @@ several events, lands in one batch."""
 WAKE_MS = 1000
 """How often the loop wakes without events: held-back deletions and the reconcile sweep are due then."""
 BUSY_RETRY_SECONDS = 5.0
+IDLE_MERGE_SECONDS = 5.0
+"""How long no change must come before the keyword segments a batch left due are merged."""
 M_ARENA_MAX = -8
 """glibc's mallopt parameter for the number of malloc arenas."""
 
@@ -125,7 +130,8 @@ def watch_index(
 def _watch(uri: str, roots: Sequence[Source], options: WatchOptions, stop: threading.Event) -> None:
     import watchfiles
 
-    options = replace(options, build=replace(options.build, wait_for_lock=False))  # a busy index: retry later
+    # A busy index: retry later. Merges: when idle.
+    options = replace(options, build=replace(options.build, wait_for_lock=False, merge_segments=False))
 
     logging.getLogger("watchfiles").setLevel(
         logging.WARNING
@@ -138,7 +144,8 @@ def _watch(uri: str, roots: Sequence[Source], options: WatchOptions, stop: threa
     """Paths waiting → when they are synced if nothing else changes: vanished ones, and all of a
     batch while another command holds the index."""
     busy = False
-    swept = time.monotonic()
+    swept = last_sync = time.monotonic()
+    merges_may_be_due = False
     events = watchfiles.watch(
         *watched,
         watch_filter=lambda change, path: wanted(Path(path)),
@@ -170,6 +177,7 @@ def _watch(uri: str, roots: Sequence[Source], options: WatchOptions, stop: threa
                 for path in ripe:
                     held.pop(path, None)
                 busy = False
+                merges_may_be_due, last_sync = True, time.monotonic()
             else:
                 held.update(dict.fromkeys(batch, now + BUSY_RETRY_SECONDS))
                 if not busy:
@@ -178,6 +186,9 @@ def _watch(uri: str, roots: Sequence[Source], options: WatchOptions, stop: threa
         elif now - swept >= options.reconcile_seconds:
             swept = now
             _sync(lambda: sync_index(uri, options.build))
+            merges_may_be_due = True  # a sweep that found nothing to do does not put merges off
+        elif merges_may_be_due and now - last_sync >= IDLE_MERGE_SECONDS and not held:
+            merges_may_be_due = not _merge(uri)
         if options.parent_pid is not None and os.getppid() != options.parent_pid:
             log.info("the process that started this watcher is gone")
             stop.set()
@@ -226,6 +237,22 @@ def _sync(run: Callable[[], BuildSummary]) -> bool:
     summary.show_skips(left_out=False)
     if summary.added or summary.updated or summary.removed:
         log.info("%s", batch_line(summary, time.perf_counter() - started))
+    return True
+
+
+def _merge(uri: str) -> bool:
+    """Merge the keyword segments that are due, saying so in one line; False where another command
+    held the index (to retry)."""
+    started = time.perf_counter()
+    try:
+        segments = merge_segments(uri, wait_for_lock=False)
+    except IndexBusy:
+        return False
+    except Exception as exc:  # noqa: BLE001 - a failed merge leaves the committed index as it was
+        log.error("merging keyword segments failed, the index keeps its last commit: %s", exc)
+        return True
+    if segments:
+        log.info("merged keyword segments in %.1f s; %d segments", time.perf_counter() - started, segments)
     return True
 
 

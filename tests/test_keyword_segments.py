@@ -1,6 +1,6 @@
 """Keyword segments (indexer/index/segments.py): a commit writes one segment of what it added and a
 file of removed chunks, leaving every other segment file as it was; merges replace segments behind
-a manifest of their own; a kill -9 in a commit or a merge leaves the committed index whole; readers
+a manifest of their own, after the commit or, for a watcher's batches, later; a kill -9 in a commit or a merge leaves the committed index whole; readers
 see committed states only, and a snapshot keeps reading segments a merge removed."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from arag_mcp.indexer.build import BuildOptions, build_index, sync_index
+from arag_mcp.indexer.build import BuildOptions, build_index, merge_segments, sync_index, sync_paths
 from arag_mcp.indexer.index import keyword_segments
 from arag_mcp.indexer.index.keyword_segments import KeywordSegments
 from arag_mcp.indexer.index.manifest import IndexStoreError, check_manifest, write_manifest
@@ -98,6 +98,26 @@ def test_merges_answer_as_the_segments_they_replace(index: Path):
     assert answers(index) == expected
     # the snapshot opened before keeps reading the segments the merge removed
     assert [[(h.chunk.chunk_id, h.score) for h in keyword_search(opened, k, 5).hits] for k in QUERIES] == expected
+
+
+def test_batches_that_leave_merges_for_later_commit_unmerged_and_merge_segments_then_merges(
+    index: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """A watcher's batches commit without merging (BuildOptions.merge_segments); it merges when idle."""
+    monkeypatch.setattr(keyword_segments, "MERGE_FACTOR", 2)
+    monkeypatch.setattr(keyword_segments, "SMALLEST_TIER", 1)
+    notes = index.parent / "notes"
+    for number in (4, 5, 6):
+        write_note(notes, number, f"The river {number}.")
+        sync_paths(str(index), [notes / f"note-{number}.md"], BuildOptions(progress=False, merge_segments=False))
+    assert [entry.chunks for entry in check_manifest(str(index)).segments] == [4, 1, 1, 1]
+    expected = answers(index)
+    named = merge_segments(str(index))
+    merged = check_manifest(str(index)).segments
+    assert named == len(merged) < 4 and sum(entry.live for entry in merged) == 7
+    assert sorted(path.name for path in (index / FOLDER).iterdir()) == sorted(entry.name for entry in merged)
+    assert answers(index) == expected
+    assert merge_segments(str(index)) == 0  # nothing is due now
 
 
 def test_a_build_opened_after_another_takes_over_what_it_left_unchanged(index: Path):

@@ -7,8 +7,9 @@ SMALLEST_TIER, and MERGE_FACTOR segments of one tier are merged into one of the 
 so rewritten about log4(chunks / SMALLEST_TIER) times over its life, and an index holds a few
 segments per tier. A segment with more removed chunks than live ones is merged with its tier's
 others, or alone. Each merge is committed by a manifest of its own after the commit that made it
-due: the commit's changes are searchable first, and a merge cut short leaves that manifest whole
-(its folder, never named, is removed by the next commit).
+due (`merge_due`): the commit's changes are searchable first, and a merge cut short leaves that
+manifest whole (its folder, never named, is removed by the next commit). A watcher leaves merges
+to its idle moments, so that no save waits for one (watch.py).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .ids import DOC_KEY_CHARS
-from .manifest import SegmentEntry
+from .manifest import SegmentEntry, write_manifest
 from .schema import ChunkColumn
 from .segment_store import DEAD_PREFIX, segment_name, segment_store
 from .segments import (
@@ -178,6 +179,16 @@ class KeywordSegments:
                 entries.append(written)
         self.entries = entries
         return list(entries)
+
+    def merge_due(self, manifest: Mapping[str, Any]) -> dict[str, Any]:
+        """Merge what is due, writing a manifest (`manifest` with the segments it names) after each
+        merge, then remove the segments no manifest names; the manifest last written."""
+        written = dict(manifest)
+        while inputs := self.due():
+            written = {**written, "segments": [entry.to_dict() for entry in self.merge(inputs)]}
+            write_manifest(self.uri, written)
+        self.remove_unused()
+        return written
 
     def _published(self, write: Callable[[Path], int]) -> SegmentEntry:
         """A new segment, written by `write` (into a folder; it returns the chunks written) and

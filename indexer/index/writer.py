@@ -174,10 +174,20 @@ def table_rows(
 class IndexWriter:
     """Writes one build: starts from the last committed versions, commits by writing the manifest."""
 
-    def __init__(self, uri: str, dimension: int, rebuild: bool = False, check_contents: bool = False) -> None:
+    def __init__(
+        self,
+        uri: str,
+        dimension: int,
+        rebuild: bool = False,
+        check_contents: bool = False,
+        merge_segments: bool = True,
+    ) -> None:
         """`check_contents`: read the committed keyword segments through to check their checksums
-        (their sizes are always checked), as a command run by hand does and a watcher's batch does not."""
+        (their sizes are always checked), as a command run by hand does and a watcher's batch does not.
+        `merge_segments`: merge the keyword segments that are due after each commit (a watcher's
+        batches leave them to its idle moments)."""
         self.uri = normalise_uri(uri)
+        self.merge_segments = merge_segments
         self.dimension = dimension
         if not is_remote(self.uri):
             Path(self.uri).mkdir(parents=True, exist_ok=True)
@@ -422,9 +432,8 @@ class IndexWriter:
         self.recorded_files = write_file_states(self.uri, manifest["tables"], files, since=self.recorded_files)
         write_manifest(self.uri, manifest)
         self.kept_from = self.kept_from or manifest
-        while inputs := self.keyword_segments.due():
-            manifest = {**manifest, "segments": [entry.to_dict() for entry in self.keyword_segments.merge(inputs)]}
-            write_manifest(self.uri, manifest)
+        if self.merge_segments:
+            return self.keyword_segments.merge_due(manifest)
         self.keyword_segments.remove_unused()
         return manifest
 

@@ -367,3 +367,42 @@ def test_a_file_deleted_beside_an_atomic_save_waits_its_grace_and_a_rename_still
         )
     text = log.read_text()
     assert " -1 in " not in text and "+1 ~0 -0" not in text, text
+
+
+WATCH_MERGING_BY_TWOS = """
+import sys
+from arag_mcp.indexer import watch
+from arag_mcp.indexer.index import keyword_segments
+keyword_segments.MERGE_FACTOR, keyword_segments.SMALLEST_TIER = 2, 1
+watch.IDLE_MERGE_SECONDS = 5.0
+from arag_mcp.indexer.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_a_batch_commits_unmerged_and_the_watcher_merges_its_segments_once_idle(tmp_path: Path):
+    notes, index, log = tmp_path / "notes", tmp_path / "idx", tmp_path / "watch.log"
+    notes.mkdir()
+    (notes / "base.md").write_text("# Base\n\nThe base note.\n")
+    build_index([notes], str(index), QUIET)
+    with log.open("ab") as stderr:
+        watching = subprocess.Popen(
+            [sys.executable, "-c", WATCH_MERGING_BY_TWOS, "watch", "--index", str(index)], stderr=stderr
+        )
+    try:
+        wait_for(lambda: "watching " in log.read_text() or watching.poll() is not None, 120, "the watch to start")
+        assert watching.poll() is None, log.read_text()
+        for number in (1, 2):
+            committed = read_manifest(str(index))["tables"]
+            (notes / f"river-{number}.md").write_text(f"# River {number}\n\nRiver {number} floods.\n")
+            wait_for(lambda: read_manifest(str(index))["tables"] != committed, 60, f"batch {number}")
+        # the second batch left two one-chunk segments: a merge is due, and the batch did not wait for it
+        assert [segment["chunks"] for segment in read_manifest(str(index))["segments"]] == [1, 1, 1]
+        wait_for(lambda: len(read_manifest(str(index))["segments"]) < 3, 60, "the merge once idle")
+        assert "merged keyword segments" in log.read_text()
+        assert sorted(_titles(index)) == ["Base", "River 1", "River 2"]
+        found = keyword_search(open_index(str(index)), ["River 2"], 5).hits
+        assert [hit.chunk.title for hit in found][:1] == ["River 2"]
+    finally:
+        watching.terminate()
+        watching.wait(60)
