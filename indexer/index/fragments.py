@@ -9,6 +9,7 @@ credentials from the environment.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -36,3 +37,9 @@ def append(table_uri: str, fragments: list[str], read_version: int) -> Any:
 
     operation = lance.LanceOperation.Append([FragmentMetadata.from_json(fragment) for fragment in fragments])
     return lance.LanceDataset.commit(table_uri, operation, read_version=read_version)
+
+
+def appended_rows(dataset: Any, count: int, columns: Sequence[str]) -> Iterator[pa.RecordBatch]:
+    """These columns of the rows of `dataset`'s last `count` fragments: those `append` committed,
+    read by one scan of them alone, however large the table."""
+    return dataset.scanner(columns=list(columns), fragments=dataset.get_fragments()[-count:]).to_batches()

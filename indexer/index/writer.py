@@ -320,16 +320,16 @@ class IndexWriter:
         """Append fragments written elsewhere (fragments.py) to the tables, in the order `add` writes
         them; `chunk_rows` and `document_rows` are the rows they hold, checked before the next commit
         (the chunk rows with TALLIED_COLUMNS too), `sentences` how many sentence rows they hold."""
-        from .fragments import append
+        from .fragments import append, appended_rows
 
         for name in APPEND_ORDER:
             if fragments.get(name):
                 table = getattr(self, name)
-                append(table_uri(self.uri, name), fragments[name], table.version)
+                dataset = append(table_uri(self.uri, name), fragments[name], table.version)
                 table.checkout_latest()
-        c = ChunkColumn
-        for listed in sql_lists(chunk_rows[c.ID].to_pylist()):
-            self.keyword_segments.append(scan(self.chunks.search().where(f"{c.ID} IN ({listed})")).read_all())
+                if name == CHUNKS:
+                    for batch in appended_rows(dataset, len(fragments[name]), SEGMENT_COLUMNS):
+                        self.keyword_segments.append(pa.Table.from_batches([batch]))
         self.written.record(chunk_rows, document_rows)
         self.tally.change(chunk_rows, sentences)
 
