@@ -46,6 +46,9 @@ class HTTPServer(BaseServer):
     async def close(self):
         self.closed = True
 '''
+POINTS = ", ".join(f'"{point}"' for point in ("north", "north-north-east", "north-east", "east-north-east") * 4)
+COMPASS = f"POINTS = ({POINTS})\n\n\ndef bearing(name):\n    return POINTS.index(name) * 22.5\n"
+"""A line of code longer than prose's 200 characters, before a definition."""
 TYPESCRIPT = """export interface GaleOptions { port: number }
 
 export const startGale = (options: GaleOptions) => {
@@ -90,6 +93,7 @@ def repository(tmp_path_factory) -> Path:
     (root / "src" / "weather").mkdir(parents=True)
     (root / "src" / "weather" / "zephyr.py").write_text(PYTHON)
     (root / "src" / "weather" / "__init__.py").write_text("def forecast():\n    return 'gale'\n")
+    (root / "src" / "weather" / "compass.py").write_text(COMPASS)
     (root / "src" / "weather" / "build").mkdir()  # a package of the project's own, not a build's output
     (root / "src" / "weather" / "build" / "steps.py").write_text("def run_steps():\n    return 1\n")
     (root / "web").mkdir()
@@ -235,6 +239,16 @@ async def test_open_numbers_a_code_files_lines_as_the_file_does(live: LiveIndex,
         wanted = file_lines.index("    def handle_request(self, request):")
         numbered = {line.split(": ", 1)[0]: line.split(": ", 1)[1] for line in text.split("\n") if ": " in line}
         assert numbered[str(wanted)] == file_lines[wanted]  # lines numbered from 0, as `open` numbers every document
+
+
+async def test_a_long_line_of_code_is_one_line_so_the_next_are_numbered_as_in_the_file(live: LiveIndex):
+    assert len(COMPASS.split("\n")[0]) > 250  # prose would wrap it
+    async with Client(create_server(live, PROFILES["agentic"])) as client:
+        found = await client.call_tool("search", {"queries": ["bearing of a point"], "keywords": ["bearing"]})
+        ref = next(hit["ref"] for hit in found.structured_content["results"] if hit["title"] == "compass.py")
+        text = (await client.call_tool("open", {"ref": ref, "start_line": 0})).structured_content["text"]
+        numbered = dict(line.split(": ", 1) for line in text.split("\n") if ": " in line)
+        assert numbered["3"] == "def bearing(name):" == COMPASS.split("\n")[3]
 
 
 async def test_an_identifiers_parts_match_where_the_words_match_nothing_as_written(live: LiveIndex):

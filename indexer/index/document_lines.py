@@ -3,7 +3,9 @@
 Chunks are consecutive sentence-aligned slices of their document; joined in order, one chunk to a
 new line, they give the document's text. Lines are that text's lines, with any line longer than
 LINE_CHARS wrapped at the last space before the limit (a hard cut where there is none), so that a
-passage stored as one 300,000-character line still reads as a few hundred lines. The numbering
+passage stored as one 300,000-character line still reads as a few hundred lines. Source code and
+configuration (file_types.LINE_LAID_TYPES) wrap only past CODE_LINE_CHARS, so that their lines are
+numbered as the file numbers them. The numbering
 depends on the document's chunks alone: it is the same in every call while the document is
 unchanged, and a line number seen in one tool's answer can be opened in another's.
 """
@@ -15,10 +17,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from arag_mcp.indexer.file_types import LINE_LAID_TYPES
+
 if TYPE_CHECKING:
     from .chunks import Chunk
 
 LINE_CHARS = 200
+CODE_LINE_CHARS = 4000
+"""A line of code is wrapped only past this (a generated or data line the reader let through)."""
 
 
 @dataclass(frozen=True)
@@ -44,8 +50,9 @@ class DocumentLines:
         for chunk in chunks:
             first_lines.append(len(lines))
             offset = 0
+            width = CODE_LINE_CHARS if chunk.file_type in LINE_LAID_TYPES else LINE_CHARS
             for raw in chunk.text.split("\n"):
-                for start, piece in wrap(raw):
+                for start, piece in wrap(raw, width):
                     lines.append(piece)
                     offsets.append(offset + start)
                 offset += len(raw) + 1
