@@ -114,7 +114,8 @@ def test_sync_paths_reads_only_the_paths_given(tmp_path: Path):
     files["b"].write_text("# Beta\n\nBeta changed too.")
 
     summary = sync_paths(str(index), [files["a"], tmp_path / "elsewhere.md"], QUIET)
-    assert (summary.updated, summary.embedded_sentences) == (1, 1), "its unchanged heading keeps its vector"
+    # the changed sentence, and the heading beside it: a short sentence is embedded with its neighbours
+    assert (summary.updated, summary.embedded_sentences) == (1, 2)
     files["c"].unlink()
     gone = sync_paths(str(index), [files["c"]], QUIET)
     assert (gone.removed, gone.updated) == (1, 0)
@@ -208,7 +209,7 @@ def test_files_read_by_other_readers_are_read_again_at_a_full_sync_keeping_their
     assert read_manifest(index)["readers"] == READERS_VERSION - 1 and added.updated == 0
 
     synced = sync_index(index, QUIET)
-    assert (synced.updated, synced.unchanged, synced.embedded_sentences) == (1, 2, 1)
+    assert (synced.updated, synced.unchanged, synced.embedded_sentences) == (1, 2, 2)  # it and its short heading
     assert read_manifest(index)["readers"] == READERS_VERSION
     again = sync_index(index, QUIET)
     assert (again.updated, again.embedded_sentences) == (0, 0)
