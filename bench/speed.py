@@ -224,11 +224,14 @@ def commit_synthetic(writer: IndexWriter, vector_index: dict | None, started: fl
 
 
 def _current(manifest: dict) -> bool:
-    """Whether a cached index was written the way this code writes it (format, backend, vector search)."""
+    """Whether a cached index was written the way this code writes it (format, backend, sentence
+    context and splitter, vector search): a command refuses to extend one written otherwise."""
     vector_index = manifest.get("vector_index") or {}
     return (
         manifest.get("format_version") == FORMAT_VERSION
         and manifest.get("embedding_backend") == DEFAULT_BACKEND
+        and manifest.get("sentence_context") == SENTENCE_CONTEXT
+        and manifest.get("splitter") == SPLITTER_VERSION
         and all(
             vector_index.get(key, value) == value
             for key, value in vector_search(manifest.get("counts", {}).get("sentences", 0)).items()
