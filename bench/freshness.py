@@ -80,14 +80,17 @@ def prepared(name: str, write: callable) -> tuple[Path, Path]:  # type: ignore[v
 def synthetic(count: int) -> tuple[Path, Path]:
     """(notes folder, index): a synthetic index of `count` chunks with a folder of 100 notes added to it."""
     from arag_mcp.indexer.embedding.embedder import Embedder
-    from speed import passages, synthetic_chunks, vector_pool, write_index
+    from arag_mcp.indexer.index.manifest import read_manifest
+    from speed import _current, passages, synthetic_chunks, vector_pool, write_index
 
     folder = RESULTS / "work" / f"synthetic-{count}"
     sources, index = folder / "docs", folder / "idx"
-    if not (index / "manifest.json").exists() or not sources.is_dir():
+    manifest = read_manifest(str(index))
+    if not manifest or not _current(manifest):
         records = passages(BENCH_DATA)
         log(f"writing a synthetic index of {count} chunks")
         write_index(index, synthetic_chunks(records, count), 10, vector_pool(Embedder().load(), records))
+        shutil.rmtree(sources, ignore_errors=True)  # the notes go into the index written anew
     return with_notes(index, sources), index
 
 
