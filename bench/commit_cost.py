@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 
 from common import RESULTS, log, write_json
-from freshness import prepared, synthetic, with_notes, write_corpus
+from freshness import beside, prepared, synthetic, write_corpus
 
 OUTPUT = RESULTS / "commit_cost.json"
 
@@ -83,7 +83,7 @@ def main() -> None:
     parser.add_argument("--output", type=Path, default=OUTPUT)
     args = parser.parse_args()
     if args.index:
-        sources, index = with_notes(args.index, args.index.with_name(f"{args.index.name}-notes")), args.index
+        sources, index = beside(args.index)
     elif args.synthetic_chunks:
         sources, index = synthetic(args.synthetic_chunks)
     else:

@@ -94,6 +94,12 @@ def synthetic(count: int) -> tuple[Path, Path]:
     return with_notes(index, sources), index
 
 
+def beside(index: Path) -> tuple[Path, Path]:
+    """(notes folder, index): 100 notes added to a synthetic index already written (bench/scale.py's),
+    from a folder beside it."""
+    return with_notes(index, index.with_name(f"{index.name}-notes")), index
+
+
 def with_notes(index: Path, sources: Path) -> Path:
     """`sources`, a folder of 100 MuSiQue notes, added to `index` (a synthetic one: bench/speed.py's
     or bench/scale.py's) unless it is there already."""
@@ -311,10 +317,7 @@ async def watched(index: Path, name: str, run) -> dict:  # noqa: ANN001 - a coro
 async def main_async(args: argparse.Namespace) -> None:
     results: dict = {"cpu_cores": os.cpu_count(), "arguments": {**vars(args), "output": str(args.output)}}
     if args.synthetic_chunks or args.index:
-        if args.index:
-            sources, index = with_notes(args.index, args.index.with_name(f"{args.index.name}-notes")), args.index
-        else:
-            sources, index = synthetic(args.synthetic_chunks)
+        sources, index = beside(args.index) if args.index else synthetic(args.synthetic_chunks)
 
         async def notes(server: Server) -> None:
             results["edits"] = await edits(server, sources, args.edits)

@@ -381,12 +381,10 @@ def merge_segments(uri: str, wait_for_lock: bool = True) -> int:
     """Merge the keyword segments of the index at `uri` that are due (keyword_segments.py), each
     merge committed by a manifest of its own; how many segments it then names (0: none were due)."""
     uri = normalise_uri(uri)
-    if not KeywordSegments(uri, check_manifest(uri).segments).due():
-        return 0
     with build_lock(uri, wait_for_lock):
         manifest = check_manifest(uri)
-        merged = KeywordSegments(uri, manifest.segments).merge_due(manifest.raw)
-        return len(merged["segments"])
+        segments = KeywordSegments(uri, manifest.segments)
+        return len(segments.merge_due(manifest.raw)["segments"]) if segments.due() else 0
 
 
 def plan_sources(

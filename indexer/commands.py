@@ -115,18 +115,17 @@ def run_remove(args: argparse.Namespace) -> None:
 
 
 def run_list(args: argparse.Namespace) -> None:
-    D = DocumentColumn
     documents = list_documents(args.index)
     if args.json:
         print(terminal_text(json.dumps(documents, indent=2, ensure_ascii=False)))
         return
     for document in documents:
         fields = (
-            document[D.SOURCE],
-            document[D.TITLE],
-            f"{document[D.CHUNKS]} chunks",
-            document[D.INDEXED_AT],
-            document[D.ID],
+            document[DocumentColumn.SOURCE],
+            document[DocumentColumn.TITLE],
+            f"{document[DocumentColumn.CHUNKS]} chunks",
+            document[DocumentColumn.INDEXED_AT],
+            document[DocumentColumn.ID],
         )
         print("\t".join(terminal_text(str(value), keep="") for value in fields))
     print(f"{len(documents)} documents", file=sys.stderr)
