@@ -32,9 +32,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import index_dump  # noqa: E402
 from arag_mcp.indexer.build import BuildOptions, build_index  # noqa: E402
 from arag_mcp.indexer.embedding.embedder import Embedder  # noqa: E402
+from arag_mcp.indexer.index.keywords.search import keyword_search  # noqa: E402
 from arag_mcp.indexer.index.snapshot import open_index  # noqa: E402
 from arag_mcp.server.search import retrieval  # noqa: E402
-from arag_mcp.server.search.keywords import keyword_search  # noqa: E402
 from common import BENCH_DATA, RESULTS, log, read_jsonl  # noqa: E402
 from quality import Labels, evaluate, extract_keywords, load, write_jsonl  # noqa: E402
 

@@ -31,7 +31,7 @@ from common import BENCH_DATA, RESULTS, log, write_json  # noqa: E402
 from speed import QUERIES, _label, keyword_queries, passages, synthetic_chunks  # noqa: E402
 
 OPEN_INDEX = "arag_mcp.indexer.index.snapshot:open_index"
-KEYWORD_SEARCH = "arag_mcp.server.search.keywords:keyword_search"
+KEYWORD_SEARCH = "arag_mcp.indexer.index.keywords.search:keyword_search"
 WORKER = """
 import importlib, json, sys, time
 def named(spec):

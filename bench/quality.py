@@ -55,13 +55,14 @@ import index_dump  # noqa: E402
 from arag_mcp.indexer.build import BuildOptions, build_index, check_compatible  # noqa: E402
 from arag_mcp.indexer.embedding.embedder import Embedder  # noqa: E402
 from arag_mcp.indexer.embedding.settings import BACKENDS, DEFAULT_BACKEND  # noqa: E402
+from arag_mcp.indexer.index.keywords.definition import WordCorpus, keyword_ranking  # noqa: E402
+from arag_mcp.indexer.index.keywords.search import keyword_search  # noqa: E402
 from arag_mcp.indexer.index.manifest import IndexStoreError, read_manifest  # noqa: E402
 from arag_mcp.indexer.index.snapshot import IndexSnapshot, open_index  # noqa: E402
 from arag_mcp.server.output import chunk_results as rendered  # noqa: E402
 from arag_mcp.server.search import retrieval  # noqa: E402
-from arag_mcp.server.search.keywords import keyword_search  # noqa: E402
 from arag_mcp.server.search.snippets import Excerpt, excerpt, keyword_cut, leading, snippet  # noqa: E402
-from brute_force import SentenceMatrix, WordCorpus, keyword_ranking, vector_ranking  # noqa: E402
+from brute_force import SentenceMatrix, vector_ranking  # noqa: E402
 from common import BENCH_DATA, RESULTS, log, read_jsonl  # noqa: E402
 
 METHODS = ("semantic", "keyword", "naive", "reference")

@@ -76,10 +76,10 @@ limit_cpu_threads()
 import index_dump  # noqa: E402
 from arag_mcp.indexer.embedding.embedder import Embedder  # noqa: E402
 from arag_mcp.indexer.index.chunks import Chunk  # noqa: E402
+from arag_mcp.indexer.index.keywords.identifiers import stand_ins, with_stand_ins  # noqa: E402
+from arag_mcp.indexer.index.keywords.search import keyword_search  # noqa: E402
 from arag_mcp.indexer.index.snapshot import IndexSnapshot, open_index  # noqa: E402
 from arag_mcp.indexer.sources.code import GRAMMARS, _definitions  # noqa: E402
-from arag_mcp.server.search.identifiers import stand_ins, with_stand_ins  # noqa: E402
-from arag_mcp.server.search.keywords import keyword_search  # noqa: E402
 from arag_mcp.server.search.limits import EXCLUDE_ROUNDS, MAX_KEYWORDS  # noqa: E402
 from arag_mcp.server.search.near_duplicates import NearDuplicates  # noqa: E402
 from arag_mcp.server.search.retrieval import semantic_search  # noqa: E402

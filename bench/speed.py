@@ -57,6 +57,8 @@ import index_dump  # noqa: E402
 from arag_mcp.indexer.embedding.embedder import Embedder  # noqa: E402
 from arag_mcp.indexer.embedding.settings import BACKENDS, DEFAULT_BACKEND  # noqa: E402
 from arag_mcp.indexer.index.ids import chunk_id, doc_key  # noqa: E402
+from arag_mcp.indexer.index.keywords.definition import WordCorpus, keyword_ranking  # noqa: E402
+from arag_mcp.indexer.index.keywords.search import keyword_search  # noqa: E402
 from arag_mcp.indexer.index.manifest import FORMAT_VERSION, read_manifest  # noqa: E402
 from arag_mcp.indexer.index.schema import (  # noqa: E402
     ChunkColumn,
@@ -72,10 +74,9 @@ from arag_mcp.indexer.text.context import SENTENCE_CONTEXT  # noqa: E402
 from arag_mcp.indexer.text.sentences import SPLITTER_VERSION, split_sentences  # noqa: E402
 from arag_mcp.server.search import retrieval  # noqa: E402
 from arag_mcp.server.search.conversations import Conversations  # noqa: E402
-from arag_mcp.server.search.keywords import keyword_search  # noqa: E402
 from arag_mcp.server.search.live_index import LiveIndex  # noqa: E402
 from arag_mcp.server.tools.toolkit import Toolkit  # noqa: E402
-from brute_force import SentenceMatrix, WordCorpus, keyword_ranking  # noqa: E402
+from brute_force import SentenceMatrix  # noqa: E402
 from common import BENCH_DATA, RESULTS, log, read_jsonl, write_json  # noqa: E402
 from keyword_anchors import Anchor, build_anchors, our_ranking  # noqa: E402
 

@@ -31,7 +31,7 @@ from arag_mcp.indexer.index.completeness import describe_problems
 from arag_mcp.indexer.index.encoder_files import drop_other_encoders, encoder_folder, store_encoder
 from arag_mcp.indexer.index.file_states import FileState, read_file_states, write_file_states
 from arag_mcp.indexer.index.ids import doc_key
-from arag_mcp.indexer.index.keyword_segments import KeywordSegments, segments_damage
+from arag_mcp.indexer.index.keywords import KeywordSegments, segments_damage
 from arag_mcp.indexer.index.lock import build_lock
 from arag_mcp.indexer.index.manifest import (
     FORMAT_VERSION,
@@ -378,7 +378,7 @@ def describe_index(uri: str, description: str) -> None:
 
 
 def merge_segments(uri: str, wait_for_lock: bool = True) -> int:
-    """Merge the keyword segments of the index at `uri` that are due (keyword_segments.py), each
+    """Merge the keyword segments of the index at `uri` that are due (segment_writer.py), each
     merge committed by a manifest of its own; how many segments it then names (0: none were due)."""
     uri = normalise_uri(uri)
     with build_lock(uri, wait_for_lock):

@@ -6,9 +6,9 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from arag_mcp.indexer.index.keywords import KeywordMatch
 from arag_mcp.indexer.index.manifest import IndexStoreError
 from arag_mcp.indexer.index.schema import DocumentColumn
-from arag_mcp.indexer.index.words import KeywordMatch
 from arag_mcp.server.search.conversations import Conversations
 from arag_mcp.server.search.live_index import LiveIndex
 from arag_mcp.server.tools.arguments import coerce_arguments, describe_invalid, unknown_arguments

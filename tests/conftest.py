@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from arag_mcp.server.search.live_index import LiveIndex
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "bench"))  # brute_force.py: the tools' definitions, shared with the benchmarks
+sys.path.insert(0, str(REPO / "bench"))  # brute_force.py: the semantic tools' definitions, shared with the benchmarks
 SAMPLE = REPO / "examples" / "sample"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 BENCH_DATA = REPO.parent / "shared" / "bench-data"

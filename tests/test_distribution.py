@@ -12,7 +12,7 @@ import sys
 
 import pytest
 from arag_mcp.indexer.command_options import LOG_LEVELS
-from arag_mcp.indexer.index.words import KEYWORD_MATCHES
+from arag_mcp.indexer.index.keywords.words import KEYWORD_MATCHES
 from arag_mcp.server.tools.profiles import DEFAULT_PROFILE, PROFILES
 
 from .conftest import FIXTURES, REPO, run_cli

@@ -21,7 +21,7 @@ from arag_mcp.indexer.build import build_index, remove_from_index, sync_index, s
 from arag_mcp.indexer.index import compaction, file_states, stored_documents, writer
 from arag_mcp.indexer.index.compaction import COMPACT_FRAGMENTS
 from arag_mcp.indexer.index.file_states import FILES_FILE, LOG_FILE, RecordedFiles, read_file_states, write_file_states
-from arag_mcp.indexer.index.keyword_segments import MERGE_FACTOR
+from arag_mcp.indexer.index.keywords.segment_writer import MERGE_FACTOR
 from arag_mcp.indexer.index.manifest import check_manifest, read_manifest
 from arag_mcp.indexer.index.schema import CHUNKS, SENTENCES, TABLES
 from arag_mcp.indexer.index.snapshot import list_documents

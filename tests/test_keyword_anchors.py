@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from arag_mcp.indexer.index.keywords.search import keyword_search
 from arag_mcp.indexer.index.snapshot import open_index
-from arag_mcp.server.search.keywords import keyword_search
 
 from .conftest import REPO
 

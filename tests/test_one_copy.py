@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from arag_mcp.indexer.build import BuildOptions, build_index
 from arag_mcp.indexer.index.ids import doc_key
+from arag_mcp.indexer.index.keywords.search import keyword_search
 from arag_mcp.server.app import create_server
 from arag_mcp.server.search import snippets
 from arag_mcp.server.search.conversations import Conversations
-from arag_mcp.server.search.keywords import keyword_search
 from arag_mcp.server.search.live_index import LiveIndex
 from arag_mcp.server.tools.profiles import PROFILES
 from mcp import Client

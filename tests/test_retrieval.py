@@ -7,9 +7,9 @@ import index_dump
 import numpy as np
 import pytest
 from arag_mcp.indexer.index.ids import doc_key
+from arag_mcp.indexer.index.keywords.search import keyword_search
 from arag_mcp.indexer.index.snapshot import open_index
 from arag_mcp.server.search import retrieval
-from arag_mcp.server.search.keywords import keyword_search
 from brute_force import SentenceMatrix, vector_ranking
 
 

@@ -12,11 +12,12 @@ import index_dump
 import numpy as np
 import pytest
 from arag_mcp.indexer.build import BuildOptions, build_index
+from arag_mcp.indexer.index.keywords.definition import WordCorpus, folded_words, keyword_ranking
 from arag_mcp.indexer.index.snapshot import open_index
 from arag_mcp.server.app import create_server
 from arag_mcp.server.search.live_index import LiveIndex
 from arag_mcp.server.tools.profiles import PROFILES
-from brute_force import SentenceMatrix, WordCorpus, folded_words, keyword_ranking, vector_ranking
+from brute_force import SentenceMatrix, vector_ranking
 from mcp import Client
 
 from .conftest import live_index

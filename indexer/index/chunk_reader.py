@@ -17,10 +17,9 @@ import pyarrow as pa
 from .catalogue import ChunkCatalogue
 from .chunks import Chunk
 from .ids import parse_chunk_id
+from .keywords import SegmentChanged, SegmentSet
 from .reading import read, scan, sql_lists
 from .schema import CHUNKS, ChunkColumn
-from .segment_set import SegmentSet
-from .segments import SegmentChanged
 
 C = ChunkColumn
 TABLE_COLUMNS = (C.ID, C.TEXT, C.SENTENCE_STARTS, C.SENTENCE_ENDS)

@@ -77,16 +77,6 @@ class ChunkVectorColumn:
     VECTOR = "vector"
 
 
-class TermColumn:
-    """Columns of a keyword segment's terms file (segments.py): one row per word, its postings (terms.py)."""
-
-    TERM = "term"
-    CHUNKS = "chunks"
-    """The local numbers (in its segment) of the chunks holding the word."""
-    COUNTS = "counts"
-    """How often each of those chunks holds it."""
-
-
 class DocumentColumn:
     """Columns of the documents table."""
 
@@ -158,19 +148,6 @@ def chunk_vectors_schema(dimension: int) -> pa.Schema:
             pa.field(v.CHUNK_ID, pa.string(), nullable=False),
             pa.field(v.DOC_KEY, pa.string(), nullable=False),
             pa.field(v.VECTOR, pa.list_(pa.float32(), dimension), nullable=False),
-        ]
-    )
-
-
-def terms_schema() -> pa.Schema:
-    import pyarrow as pa
-
-    t = TermColumn
-    return pa.schema(
-        [
-            pa.field(t.TERM, pa.string(), nullable=False),
-            pa.field(t.CHUNKS, pa.list_(pa.int32()), nullable=False),
-            pa.field(t.COUNTS, pa.list_(pa.int32()), nullable=False),
         ]
     )
 

@@ -18,11 +18,10 @@ import pyarrow as pa
 from .catalogue import ChunkCatalogue
 from .chunk_reader import ChunkReader
 from .document_assembly import DocumentAssembler
-from .keyword_lookup import KeywordLookup
+from .keywords import KeywordLookup, SegmentGone, open_segments
 from .manifest import IndexStoreError, Manifest, StoreUnanswered, check_manifest, normalise_uri
 from .reading import read, reading, scan
 from .schema import CHUNK_VECTORS, CHUNKS, DOCUMENTS, SENTENCES, ChunkColumn, DocumentColumn, SentenceColumn
-from .segment_set import SegmentGone, open_segments
 from .store import connect
 
 if TYPE_CHECKING:
@@ -158,10 +157,15 @@ class IndexSnapshot:
         """The in-memory vectors of exact search, where its sentences have been opened."""
         return self._sentences.in_memory if self._sentences is not None else None
 
+    def verify_segments(self) -> None:
+        """Check the checksums of the keyword segments' large files (each segment once per process):
+        IndexStoreError where one does not match, which is refused from then on."""
+        self.chunks.segments.verify()
+
     def check(self) -> None:
         """Open every table, read every data file of the chunks and sentences tables, and check the
         keyword segments' checksums: IndexStoreError where one is damaged."""
-        self.chunks.segments.verify()
+        self.verify_segments()
         for name in self.manifest.tables:
             self.tables[name]
         chunks = self.tables[CHUNKS]

@@ -37,7 +37,7 @@ from .compaction import compact, compaction_due
 from .completeness import WrittenRows
 from .file_states import FileState, RecordedFiles, write_file_states
 from .ids import chunk_id, doc_key
-from .keyword_segments import KeywordSegments
+from .keywords import SEGMENT_COLUMNS, KeywordSegments, chunk_terms
 from .manifest import (
     FORMAT,
     FORMAT_VERSION,
@@ -63,11 +63,9 @@ from .schema import (
     documents_schema,
     sentences_schema,
 )
-from .segments import SEGMENT_COLUMNS
 from .store import connect
 from .stored_documents import LookedUpDocuments, StoredDocument, scanned_documents
 from .tally import TALLIED_COLUMNS, CollectionTally
-from .terms import chunk_terms
 
 log = logging.getLogger(__name__)
 

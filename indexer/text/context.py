@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 import pyarrow as pa
 from arag_mcp.indexer.index.chunks import PATH_SEPARATOR, below_title
-from arag_mcp.indexer.index.terms import chunk_words
+from arag_mcp.indexer.index.keywords import chunk_words
 
 SENTENCE_CONTEXT = "title+heading-path+chunk-terms-8+short-neighbours-8"
 """Recorded in the manifest: an index is only extended with the context it was embedded with."""

@@ -18,8 +18,8 @@ from pydantic import BaseModel, Field, PrivateAttr
 
 if TYPE_CHECKING:
     from arag_mcp.indexer.index.chunks import Chunk, ChunkHeader
-    from arag_mcp.server.search.keywords import ChunkCount, KeywordFindings
-    from arag_mcp.server.search.retrieval import Hit, PassedOver
+    from arag_mcp.indexer.index.keywords import ChunkCount, KeywordFindings
+    from arag_mcp.indexer.index.ranked import Hit, PassedOver
 
 READ_BEFORE = "This chunk has been read before"
 WHOLE_CHUNK_NOTE = "A result marked (whole chunk) shows the complete chunk: no need to read it."

@@ -39,8 +39,8 @@ ALREADY_HERE = "already in this conversation"
 
 if TYPE_CHECKING:
     from arag_mcp.indexer.index.document_lines import DocumentLines
+    from arag_mcp.indexer.index.keywords import KeywordFindings
     from arag_mcp.server.search.conversations import Origin
-    from arag_mcp.server.search.keywords import KeywordFindings
     from arag_mcp.server.search.retrieval import MergedHit
     from arag_mcp.server.search.within_document import PatternMatches
 

@@ -55,7 +55,7 @@ def _verify_segments(snapshot: IndexSnapshot) -> None:
     a later build takes over the segments it shares), off the request path. A file that does not
     match is refused from then on, so keyword searches say to sync rather than answer from it."""
     try:
-        snapshot.chunks.segments.verify()
+        snapshot.verify_segments()
     except IndexStoreError as exc:
         log.warning("%s", exc)
     except OSError as exc:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from arag_mcp.indexer.index.chunks import Chunk
-from arag_mcp.indexer.index.words import words_of
+from arag_mcp.indexer.index.keywords import words_of
 
 OVERLAP = 0.8
 """Share of the longer chunk's sentences that the other must hold to be its near-duplicate."""

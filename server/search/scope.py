@@ -30,9 +30,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from arag_mcp.indexer.index.ids import parse_chunk_id
+from arag_mcp.indexer.index.keywords import fold, lower, words_of
 from arag_mcp.indexer.index.schema import ChunkColumn
-from arag_mcp.indexer.index.terms import lower
-from arag_mcp.indexer.index.words import fold, words_of
 
 from . import source_patterns
 from .limits import MAX_SCOPE_CHARS, MAX_SCOPE_CONDITIONS, quoted

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import regex
-from arag_mcp.indexer.index.words import MarkedKeyword, compared_form, fold, with_and, word_matches, words_of
+from arag_mcp.indexer.index.keywords import MarkedKeyword, compared_form, fold, with_and, word_matches, words_of
 
 MAX_SNIPPET_CHARS = 1200
 LONG_SENTENCE_CHARS = 300

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 from arag_mcp.indexer.file_types import LINE_LAID_TYPES
 from arag_mcp.indexer.index.chunks import Chunk
+from arag_mcp.indexer.index.keywords import words_of
 from arag_mcp.indexer.index.schema import ChunkColumn
-from arag_mcp.indexer.index.words import words_of
 from arag_mcp.server.output.chunk_results import (
     ChunkReadOutput,
     KeywordSearchOutput,
@@ -67,9 +67,8 @@ from pydantic import BaseModel, BeforeValidator, Field
 if TYPE_CHECKING:
     import numpy as np
     from arag_mcp.indexer.index.document_lines import DocumentLines
+    from arag_mcp.indexer.index.keywords import KeywordFindings, KeywordMatch
     from arag_mcp.indexer.index.snapshot import IndexSnapshot
-    from arag_mcp.indexer.index.words import KeywordMatch
-    from arag_mcp.server.search.keywords import KeywordFindings
     from arag_mcp.server.search.retrieval import Hit, MergedHit
 
 
@@ -167,7 +166,7 @@ class SearchCall:
 
 class Toolkit:
     """The tools over `live`; with `full_text`, searches send whole chunks (the paper's w/o chunk read);
-    `keyword_match` chooses what a keyword match is (keywords.py)."""
+    `keyword_match` chooses what a keyword match is (the keyword engine: arag_mcp.indexer.index.keywords)."""
 
     def __init__(
         self,
@@ -190,8 +189,13 @@ class Toolkit:
         forms: Forms = False,
         conversation: ConversationHandle = None,
     ) -> Annotated[CallToolResult, KeywordSearchOutput]:
-        from arag_mcp.server.search.identifiers import stand_ins, stand_ins_note, with_stand_ins
-        from arag_mcp.server.search.word_forms import forms_note, with_other_forms
+        from arag_mcp.indexer.index.keywords import (
+            forms_note,
+            stand_ins,
+            stand_ins_note,
+            with_other_forms,
+            with_stand_ins,
+        )
 
         terms = self._checked_keywords(keywords)
         call = self._search_call(scope, conversation)
@@ -264,7 +268,7 @@ class Toolkit:
         scope: ScopeConditions = None,
         conversation: ConversationHandle = None,
     ) -> Annotated[CallToolResult, DocumentSearchOutput]:
-        from arag_mcp.server.search.keywords import keyword_search
+        from arag_mcp.indexer.index.keywords import keyword_search
         from arag_mcp.server.search.retrieval import merged_semantic_search, with_keyword_hits
 
         checked = _checked_queries(queries)
@@ -363,8 +367,8 @@ class Toolkit:
         """One query's vector ranked by `ranking`'s search (best sentence, or chunk vector), sent as
         snippets or as whole chunks; the `top_k` places from `offset` on go to chunks with text the
         conversation has not seen, and the others that ranked there are named."""
+        from arag_mcp.indexer.index.ranked import PassedOver
         from arag_mcp.server.search.near_duplicates import NearDuplicates
-        from arag_mcp.server.search.retrieval import PassedOver
 
         query = _checked_query(query)
         call = self._search_call(scope, conversation)
@@ -409,7 +413,7 @@ class Toolkit:
         it was all sent, and those that nearly duplicate a result above them (found by trying, a few
         rounds at most). Also the near-duplicates left out, by the result they duplicate."""
         import numpy as np
-        from arag_mcp.server.search.keywords import keyword_search
+        from arag_mcp.indexer.index.keywords import keyword_search
         from arag_mcp.server.search.near_duplicates import NearDuplicates
 
         snapshot, current = call.snapshot, call.current
@@ -467,7 +471,7 @@ class Toolkit:
             raise ToolError(f"{len(terms)} keywords given; pass at most {MAX_KEYWORDS}, the most specific first")
         _check_keyword_sizes(terms)
         if self.keyword_match == "word":
-            from arag_mcp.server.search.keywords import wordless
+            from arag_mcp.indexer.index.keywords import wordless
 
             unmatchable = wordless(terms)
             if unmatchable:

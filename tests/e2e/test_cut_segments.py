@@ -15,8 +15,8 @@ from pathlib import Path
 
 import anyio
 import pytest
-from arag_mcp.indexer.index.segment_store import FOLDER
-from arag_mcp.indexer.index.segments import FILES
+from arag_mcp.indexer.index.keywords.segment_store import FOLDER
+from arag_mcp.indexer.index.keywords.segments import FILES
 from mcp import Client, StdioServerParameters
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]

@@ -15,10 +15,10 @@ from pathlib import Path
 import lancedb
 import pytest
 from arag_mcp.indexer.build import build_index
+from arag_mcp.indexer.index.keywords.search import keyword_search
 from arag_mcp.indexer.index.manifest import read_manifest
 from arag_mcp.indexer.index.schema import SENTENCES
 from arag_mcp.indexer.index.snapshot import list_documents, open_index
-from arag_mcp.server.search.keywords import keyword_search
 
 from ..conftest import run_cli
 from ..test_build import _write_corpus

@@ -19,10 +19,10 @@ import filelock
 import numpy as np
 import pytest
 from arag_mcp.indexer.build import build_index
+from arag_mcp.indexer.index.keywords.search import keyword_search
 from arag_mcp.indexer.index.lock import LOCK_FILE
 from arag_mcp.indexer.index.manifest import read_manifest
 from arag_mcp.indexer.index.snapshot import list_documents, open_index
-from arag_mcp.server.search.keywords import keyword_search
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
@@ -372,8 +372,8 @@ def test_a_file_deleted_beside_an_atomic_save_waits_its_grace_and_a_rename_still
 WATCH_MERGING_BY_TWOS = """
 import sys
 from arag_mcp.indexer import watch
-from arag_mcp.indexer.index import keyword_segments
-keyword_segments.MERGE_FACTOR, keyword_segments.SMALLEST_TIER = 2, 1
+from arag_mcp.indexer.index.keywords import segment_writer
+segment_writer.MERGE_FACTOR, segment_writer.SMALLEST_TIER = 2, 1
 watch.IDLE_MERGE_SECONDS = 5.0
 from arag_mcp.indexer.cli import main
 sys.exit(main(sys.argv[1:]))

@@ -14,7 +14,7 @@ from typing import Literal
 
 import regex
 
-from ..normal_forms import normalized
+from ...normal_forms import normalized
 
 KeywordMatch = Literal["word", "substring"]
 """What a keyword match is: whole words compared after `fold` (the default), or the A-RAG paper's

@@ -10,13 +10,13 @@ import time
 
 import pytest
 from arag_mcp.indexer.build import BuildOptions, build_index
+from arag_mcp.indexer.index.keywords.definition import WordCorpus, keyword_ranking
+from arag_mcp.indexer.index.keywords.search import keyword_search
+from arag_mcp.indexer.index.keywords.terms import MARKED_PREFIX
+from arag_mcp.indexer.index.keywords.words import fold
 from arag_mcp.indexer.index.snapshot import IndexSnapshot, open_index
-from arag_mcp.indexer.index.terms import MARKED_PREFIX
-from arag_mcp.indexer.index.words import fold
 from arag_mcp.indexer.normal_forms import GRAPHEME_JOINER, normalized, stream_safe
-from arag_mcp.server.search.keywords import keyword_search
 from arag_mcp.server.search.snippets import keyword_spans
-from brute_force import WordCorpus, keyword_ranking
 from index_dump import all_chunks
 
 from .keyword_counts import occurrences

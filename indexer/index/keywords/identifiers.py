@@ -17,12 +17,12 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import pyarrow.compute as pc
-from arag_mcp.indexer.index.words import words_of
+
+from .words import words_of
 
 if TYPE_CHECKING:
-    from arag_mcp.indexer.index.keyword_lookup import KeywordLookup
-
-    from .keywords import ChunkCount, KeywordFindings
+    from .lookup import KeywordLookup
+    from .search import ChunkCount, KeywordFindings
 
 MOST_IDENTIFIERS = 5
 """Identifiers named (or matched) per keyword."""

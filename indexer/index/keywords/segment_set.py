@@ -8,7 +8,7 @@ read, and those of removed chunks dropped. Only the segments' held columns are c
 segment with removed chunks, filtered); texts and postings are read from their files.
 
 A build that follows another opens only what changed: the segments both name are taken over opened
-and checked (with what was derived from them, keyword_lookup.py), and a removed-chunk file both name
+and checked (with what was derived from them, lookup.py), and a removed-chunk file both name
 is not read again.
 """
 
@@ -19,9 +19,9 @@ from collections.abc import Sequence
 import numpy as np
 import pyarrow as pa
 
-from .catalogue import HELD_COLUMNS, SENTENCE_COUNT, ChunkCatalogue
-from .manifest import IndexStoreError, Manifest, SegmentEntry
-from .schema import chunks_schema
+from ..catalogue import HELD_COLUMNS, SENTENCE_COUNT, ChunkCatalogue
+from ..manifest import IndexStoreError, Manifest, SegmentEntry
+from ..schema import chunks_schema
 from .segment_store import segment_store
 from .segments import FILES, Segment, SegmentChanged
 

@@ -19,9 +19,9 @@ from typing import Protocol
 
 from arag_mcp.indexer.user_cache import cache_root
 
-from .manifest import IndexStoreError, StoreUnanswered, is_remote, remote_filesystem
+from ..manifest import IndexStoreError, StoreUnanswered, is_remote, remote_filesystem
+from ..store import unanswered, unanswered_message
 from .segments import file_checksum
-from .store import unanswered, unanswered_message
 
 FOLDER = "keywords"
 DEAD_PREFIX = "dead-"

@@ -9,9 +9,9 @@ from pathlib import Path
 import index_dump
 import pytest
 from arag_mcp.indexer.build import BuildOptions, build_index
+from arag_mcp.indexer.index.keywords import search as keyword_matching
+from arag_mcp.indexer.index.keywords.definition import WordCorpus, keyword_ranking
 from arag_mcp.indexer.index.snapshot import open_index
-from arag_mcp.server.search import keywords as keyword_matching
-from brute_force import WordCorpus, keyword_ranking
 
 from .keyword_counts import occurrences
 

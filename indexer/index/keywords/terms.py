@@ -6,7 +6,7 @@ text. A keyword made only of such characters can only occur inside a word, so it
 scores from the postings, without reading any chunk text. A keyword with other characters
 ("marie curie", "covid-19") occurs in a chunk at most as often as its rarest word piece, so the
 postings bound its count, and only the texts of chunks whose bound could reach the top are read
-(server/retrieval.py).
+(search.py).
 
 Whole-word matching (the default) compares words after `fold`, which removes case, accents and
 width, so a folded vocabulary (derived from the stored words when an index is opened) answers it
@@ -27,12 +27,32 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .schema import terms_schema
 from .words import AMPERSAND, AMPERSAND_WORD, CLOSING_MARKS, MARKED_TOKEN, OPENING_MARKS, TOKEN_BREAK, WORD_BREAK, fold
 
 SEGMENT_POSTINGS = 20_000_000
 """Postings inverted at a time when a segment's terms file is written: bounds the writer's memory.
 A word may get one row per such part; readers sum them."""
+
+
+class TermColumn:
+    """Columns of a keyword segment's terms file (segments.py): one row per word, its postings."""
+
+    TERM = "term"
+    CHUNKS = "chunks"
+    """The local numbers (in its segment) of the chunks holding the word."""
+    COUNTS = "counts"
+    """How often each of those chunks holds it."""
+
+
+def terms_schema() -> pa.Schema:
+    """A segment's terms file: one row per word with its postings."""
+    return pa.schema(
+        [
+            pa.field(TermColumn.TERM, pa.string(), nullable=False),
+            pa.field(TermColumn.CHUNKS, pa.list_(pa.int32()), nullable=False),
+            pa.field(TermColumn.COUNTS, pa.list_(pa.int32()), nullable=False),
+        ]
+    )
 
 
 def lower(values: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:

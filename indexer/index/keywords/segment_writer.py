@@ -24,9 +24,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .ids import DOC_KEY_CHARS
-from .manifest import SegmentEntry, write_manifest
-from .schema import ChunkColumn
+from ..ids import DOC_KEY_CHARS
+from ..manifest import SegmentEntry, write_manifest
+from ..schema import ChunkColumn
 from .segment_store import DEAD_PREFIX, segment_name, segment_store
 from .segments import (
     FILES,

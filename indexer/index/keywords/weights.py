@@ -11,7 +11,7 @@
 
 A weight only grows with the count (each float operation is monotone), so an upper bound on a
 count bounds the score: what keyword_search's exact top k relies on. Scores are summed keyword by
-keyword in the order given; bench/brute_force.py computes them with the same operations in the
+keyword in the order given; definition.py computes them with the same operations in the
 same order, so both agree to the last bit.
 """
 

@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 from arag_mcp.indexer.build import BuildOptions, build_index
 from arag_mcp.indexer.index.ids import doc_key
+from arag_mcp.indexer.index.keywords.search import keyword_search
 from arag_mcp.indexer.index.snapshot import IndexSnapshot, open_index
 from arag_mcp.server.app import create_server
-from arag_mcp.server.search.keywords import keyword_search
 from arag_mcp.server.search.live_index import LiveIndex
 from mcp import Client
 
-from .conftest import FIXTURES, live_index
+from ..conftest import FIXTURES, live_index
 from .keyword_counts import occurrences
 
 CORPUS = FIXTURES / "keywords.jsonl"

@@ -1,7 +1,7 @@
 """Keywords as names: the page a keyword names ranks first, whatever its length (a chunk titled as
 the keyword, then one titled "keyword (qualifier)", then chunks that only mention it); a full title
 of up to 16 words is one keyword; "&" and "and" match each other. Small real texts in a real index,
-checked against bench/brute_force.py's definition, and through the tool."""
+checked against the keyword engine's definition (definition.py), and through the tool."""
 
 from __future__ import annotations
 
@@ -10,15 +10,15 @@ import json
 import index_dump
 import pytest
 from arag_mcp.indexer.build import BuildOptions, build_index
+from arag_mcp.indexer.index.keywords.definition import WordCorpus, keyword_ranking
+from arag_mcp.indexer.index.keywords.search import keyword_search
 from arag_mcp.indexer.index.snapshot import IndexSnapshot, open_index
 from arag_mcp.server.app import create_server
-from arag_mcp.server.search.keywords import keyword_search
 from arag_mcp.server.search.limits import MAX_KEYWORD_WORDS
 from arag_mcp.server.tools.profiles import PROFILES
-from brute_force import WordCorpus, keyword_ranking
 from mcp import Client
 
-from .conftest import live_index
+from ..conftest import live_index
 
 BIOGRAPHY = "Tim Burstall was an English-born Australian film director, writer and producer. " + " ".join(
     f"In his {year}s work he studied the craft of cinema in Melbourne and made documentaries for the state."

@@ -1,7 +1,7 @@
 """Other forms of a keyword's words that the index holds: "charter" finds no chunk where the text
 says "chartered", and a model that is told so searches again with the form the index has.
 
-Keywords match whole words as written (keywords.py), which keeps names exact. A word's other forms
+Keywords match whole words as written (search.py), which keeps names exact. A word's other forms
 are found by a Snowball stemmer (snowballstemmer, which uses PyStemmer's C code where it is
 installed) over the index's own vocabulary: the words that share the keyword's stem. Stems are
 English; a word of another script, or one whose stem no other word shares, has no other forms.
@@ -17,15 +17,14 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from arag_mcp.indexer.index.words import words_of
-
 from .identifiers import identifiers_holding, listed_counts
-from .keywords import ChunkCount, KeywordFindings, keyword_search
+from .search import ChunkCount, KeywordFindings, SearchedIndex, keyword_search
+from .words import words_of
 
 if TYPE_CHECKING:
     import numpy as np
-    from arag_mcp.indexer.index.keyword_lookup import KeywordLookup
-    from arag_mcp.indexer.index.snapshot import IndexSnapshot
+
+    from .lookup import KeywordLookup
 
 SHORTEST_PREFIX = 3
 """Letters a range of candidate forms begins with, at the least: shorter ranges hold too many words."""
@@ -74,7 +73,7 @@ def with_other_forms(lookup: KeywordLookup, keywords: Sequence[str], most: int) 
     return expanded[:most]
 
 
-def forms_note(snapshot: IndexSnapshot, findings: KeywordFindings, scope: np.ndarray | None) -> str:
+def forms_note(snapshot: SearchedIndex, findings: KeywordFindings, scope: np.ndarray | None) -> str:
     """For each keyword that matches few chunks: the other forms of its word that match some, or,
     for a keyword of several words, how many chunks each word matches alone; and, where it matches
     some, the identifiers holding its words (where it matches none, they match in its place:
@@ -99,7 +98,7 @@ def forms_note(snapshot: IndexSnapshot, findings: KeywordFindings, scope: np.nda
     return f" Chunks matched by other words: {'; '.join(notes)} (forms: true also matches a keyword's other forms)."
 
 
-def _counts(snapshot: IndexSnapshot, words: list[str], scope: np.ndarray | None) -> list[tuple[str, ChunkCount]]:
+def _counts(snapshot: SearchedIndex, words: list[str], scope: np.ndarray | None) -> list[tuple[str, ChunkCount]]:
     """Each word that matches some chunk, with its count, as keyword_search counts it."""
     if not words:
         return []

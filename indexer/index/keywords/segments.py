@@ -15,7 +15,7 @@ A commit writes one segment holding the chunks it added, never touching the othe
 costs what it changes. A segment is immutable once named: the chunks it holds are numbered from 0
 in the order written (its local numbers), and a chunk removed later is recorded in a file of dead
 numbers beside it (segment_store.DEAD_PREFIX), which the manifest names. Segments are merged by a size-tiered
-policy (keyword_segments.py); a reader numbers the live chunks of all segments densely
+policy (segment_writer.py); a reader numbers the live chunks of all segments densely
 (segment_set.py).
 
 Files of a segment folder::
@@ -42,10 +42,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .catalogue import HELD_COLUMNS, SENTENCE_COUNT, ChunkCatalogue
-from .manifest import IndexStoreError
-from .schema import ChunkColumn, TermColumn, terms_schema
-from .terms import SEGMENT_POSTINGS, invert
+from ..catalogue import HELD_COLUMNS, SENTENCE_COUNT, ChunkCatalogue
+from ..manifest import IndexStoreError
+from ..schema import ChunkColumn
+from .terms import SEGMENT_POSTINGS, TermColumn, invert, terms_schema
 from .vocabulary import TitleWords, Vocabulary
 
 C = ChunkColumn

@@ -1,6 +1,6 @@
 """keyword_search: chunks ranked by a score of their keyword counts, exactly, from the postings.
 
-What a count is, and how counts make a score (keyword_weights.py), depend on the match mode,
+What a count is, and how counts make a score (weights.py), depend on the match mode,
 chosen when the server starts:
 
 - "word" (the default): a keyword counts where its words occur in a row as whole words, compared
@@ -42,9 +42,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import regex
-from arag_mcp.indexer.index.keyword_lookup import TokenForm
-from arag_mcp.indexer.index.terms import folded, lower, word_text
-from arag_mcp.indexer.index.words import (
+
+from ..ranked import Hit, PassedOver, top_chunks
+from .counts_by_chunk import NO_NUMBERS, CountsByChunk, union
+from .lookup import TokenForm
+from .terms import folded, lower, word_text
+from .weights import LengthWeights, RarityWeights, Weights
+from .words import (
     SHORT_WORD_BREAK,
     KeywordMatch,
     MarkedKeyword,
@@ -59,18 +63,40 @@ from arag_mcp.indexer.index.words import (
     words_of,
 )
 
-from .counts_by_chunk import NO_NUMBERS, CountsByChunk, union
-from .keyword_weights import LengthWeights, RarityWeights, Weights
-from .retrieval import Hit, PassedOver, top_chunks
-
 if TYPE_CHECKING:
-    from arag_mcp.indexer.index.chunks import Chunk
-    from arag_mcp.indexer.index.snapshot import IndexSnapshot
+    from ..catalogue import ChunkCatalogue
+    from ..chunks import Chunk
+    from .lookup import KeywordLookup
 
 PHRASE_READ_BATCH = 16
 """Chunk texts read at first to settle counts of several-word keywords; each further read doubles."""
 COUNT_READ_LIMIT = 32
 """Further chunk texts read at most to make per-keyword chunk counts exact."""
+
+
+class ChunkTexts(Protocol):
+    """The chunks' texts, read by chunk number (an index's chunk reader)."""
+
+    def at(self, numbers: np.ndarray) -> dict[int, Chunk]: ...
+
+    def texts_at(self, numbers: np.ndarray) -> tuple[np.ndarray, pa.Array]: ...
+
+
+class SearchedIndex(Protocol):
+    """What keyword search reads of an opened build (an IndexSnapshot is one): the catalogue's
+    titles, lengths and id order, the chunks' texts, and the words the segments hold."""
+
+    @property
+    def catalogue(self) -> ChunkCatalogue: ...
+
+    @property
+    def chunks(self) -> ChunkTexts: ...
+
+    @property
+    def keywords(self) -> KeywordLookup: ...
+
+    @property
+    def chunk_count(self) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -189,26 +215,26 @@ class Matcher(Protocol):
 
     def keywords(self, given: Sequence[str]) -> list[Keyword]: ...
 
-    def piece_counts(self, snapshot: IndexSnapshot, pieces: Sequence[str]) -> PieceCounts: ...
+    def piece_counts(self, snapshot: SearchedIndex, pieces: Sequence[str]) -> PieceCounts: ...
 
-    def written_counts(self, snapshot: IndexSnapshot, keyword: Keyword) -> CountsByChunk:
+    def written_counts(self, snapshot: SearchedIndex, keyword: Keyword) -> CountsByChunk:
         """The counts of a keyword matched as written (`Keyword.as_written`)."""
         ...
 
     def count_in(
-        self, snapshot: IndexSnapshot, numbers: np.ndarray, keywords: Sequence[Keyword]
+        self, snapshot: SearchedIndex, numbers: np.ndarray, keywords: Sequence[Keyword]
     ) -> tuple[np.ndarray, list[np.ndarray]]: ...
 
     def matching_sentences(self, chunk: Chunk, keywords: Sequence[Keyword]) -> list[str]: ...
 
     def weights(
-        self, snapshot: IndexSnapshot, keywords: Sequence[Keyword], holding: list[int], scope: np.ndarray | None
+        self, snapshot: SearchedIndex, keywords: Sequence[Keyword], holding: list[int], scope: np.ndarray | None
     ) -> Weights:
         """How counts make scores; `holding`: per keyword, the chunks searched that hold all its pieces."""
         ...
 
     def titled_pages(
-        self, snapshot: IndexSnapshot, keywords: Sequence[Keyword], scope: np.ndarray | None
+        self, snapshot: SearchedIndex, keywords: Sequence[Keyword], scope: np.ndarray | None
     ) -> TitledPages | None:
         """The pages the keywords name, which rank first; None where titles do not count."""
         ...
@@ -229,7 +255,7 @@ class WordMatch:
             unique.setdefault(keyword.key, keyword)
         return list(unique.values())
 
-    def written_counts(self, snapshot: IndexSnapshot, keyword: Keyword) -> CountsByChunk:
+    def written_counts(self, snapshot: SearchedIndex, keyword: Keyword) -> CountsByChunk:
         """A marked keyword's occurrences in each chunk's text and title."""
         written = keyword.as_written
         lookup = snapshot.keywords
@@ -239,7 +265,7 @@ class WordMatch:
         in_titles = CountsByChunk.summed(lookup.title_tokens[1][holders], inside)
         return _token_counts(snapshot, written).plus(in_titles)
 
-    def piece_counts(self, snapshot: IndexSnapshot, pieces: Sequence[str]) -> PieceCounts:
+    def piece_counts(self, snapshot: SearchedIndex, pieces: Sequence[str]) -> PieceCounts:
         lookup = snapshot.keywords
 
         def in_titles(piece: str) -> CountsByChunk:
@@ -248,7 +274,7 @@ class WordMatch:
         return PieceCounts(snapshot, [lookup.rows_of_word(piece) for piece in pieces], folded, in_titles)
 
     def count_in(
-        self, snapshot: IndexSnapshot, numbers: np.ndarray, keywords: Sequence[Keyword]
+        self, snapshot: SearchedIndex, numbers: np.ndarray, keywords: Sequence[Keyword]
     ) -> tuple[np.ndarray, list[np.ndarray]]:
         """A keyword's words in a row in the texts are counted by `_spelling_pattern`, in the texts
         that its loose form (RE2, in Arrow) finds; a keyword with a word of a script written without
@@ -300,12 +326,12 @@ class WordMatch:
         ]
 
     def weights(
-        self, snapshot: IndexSnapshot, keywords: Sequence[Keyword], holding: list[int], scope: np.ndarray | None
+        self, snapshot: SearchedIndex, keywords: Sequence[Keyword], holding: list[int], scope: np.ndarray | None
     ) -> Weights:
         return RarityWeights(snapshot.catalogue.lengths, holding, scope)
 
     def titled_pages(
-        self, snapshot: IndexSnapshot, keywords: Sequence[Keyword], scope: np.ndarray | None
+        self, snapshot: SearchedIndex, keywords: Sequence[Keyword], scope: np.ndarray | None
     ) -> TitledPages:
         """Of the titles that hold a keyword's first word, those with as many words are compared
         whole, and those with more that end in a bracket are compared without their qualifier;
@@ -329,7 +355,7 @@ class WordMatch:
         return TitledPages(exact, qualified)
 
 
-def _titles_naming(snapshot: IndexSnapshot, numbers: np.ndarray, pieces: tuple[str, ...], whole: bool) -> np.ndarray:
+def _titles_naming(snapshot: SearchedIndex, numbers: np.ndarray, pieces: tuple[str, ...], whole: bool) -> np.ndarray:
     """The chunks of `numbers` whose title is `pieces` word for word (`whole`), or else is
     "`pieces` (qualifier)"."""
     titles = snapshot.catalogue.titles.take(pa.array(numbers, pa.int64()))
@@ -345,7 +371,7 @@ def _titles_naming(snapshot: IndexSnapshot, numbers: np.ndarray, pieces: tuple[s
 
 
 def _titles_naming_written(
-    snapshot: IndexSnapshot, written: WrittenWord, scope: np.ndarray | None
+    snapshot: SearchedIndex, written: WrittenWord, scope: np.ndarray | None
 ) -> tuple[np.ndarray, np.ndarray]:
     """The chunks in scope titled as a marked keyword ("C++"), and those titled "keyword (qualifier)"."""
     lookup = snapshot.keywords
@@ -364,7 +390,7 @@ def _titles_naming_written(
     return numbers[np.array(exact, dtype=bool)], numbers[np.array(qualified, dtype=bool)]
 
 
-def _token_counts(snapshot: IndexSnapshot, written: TokenMatch) -> CountsByChunk:
+def _token_counts(snapshot: SearchedIndex, written: TokenMatch) -> CountsByChunk:
     """A keyword's occurrences in the chunks' marked tokens: Σ over the tokens holding it of its
     count in the token · the token's count in the chunk."""
     lookup = snapshot.keywords
@@ -410,7 +436,7 @@ class PhrasePattern(NamedTuple):
     the pattern on every call, and Unicode classes take it most of a millisecond)."""
 
 
-def _spelling_pattern(snapshot: IndexSnapshot, pieces: tuple[str, ...]) -> PhrasePattern | None:
+def _spelling_pattern(snapshot: SearchedIndex, pieces: tuple[str, ...]) -> PhrasePattern | None:
     """The patterns of these folded words in a row: each word spelled as any vocabulary word that
     folds to it (every word of a text is in the vocabulary), whole (no word character either side),
     with non-word characters between them. None when some word is in no text."""
@@ -448,17 +474,17 @@ class SubstringMatch:
             for term, words in zip(terms, words_of(terms))
         ]
 
-    def written_counts(self, snapshot: IndexSnapshot, keyword: Keyword) -> CountsByChunk:
+    def written_counts(self, snapshot: SearchedIndex, keyword: Keyword) -> CountsByChunk:
         """The occurrences of a keyword with punctuation in each chunk's text."""
         return _token_counts(snapshot, keyword.as_written)
 
-    def piece_counts(self, snapshot: IndexSnapshot, pieces: Sequence[str]) -> PieceCounts:
+    def piece_counts(self, snapshot: SearchedIndex, pieces: Sequence[str]) -> PieceCounts:
         """A piece can only occur inside a word, so its count is Σ_w count(piece, w) · tf(w, chunk)
         over the vocabulary words w that contain it."""
         return PieceCounts(snapshot, [snapshot.keywords.rows_containing(piece) for piece in pieces])
 
     def count_in(
-        self, snapshot: IndexSnapshot, numbers: np.ndarray, keywords: Sequence[Keyword]
+        self, snapshot: SearchedIndex, numbers: np.ndarray, keywords: Sequence[Keyword]
     ) -> tuple[np.ndarray, list[np.ndarray]]:
         numbers, texts = snapshot.chunks.texts_at(numbers)
         lowered = lower(texts)
@@ -476,12 +502,12 @@ class SubstringMatch:
         return [sentence for sentence, keep in zip(sentences, matching) if keep]
 
     def weights(
-        self, snapshot: IndexSnapshot, keywords: Sequence[Keyword], holding: list[int], scope: np.ndarray | None
+        self, snapshot: SearchedIndex, keywords: Sequence[Keyword], holding: list[int], scope: np.ndarray | None
     ) -> Weights:
         return LengthWeights([len(keyword.text) for keyword in keywords])
 
     def titled_pages(
-        self, snapshot: IndexSnapshot, keywords: Sequence[Keyword], scope: np.ndarray | None
+        self, snapshot: SearchedIndex, keywords: Sequence[Keyword], scope: np.ndarray | None
     ) -> TitledPages | None:
         return None
 
@@ -503,7 +529,7 @@ class PieceCounts:
 
     def __init__(
         self,
-        snapshot: IndexSnapshot,
+        snapshot: SearchedIndex,
         rows: list[np.ndarray],
         fold_terms: Callable[[pa.Array], pa.Array] | None = None,
         in_titles: Callable[[str], CountsByChunk] | None = None,
@@ -547,7 +573,7 @@ class _ExactTopK:
 
     def __init__(
         self,
-        snapshot: IndexSnapshot,
+        snapshot: SearchedIndex,
         matcher: Matcher,
         keywords: list[Keyword],
         scope: np.ndarray | None,
@@ -732,7 +758,7 @@ def wordless(given: Sequence[str]) -> list[str]:
 
 
 def keyword_search(
-    snapshot: IndexSnapshot,
+    snapshot: SearchedIndex,
     given: Sequence[str],
     top_k: int,
     match: KeywordMatch = "word",
@@ -797,7 +823,7 @@ def keyword_search(
 
 
 def _as_written_or_by_words(
-    snapshot: IndexSnapshot, matcher: Matcher, keywords: list[Keyword], scope: np.ndarray | None
+    snapshot: SearchedIndex, matcher: Matcher, keywords: list[Keyword], scope: np.ndarray | None
 ) -> tuple[list[Keyword], dict[int, CountsByChunk]]:
     """The keywords to search, and the counts (within scope) of those matched as written, by position.
     A marked keyword that no chunk searched has as written is matched by its words instead

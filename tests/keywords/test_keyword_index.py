@@ -1,4 +1,4 @@
-"""keyword_search through the keyword segments gives exactly its definitions (bench/brute_force.py):
+"""keyword_search through the keyword segments gives exactly its definitions (the package's definition.py):
 whole folded words with titles (the default), and the paper's lower-cased substrings, checked on
 an index that went through incremental builds (removed chunks, several segments, a word in
 several rows of one terms file) and through random edits and merges."""
@@ -12,11 +12,11 @@ from pathlib import Path
 import index_dump
 import pytest
 from arag_mcp.indexer.build import BuildOptions, build_index, sync_index
-from arag_mcp.indexer.index import keyword_segments, terms
-from arag_mcp.indexer.index.keyword_segments import KeywordSegments
+from arag_mcp.indexer.index.keywords import search as keyword_matching
+from arag_mcp.indexer.index.keywords import segment_writer, terms
+from arag_mcp.indexer.index.keywords.definition import WordCorpus, keyword_ranking
+from arag_mcp.indexer.index.keywords.segment_writer import KeywordSegments
 from arag_mcp.indexer.index.snapshot import open_index
-from arag_mcp.server.search import keywords as keyword_matching
-from brute_force import WordCorpus, keyword_ranking
 
 WORDS = (
     "the there other cat catalogue concatenate dog house doghouse river riverside born reborn film "
@@ -171,8 +171,8 @@ def test_random_edits_and_merges_keep_keyword_search_equal_to_brute_force(tmp_pa
                 made += 1
                 (corpus / name).rename(corpus / renamed)
                 files[renamed] = files.pop(name)
-        monkeypatch.setattr(keyword_segments, "MERGE_FACTOR", rng.choice([2, 100]))
-        monkeypatch.setattr(keyword_segments, "SMALLEST_TIER", 4)
+        monkeypatch.setattr(segment_writer, "MERGE_FACTOR", rng.choice([2, 100]))
+        monkeypatch.setattr(segment_writer, "SMALLEST_TIER", 4)
         if round_number == 0:
             build_index([corpus], str(index), BuildOptions(progress=False))
         else:

@@ -1,4 +1,4 @@
-"""Other forms of a keyword's words (server/search/word_forms.py): a keyword that matches few chunks
+"""Other forms of a keyword's words (the keyword engine's word_forms.py): a keyword that matches few chunks
 is told which forms of its word, or which of its words alone, the index holds, with their counts;
 `forms: true` matches the other forms too."""
 
@@ -8,13 +8,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from arag_mcp.indexer.index.keywords.word_forms import other_forms
 from arag_mcp.indexer.index.snapshot import open_index
 from arag_mcp.server.app import create_server
 from arag_mcp.server.search.live_index import LiveIndex
-from arag_mcp.server.search.word_forms import other_forms
 from mcp import Client
 
-from .conftest import live_index, titled_records_index
+from ..conftest import live_index, titled_records_index
 
 pytestmark = pytest.mark.anyio
 RECORDS = [

@@ -1,4 +1,4 @@
-"""Keyword segments (indexer/index/segments.py): a commit writes one segment of what it added and a
+"""Keyword segments (indexer/index/keywords/segments.py): a commit writes one segment of what it added and a
 file of removed chunks, leaving every other segment file as it was; merges replace segments behind
 a manifest of their own, after the commit or, for a watcher's batches, later; a kill -9 in a commit or a merge leaves the committed index whole; readers
 see committed states only, and a snapshot keeps reading segments a merge removed."""
@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 from arag_mcp.indexer.build import BuildOptions, build_index, merge_segments, sync_index, sync_paths
-from arag_mcp.indexer.index import keyword_segments
-from arag_mcp.indexer.index.keyword_segments import KeywordSegments
+from arag_mcp.indexer.index.keywords import segment_writer
+from arag_mcp.indexer.index.keywords.search import keyword_search
+from arag_mcp.indexer.index.keywords.segment_store import FOLDER
+from arag_mcp.indexer.index.keywords.segment_writer import KeywordSegments
+from arag_mcp.indexer.index.keywords.segments import FILES
 from arag_mcp.indexer.index.manifest import IndexStoreError, check_manifest, write_manifest
-from arag_mcp.indexer.index.segment_store import FOLDER
-from arag_mcp.indexer.index.segments import FILES
 from arag_mcp.indexer.index.snapshot import open_index
-from arag_mcp.server.search.keywords import keyword_search
 
 QUERIES = [["Curie"], ["Marie Curie", "radium"], ["river", "born in", "polonium"], ["東京"], ["no such word"]]
 
@@ -44,7 +44,7 @@ def segment_files(index: Path) -> dict[Path, tuple[int, int]]:
 
 @pytest.fixture
 def index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setattr(keyword_segments, "MERGE_FACTOR", 100)
+    monkeypatch.setattr(segment_writer, "MERGE_FACTOR", 100)
     for number, text in enumerate(
         ["Radium and polonium.", "The river Vistula.", "東京の東京駅 is in Tokyo.", "Edition 1."]
     ):
@@ -69,8 +69,8 @@ def test_a_commit_adds_one_segment_and_leaves_the_others_untouched(index: Path):
 def test_a_commit_of_more_chunks_than_a_written_segment_holds_writes_several_that_answer_alike(
     index: Path, monkeypatch: pytest.MonkeyPatch
 ):
-    for written_chunks in (2, keyword_segments.WRITTEN_CHUNKS):
-        monkeypatch.setattr(keyword_segments, "WRITTEN_CHUNKS", written_chunks)
+    for written_chunks in (2, segment_writer.WRITTEN_CHUNKS):
+        monkeypatch.setattr(segment_writer, "WRITTEN_CHUNKS", written_chunks)
         copy = index.parent / f"idx-{written_chunks}"
         build_index([index.parent / "notes"], str(copy), BuildOptions(progress=False))
         sizes = [entry.chunks for entry in check_manifest(str(copy)).segments]
@@ -104,8 +104,8 @@ def test_batches_that_leave_merges_for_later_commit_unmerged_and_merge_segments_
     index: Path, monkeypatch: pytest.MonkeyPatch
 ):
     """A watcher's batches commit without merging (BuildOptions.merge_segments); it merges when idle."""
-    monkeypatch.setattr(keyword_segments, "MERGE_FACTOR", 2)
-    monkeypatch.setattr(keyword_segments, "SMALLEST_TIER", 1)
+    monkeypatch.setattr(segment_writer, "MERGE_FACTOR", 2)
+    monkeypatch.setattr(segment_writer, "SMALLEST_TIER", 1)
     notes = index.parent / "notes"
     for number in (4, 5, 6):
         write_note(notes, number, f"The river {number}.")
@@ -163,7 +163,7 @@ CUT_UNDER_A_READER = """
 import os, sys
 from arag_mcp.indexer.index.snapshot import open_index
 from arag_mcp.indexer.index.manifest import IndexStoreError
-from arag_mcp.server.search.keywords import keyword_search
+from arag_mcp.indexer.index.keywords.search import keyword_search
 opened = open_index(sys.argv[1])
 keyword_search(opened, ["radium"], 5)  # every file opened
 for path in sys.argv[2:]:
@@ -244,14 +244,14 @@ def test_a_segment_file_written_over_with_other_bytes_of_its_size_is_found_and_s
 KILLED = """
 import os, signal, sys
 from arag_mcp.indexer.build import BuildOptions, sync_index
-from arag_mcp.indexer.index import keyword_segments, segments
-keyword_segments.MERGE_FACTOR, keyword_segments.SMALLEST_TIER = 2, 1
+from arag_mcp.indexer.index.keywords import segment_writer, segments
+segment_writer.MERGE_FACTOR, segment_writer.SMALLEST_TIER = 2, 1
 where = sys.argv[2]
 original = getattr(segments, where)
 def killed(folder, *args):
     original(folder, *args)
     os.kill(os.getpid(), signal.SIGKILL)
-setattr(keyword_segments, where, killed)
+setattr(segment_writer, where, killed)
 sync_index(sys.argv[1], BuildOptions(progress=False))
 """
 
@@ -279,8 +279,8 @@ def test_a_kill_during_a_commit_or_a_merge_leaves_the_committed_index_whole(inde
 
 def test_readers_beside_commits_and_merges_see_committed_states_only(index: Path, monkeypatch: pytest.MonkeyPatch):
     """Each snapshot's chunks are those of the chunks table at the versions its manifest names."""
-    monkeypatch.setattr(keyword_segments, "MERGE_FACTOR", 2)
-    monkeypatch.setattr(keyword_segments, "SMALLEST_TIER", 1)
+    monkeypatch.setattr(segment_writer, "MERGE_FACTOR", 2)
+    monkeypatch.setattr(segment_writer, "SMALLEST_TIER", 1)
     stop, seen, failures = threading.Event(), [], []
 
     def read() -> None:
@@ -314,7 +314,7 @@ def test_a_build_served_from_its_segments_answers_keywords_without_lancedb(index
     script = (
         "import sys\n"
         "from arag_mcp.indexer.index.snapshot import open_index\n"
-        "from arag_mcp.server.search.keywords import keyword_search\n"
+        "from arag_mcp.indexer.index.keywords.search import keyword_search\n"
         f"snapshot = open_index({str(index)!r})\n"
         "hits = keyword_search(snapshot, ['Marie Curie', 'river'], 5).hits\n"
         "assert hits and hits[0].chunk.text, hits\n"

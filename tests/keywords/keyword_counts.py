@@ -3,9 +3,9 @@ scores, so tests can check hand-counted occurrences (titles included) under rari
 
 from __future__ import annotations
 
+from arag_mcp.indexer.index.keywords.search import keyword_search
+from arag_mcp.indexer.index.keywords.weights import K1, RarityWeights
 from arag_mcp.indexer.index.snapshot import IndexSnapshot
-from arag_mcp.server.search.keyword_weights import K1, RarityWeights
-from arag_mcp.server.search.keywords import keyword_search
 
 
 def occurrences(snapshot: IndexSnapshot, keyword: str) -> dict[str, int]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from arag_mcp.server.search.counts_by_chunk import CountsByChunk, union
+from arag_mcp.indexer.index.keywords.counts_by_chunk import CountsByChunk, union
 
 CHUNKS = 200
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 import pytest
 from arag_mcp.indexer.build import BuildOptions, build_index
 from arag_mcp.indexer.index.ids import doc_key
+from arag_mcp.indexer.index.keywords.search import keyword_search
 from arag_mcp.indexer.index.snapshot import IndexSnapshot, open_index
-from arag_mcp.server.search.keywords import keyword_search
 
-from .conftest import FIXTURES
+from ..conftest import FIXTURES
 
 
 def cid(doc_id: str) -> str:
