@@ -81,6 +81,7 @@ async def test_the_default_listing_is_light_and_its_results_still_match_their_sc
         listed = [tool.model_dump(mode="json", exclude_none=True, by_alias=True) for tool in tools]
         assert len(json.dumps(listed)) <= LISTING_CHARS, len(json.dumps(listed))
         assert len(client.instructions) <= INSTRUCTIONS_CHARS, client.instructions
+        assert "one page (all chunks of one title; a JSONL record is one chunk)" in client.instructions
         for tool in listed:
             text = json.dumps(tool)
             assert '"title": "' not in text.replace(f'"title": "{tool["title"]}"', ""), tool["name"]

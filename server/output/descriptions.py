@@ -14,13 +14,15 @@ METADATA_NOTE = (
     "Results also give the file type (md, html, pdf, jsonl, ...) and, for JSON/JSONL records, their "
     f"own fields as metadata (up to {METADATA_FIELDS})."
 )
-SCOPE_NOTE = 'To search inside one page (all chunks of one title), pass scope {"title": "<its title>"}.'
+SCOPE_NOTE = (
+    'To search one page (all chunks of one title; a JSONL record is one chunk), pass scope {"title": "<its title>"}.'
+)
 ALREADY_SENT_NOTE = (
     "Text this conversation was already sent (a whole chunk, a snippet sentence) is not sent again: "
     'a result holding only such text is one line, "[rank] id | title — already sent", in its '
     "place; one with some new sentences shows only those and says how many were left out."
 )
-CONVERSATION_NOTE = "Pass the `conversation` handle of results back in every later call of this conversation."
+CONVERSATION_NOTE = "Pass the `conversation` handle of results back in every later call."
 
 KEYWORD_SEARCH = """Find chunks containing exact keywords: names, titles, dates, numbers, terms, phrases.
 {matching}
@@ -192,7 +194,7 @@ def _loop(tools: Sequence[str], full_text: bool) -> str:
 1. Split a multi-hop question into single-fact sub-questions.
 2. Search: {searches}. {SCOPE_NOTE}
 {read}
-4. Not answered yet? Search again with names and terms from what you read.
+4. Not answered? Search again with the names and terms you read.
 5. Answer concisely, citing the chunk ids you relied on.
 {CONVERSATION_NOTE}"""
 
