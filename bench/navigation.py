@@ -25,7 +25,7 @@ from pathlib import Path
 
 import lxml.html
 import regex
-from arag_mcp.indexer.embedding.embedder import DEFAULT_MODEL_DIR
+from arag_mcp.indexer.embedding.settings import DEFAULT_MODEL_DIR
 from arag_mcp.indexer.rows import major_section_starts
 from arag_mcp.indexer.text.chunking import pack_chunks, sentence_spans
 from tokenizers import Tokenizer

@@ -9,7 +9,7 @@ import logging
 import sys
 from dataclasses import replace
 
-from arag_mcp.indexer.embedding.embedder import ModelError
+from arag_mcp.indexer.embedding.encoder import ModelError
 from arag_mcp.indexer.embedding.settings import limit_cpu_threads
 from arag_mcp.indexer.index.lock import IndexBusy
 from arag_mcp.indexer.index.manifest import IndexStoreError, check_manifest, normalise_uri

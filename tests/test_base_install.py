@@ -129,7 +129,7 @@ def test_altered_or_missing_encoder_is_refused(sample_index: Path, tmp_path: Pat
 
 def test_a_model_that_needs_torch_names_the_extra(tmp_path: Path):
     """A model other than BERT is traced through torch: without it, one line says what to install."""
-    from arag_mcp.indexer.embedding.embedder import DEFAULT_MODEL_DIR
+    from arag_mcp.indexer.embedding.settings import DEFAULT_MODEL_DIR
 
     model = tmp_path / "other-model"
     shutil.copytree(DEFAULT_MODEL_DIR, model)

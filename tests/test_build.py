@@ -226,7 +226,7 @@ def test_bad_input_is_one_line_without_traceback(tmp_path: Path):
 def test_index_refuses_another_model(tmp_path: Path, sample_index: Path):
     other = tmp_path / "other-model"
     # The same weights under another name stand in for a different model.
-    from arag_mcp.indexer.embedding.embedder import resolve_model_path
+    from arag_mcp.indexer.embedding.settings import resolve_model_path
 
     shutil.copytree(resolve_model_path("all-MiniLM-L6-v2"), other)
     index = tmp_path / "idx"

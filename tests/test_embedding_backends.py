@@ -57,7 +57,7 @@ def test_unexportable_model_falls_back_to_torch(tmp_path: Path, torch_embedder: 
     from sentence_transformers import SentenceTransformer
     from sentence_transformers.sentence_transformer.modules import Dense, Normalize
 
-    original = torch_embedder._model
+    original = torch_embedder.encoder.model
     model = SentenceTransformer(modules=[original[0], original[1], Dense(384, 64), Normalize()], device="cpu")
     model.save(str(tmp_path / "dense-model"))
     fallback = Embedder(str(tmp_path / "dense-model")).load()

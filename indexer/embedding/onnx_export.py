@@ -26,6 +26,7 @@ from arag_mcp.indexer.user_cache import cache_root, new_cache_folder
 
 from .bert_graph import INPUTS, is_bert, write_bert_graph
 from .onnx_runtime import OnnxEncoder
+from .settings import resolve_model_path
 
 EXPORT_VERSION = 2
 """Bumped when the export recipe changes, so cached exports are made again."""
@@ -89,6 +90,19 @@ def export_encoder(model_dir: Path, quantized: bool, load_model: Callable[[], An
         if quantized:
             _quantize(work)
     return target
+
+
+def local_model_dir(model: str) -> Path | None:
+    """The model's folder on this machine: a path, the packaged default, or a Hugging Face cache snapshot."""
+    path = Path(resolve_model_path(model))
+    if path.is_dir():
+        return path
+    try:
+        from huggingface_hub import snapshot_download
+
+        return Path(snapshot_download(model, local_files_only=True))
+    except Exception:  # noqa: BLE001 - not in the cache (or not a repo name): no export
+        return None
 
 
 def _file_recipe(model_dir: Path) -> dict[str, Any]:

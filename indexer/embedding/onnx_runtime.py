@@ -15,11 +15,13 @@ from pathlib import Path
 
 import numpy as np
 
+from .encoder import RecipeEncoder
+
 ENCODER_FILES = ("model.onnx", "tokenizer.json", "recipe.json")
 """What an encoder folder holds."""
 
 
-class OnnxEncoder:
+class OnnxEncoder(RecipeEncoder):
     """Tokenise, run the exported transformer, pool and normalise: sentence-transformers' pipeline."""
 
     def __init__(self, folder: Path, threads: int | None = None) -> None:

