@@ -62,22 +62,21 @@ def report(index: Path, summary_line: str, packages: Path | None) -> dict[str, o
         opened.checkout(manifest["tables"][name])
         return opened.search().select(columns).limit(None).to_arrow()
 
-    c, d = ChunkColumn, DocumentColumn
-    chunks = table(CHUNKS, [c.ID, c.DOC_ID, c.PART, c.PARTS]).to_pylist()
+    chunks = table(CHUNKS, [ChunkColumn.ID, ChunkColumn.DOC_ID, ChunkColumn.PART, ChunkColumn.PARTS]).to_pylist()
     sentences = table(SENTENCES, [SentenceColumn.CHUNK_ID]).num_rows
-    documents = table(DOCUMENTS, [d.ID, d.CHUNKS, d.SENTENCES]).to_pylist()
+    documents = table(DOCUMENTS, [DocumentColumn.ID, DocumentColumn.CHUNKS, DocumentColumn.SENTENCES]).to_pylist()
     listed = indexer(["list", "--index", str(index), "--json"], packages)
     by_document: dict[str, list[int]] = {}
     expected: dict[str, int] = {}
     for row in chunks:
-        by_document.setdefault(row[c.DOC_ID], []).append(row[c.PART])
-        expected[row[c.DOC_ID]] = row[c.PARTS]
+        by_document.setdefault(row[ChunkColumn.DOC_ID], []).append(row[ChunkColumn.PART])
+        expected[row[ChunkColumn.DOC_ID]] = row[ChunkColumn.PARTS]
     incomplete = {
         doc_id: f"{len(set(parts))} of {expected[doc_id]}"
         for doc_id, parts in by_document.items()
         if sorted(set(parts)) != list(range(expected[doc_id]))
     }
-    ids = [row[c.ID] for row in chunks]
+    ids = [row[ChunkColumn.ID] for row in chunks]
     reported = re.search(r"the index holds (\d+) documents, (\d+) chunks, (\d+) sentences", summary_line)
     return {
         "build summary": summary_line,
@@ -91,7 +90,7 @@ def report(index: Path, summary_line: str, packages: Path | None) -> dict[str, o
         "duplicate chunk ids": len(ids) - len(set(ids)),
         "documents rows": len(documents),
         "sentences stored": sentences,
-        "sentences the documents rows count": sum(row[d.SENTENCES] for row in documents),
+        "sentences the documents rows count": sum(row[DocumentColumn.SENTENCES] for row in documents),
     }
 
 

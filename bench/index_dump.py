@@ -8,9 +8,6 @@ from arag_mcp.indexer.index.chunks import Chunk
 from arag_mcp.indexer.index.schema import ChunkVectorColumn, SentenceColumn
 from arag_mcp.indexer.index.snapshot import IndexSnapshot
 
-S = SentenceColumn
-V = ChunkVectorColumn
-
 
 def all_chunks(snapshot: IndexSnapshot) -> list[Chunk]:
     """Every chunk, in chunk-number order."""
@@ -23,15 +20,20 @@ def sentence_vectors(snapshot: IndexSnapshot) -> tuple[list[str], np.ndarray]:
     table = snapshot.sentences.table
     matrix = np.empty((table.count_rows(), snapshot.manifest.dimension), np.float32)
     chunk_ids: list[str] = []
-    for batch in table.search().select([S.CHUNK_ID, S.VECTOR]).limit(None).to_batches():
-        vectors = batch.column(S.VECTOR).flatten().to_numpy()
+    for batch in table.search().select([SentenceColumn.CHUNK_ID, SentenceColumn.VECTOR]).limit(None).to_batches():
+        vectors = batch.column(SentenceColumn.VECTOR).flatten().to_numpy()
         matrix[len(chunk_ids) : len(chunk_ids) + batch.num_rows] = vectors.reshape(batch.num_rows, -1)
-        chunk_ids += batch.column(S.CHUNK_ID).to_pylist()
+        chunk_ids += batch.column(SentenceColumn.CHUNK_ID).to_pylist()
     return chunk_ids, matrix
 
 
 def chunk_vectors(snapshot: IndexSnapshot) -> tuple[list[str], np.ndarray]:
     """(chunk id, vector) of every chunk."""
-    table = snapshot.chunk_vectors.table.search().select([V.CHUNK_ID, V.VECTOR]).limit(None).to_arrow()
-    vectors = np.asarray(table[V.VECTOR].combine_chunks().flatten().to_numpy(), dtype=np.float32)
-    return table[V.CHUNK_ID].to_pylist(), vectors.reshape(table.num_rows, -1)
+    table = (
+        snapshot.chunk_vectors.table.search()
+        .select([ChunkVectorColumn.CHUNK_ID, ChunkVectorColumn.VECTOR])
+        .limit(None)
+        .to_arrow()
+    )
+    vectors = np.asarray(table[ChunkVectorColumn.VECTOR].combine_chunks().flatten().to_numpy(), dtype=np.float32)
+    return table[ChunkVectorColumn.CHUNK_ID].to_pylist(), vectors.reshape(table.num_rows, -1)

@@ -55,9 +55,10 @@ import index_dump  # noqa: E402
 from arag_mcp.indexer.build import BuildOptions, build_index, check_compatible  # noqa: E402
 from arag_mcp.indexer.embedding.embedder import Embedder  # noqa: E402
 from arag_mcp.indexer.embedding.settings import BACKENDS, DEFAULT_BACKEND  # noqa: E402
+from arag_mcp.indexer.index.errors import IndexStoreError
 from arag_mcp.indexer.index.keywords.definition import WordCorpus, keyword_ranking  # noqa: E402
 from arag_mcp.indexer.index.keywords.search import keyword_search  # noqa: E402
-from arag_mcp.indexer.index.manifest import IndexStoreError, read_manifest  # noqa: E402
+from arag_mcp.indexer.index.manifest import read_manifest  # noqa: E402
 from arag_mcp.indexer.index.snapshot import IndexSnapshot, open_index  # noqa: E402
 from arag_mcp.server.output import chunk_results as rendered  # noqa: E402
 from arag_mcp.server.search import retrieval  # noqa: E402

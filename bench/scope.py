@@ -28,7 +28,6 @@ from arag_mcp.indexer.index.snapshot import open_index  # noqa: E402
 from arag_mcp.server.search.scope import in_scope  # noqa: E402
 from common import RESULTS, log  # noqa: E402
 
-S = SentenceColumn
 SHARES = (0.0005, 0.005, 0.01, 0.02, 0.05, 0.25)
 QUERIES = 30
 TOP = 10
@@ -38,26 +37,29 @@ def exact(snapshot, vector: np.ndarray, doc_keys: list[str], limit: int) -> list
     """The `limit` nearest sentences of these documents, by reading their vectors and scoring them all."""
     table = (
         snapshot.sentences.table.search()
-        .where(f"{S.DOC_KEY} IN ({sql_list(doc_keys)})")
-        .select([S.CHUNK_ID, S.POSITION, S.VECTOR])
+        .where(f"{SentenceColumn.DOC_KEY} IN ({sql_list(doc_keys)})")
+        .select([SentenceColumn.CHUNK_ID, SentenceColumn.POSITION, SentenceColumn.VECTOR])
         .limit(None)
         .to_arrow()
     )
-    vectors = table[S.VECTOR].combine_chunks().flatten().to_numpy().reshape(table.num_rows, -1)
+    vectors = table[SentenceColumn.VECTOR].combine_chunks().flatten().to_numpy().reshape(table.num_rows, -1)
     scores = vectors @ vector
     best = np.argsort(-scores)[:limit]
-    ids, positions = table[S.CHUNK_ID].to_pylist(), table[S.POSITION].to_pylist()
+    ids, positions = table[SentenceColumn.CHUNK_ID].to_pylist(), table[SentenceColumn.POSITION].to_pylist()
     return [f"{ids[i]}#{positions[i]}" for i in best]
 
 
 def prefiltered(snapshot, vector: np.ndarray, doc_keys: list[str], limit: int) -> list[str]:
     """The index search, filtered to these documents first."""
     search = snapshot.sentences.table.search(vector).distance_type("dot").limit(limit)
-    search = search.where(f"{S.DOC_KEY} IN ({sql_list(doc_keys)})", prefilter=True)
+    search = search.where(f"{SentenceColumn.DOC_KEY} IN ({sql_list(doc_keys)})", prefilter=True)
     settings = snapshot.manifest.vector_index
     search = search.nprobes(settings["nprobes"]).refine_factor(settings["refine_factor"])
-    found = search.select([S.CHUNK_ID, S.POSITION, "_distance"]).to_arrow()
-    return [f"{cid}#{position}" for cid, position in zip(found[S.CHUNK_ID].to_pylist(), found[S.POSITION].to_pylist())]
+    found = search.select([SentenceColumn.CHUNK_ID, SentenceColumn.POSITION, "_distance"]).to_arrow()
+    return [
+        f"{cid}#{position}"
+        for cid, position in zip(found[SentenceColumn.CHUNK_ID].to_pylist(), found[SentenceColumn.POSITION].to_pylist())
+    ]
 
 
 def main() -> None:
@@ -80,8 +82,8 @@ def main() -> None:
         f"labels of {len(keys)} chunks made in {labels_ms:.0f} ms; a scope resolves in {np.median(resolving):.1f} ms p50"
     )
     rng = np.random.default_rng(0)
-    sample = snapshot.sentences.table.search().select([S.VECTOR]).limit(QUERIES).to_arrow()
-    queries = sample[S.VECTOR].combine_chunks().flatten().to_numpy().reshape(QUERIES, -1)
+    sample = snapshot.sentences.table.search().select([SentenceColumn.VECTOR]).limit(QUERIES).to_arrow()
+    queries = sample[SentenceColumn.VECTOR].combine_chunks().flatten().to_numpy().reshape(QUERIES, -1)
     queries = queries + rng.normal(0, 0.05, queries.shape).astype(np.float32)
     queries /= np.linalg.norm(queries, axis=1, keepdims=True)
     report = []

@@ -150,41 +150,47 @@ def synthetic_rows(
 ) -> tuple[pa.Table, pa.Table, pa.Table]:
     """The chunk, sentence and documents rows of `chunks` (numbered from `first`): one document of one
     chunk each, its first `sentences_per_chunk` sentences with vectors from the pool, perturbed."""
-    C, S, D = ChunkColumn, SentenceColumn, DocumentColumn
     chunk_rows, sentence_rows, document_rows = [], [], []
     for number, (title, text) in enumerate(chunks, first):
         key = doc_key(f"synthetic-{number}")
         spans = split_sentences(text)[:sentences_per_chunk]
         chunk_rows.append(
             {
-                C.ID: chunk_id(key, 0),
-                C.DOC_KEY: key,
-                C.DOC_ID: f"synthetic-{number}",
-                C.DOC_HASH: "-",
-                C.TITLE: title,
-                C.SOURCE: "synthetic",
-                C.PART: 0,
-                C.PARTS: 1,
-                C.TEXT: text,
-                C.TOKENS: len(text) // 4,
-                C.SENTENCE_STARTS: [s for s, _ in spans],
-                C.SENTENCE_ENDS: [e for _, e in spans],
-                C.METADATA: "",
-                C.FILE_TYPE: "txt",
+                ChunkColumn.ID: chunk_id(key, 0),
+                ChunkColumn.DOC_KEY: key,
+                ChunkColumn.DOC_ID: f"synthetic-{number}",
+                ChunkColumn.DOC_HASH: "-",
+                ChunkColumn.TITLE: title,
+                ChunkColumn.SOURCE: "synthetic",
+                ChunkColumn.PART: 0,
+                ChunkColumn.PARTS: 1,
+                ChunkColumn.TEXT: text,
+                ChunkColumn.TOKENS: len(text) // 4,
+                ChunkColumn.SENTENCE_STARTS: [s for s, _ in spans],
+                ChunkColumn.SENTENCE_ENDS: [e for _, e in spans],
+                ChunkColumn.METADATA: "",
+                ChunkColumn.FILE_TYPE: "txt",
             }
         )
         sentence_rows += [
-            {S.CHUNK_ID: chunk_id(key, 0), S.DOC_KEY: key, S.POSITION: i, S.TEXT: text[s:e], S.START: s, S.END: e}
+            {
+                SentenceColumn.CHUNK_ID: chunk_id(key, 0),
+                SentenceColumn.DOC_KEY: key,
+                SentenceColumn.POSITION: i,
+                SentenceColumn.TEXT: text[s:e],
+                SentenceColumn.START: s,
+                SentenceColumn.END: e,
+            }
             for i, (s, e) in enumerate(spans)
         ]
         document_rows.append(
             {
-                D.ID: f"synthetic-{number}",
-                D.DOC_KEY: key,
-                D.DOC_HASH: "-",
-                D.PATH: f"synthetic/{number}",  # under no source: a sync leaves it
-                D.CHUNKS: 1,
-                D.SENTENCES: len(spans),
+                DocumentColumn.ID: f"synthetic-{number}",
+                DocumentColumn.DOC_KEY: key,
+                DocumentColumn.DOC_HASH: "-",
+                DocumentColumn.PATH: f"synthetic/{number}",  # under no source: a sync leaves it
+                DocumentColumn.CHUNKS: 1,
+                DocumentColumn.SENTENCES: len(spans),
             }
         )
     return (

@@ -29,23 +29,21 @@ from arag_mcp.indexer.embedding.settings import DEFAULT_BACKEND, DEFAULT_MODEL
 from arag_mcp.indexer.index.collection import checked_description
 from arag_mcp.indexer.index.completeness import describe_problems
 from arag_mcp.indexer.index.encoder_files import drop_other_encoders, encoder_folder, store_encoder
+from arag_mcp.indexer.index.errors import IndexStoreError
 from arag_mcp.indexer.index.file_states import FileState, read_file_states, write_file_states
 from arag_mcp.indexer.index.ids import doc_key
 from arag_mcp.indexer.index.keywords import KeywordSegments, segments_damage
-from arag_mcp.indexer.index.lock import build_lock
 from arag_mcp.indexer.index.manifest import (
     FORMAT_VERSION,
     REBUILD_HINT,
     EncoderFiles,
-    IndexStoreError,
     check_format,
     check_manifest,
-    is_remote,
-    normalise_uri,
     read_manifest,
     write_manifest,
 )
 from arag_mcp.indexer.index.schema import DocumentColumn
+from arag_mcp.indexer.index.stores import normalise_uri, open_store
 from arag_mcp.indexer.sources.budget import BudgetedReader, FileBudget, file_reader
 from arag_mcp.indexer.sources.document import LEFT_OUT, CorpusError, Document, SkippedFile
 from arag_mcp.indexer.sources.files import Source, is_left_out, list_files
@@ -253,7 +251,7 @@ def build_index(sources: Sequence[str | Path], uri: str, options: BuildOptions =
     for given in sources:  # before the lock, which would make a folder of a missing index
         if not os.path.lexists(Source.at(given).path):
             raise CorpusError(f"{given}: no such file or folder; check the path")
-    with build_lock(uri, options.wait_for_lock):
+    with open_store(uri).lock(options.wait_for_lock):
         committed = None if options.rebuild else read_manifest(uri)
         if committed is not None:
             check_format(uri, committed)
@@ -267,7 +265,7 @@ def build_index(sources: Sequence[str | Path], uri: str, options: BuildOptions =
 def _check_apart(sources: Sequence[str | Path], uri: str) -> None:
     """CorpusError where a source is the index folder or lies inside it: the index's own files are
     never read, so such a build would read nothing. An index inside a source folder is left out of it."""
-    if is_remote(uri):
+    if open_store(uri).folder is None:
         return
     for given in sources:
         path = Source.at(given).path
@@ -279,7 +277,7 @@ def _check_apart(sources: Sequence[str | Path], uri: str) -> None:
 def sync_index(uri: str, options: BuildOptions = BuildOptions()) -> BuildSummary:
     """Re-read every recorded source: embed new and changed documents, drop those whose files are gone."""
     uri = normalise_uri(uri)
-    with build_lock(uri, options.wait_for_lock):
+    with open_store(uri).lock(options.wait_for_lock):
         manifest = check_manifest(uri).raw
         roots = recorded_sources(manifest)
         if not roots:
@@ -302,10 +300,11 @@ def sync_paths(
     are gone. What a watcher does with the paths it saw change. `renamed_from`: vanished paths
     whose documents move to a file read now with their content (a rename), and otherwise stay."""
     uri = normalise_uri(uri)
-    with build_lock(uri, options.wait_for_lock):
+    with open_store(uri).lock(options.wait_for_lock):
         manifest = check_manifest(uri).raw
         roots = recorded_sources(manifest)
-        inside = [] if is_remote(uri) else [Path(uri)]
+        folder = open_store(uri).folder
+        inside = [folder] if folder else []
         reads, synced, kept = [], [], []
         for path in _outermost([*paths, *renamed_from]):
             root = next((root for root in roots if path.is_relative_to(root.path)), None)
@@ -331,7 +330,7 @@ def remove_from_index(targets: Sequence[str], uri: str) -> BuildSummary:
     started = time.perf_counter()
     uri = normalise_uri(uri)
     summary = BuildSummary()
-    with build_lock(uri):
+    with open_store(uri).lock():
         manifest = check_manifest(uri).raw
         settings = _settings(manifest)
         check_compatible(manifest, replace(BuildOptions(), **settings), settings["model"])
@@ -372,7 +371,7 @@ def describe_index(uri: str, description: str) -> None:
     is shown. Nothing else changes: a running server shows it in `arag://index` within seconds."""
     uri = normalise_uri(uri)
     check_manifest(uri)  # before the lock, which would create a missing folder
-    with build_lock(uri):
+    with open_store(uri).lock():
         manifest = check_manifest(uri).raw
         write_manifest(uri, {**manifest, "description": checked_description(description)})
 
@@ -381,7 +380,7 @@ def merge_segments(uri: str, wait_for_lock: bool = True) -> int:
     """Merge the keyword segments of the index at `uri` that are due (segment_writer.py), each
     merge committed by a manifest of its own; how many segments it then names (0: none were due)."""
     uri = normalise_uri(uri)
-    with build_lock(uri, wait_for_lock):
+    with open_store(uri).lock(wait_for_lock):
         manifest = check_manifest(uri)
         segments = KeywordSegments(uri, manifest.segments)
         return len(segments.merge_due(manifest.raw)["segments"]) if segments.due() else 0
@@ -461,7 +460,8 @@ def _update(
     summary = BuildSummary()
     previous = None if options.rebuild else committed
     check_compatible(previous, options, options.model)
-    inside = [] if is_remote(uri) else [Path(uri)]  # an index kept beside its documents
+    folder = open_store(uri).folder
+    inside = [folder] if folder else []  # an index kept beside its documents
     recorded = None if previous is None else read_file_states(uri, previous["tables"])
     states = None if recorded is None else recorded.states
     listed = list(list_files(reads, summary.skipped, exclude=inside))

@@ -11,10 +11,11 @@ from dataclasses import replace
 
 from arag_mcp.indexer.embedding.encoder import ModelError
 from arag_mcp.indexer.embedding.settings import limit_cpu_threads
-from arag_mcp.indexer.index.lock import IndexBusy
-from arag_mcp.indexer.index.manifest import IndexStoreError, check_manifest, normalise_uri
+from arag_mcp.indexer.index.errors import IndexBusy, IndexStoreError
+from arag_mcp.indexer.index.manifest import check_manifest
 from arag_mcp.indexer.index.schema import DocumentColumn
 from arag_mcp.indexer.index.snapshot import checked_index, list_documents
+from arag_mcp.indexer.index.stores import normalise_uri
 from arag_mcp.indexer.sources.budget import MB, FileBudget
 from arag_mcp.indexer.sources.document import CorpusError
 from arag_mcp.indexer.sources.formats import TYPES_READ

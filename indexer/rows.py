@@ -106,7 +106,6 @@ def queue_document(
     metadata = json.dumps(document.metadata, ensure_ascii=False, sort_keys=True) if document.metadata else ""
     begins = chunk_begins(document, chunks)
     texts = [document.text[begin : spans[-1].end] for begin, spans in zip(begins, chunks)]
-    c, s, d = ChunkColumn, SentenceColumn, DocumentColumn
     for part, (spans, text, terms) in enumerate(zip(chunks, texts, chunk_context_terms(texts))):
         begin = begins[part]
         cid = chunk_id(key, part)
@@ -114,23 +113,23 @@ def queue_document(
         pages = page_range(document.pages, spans[0].start, spans[-1].end)
         batch.chunks.append(
             {
-                c.ID: cid,
-                c.DOC_KEY: key,
-                c.DOC_ID: document.doc_id,
-                c.DOC_HASH: digest,
-                c.TITLE: document.title,
-                c.SOURCE: document.source,
-                c.PART: part,
-                c.PARTS: len(chunks),
-                c.TEXT: text,
-                c.TOKENS: sum(span.tokens for span in spans),
-                c.SENTENCE_STARTS: [span.start - begin for span in spans],
-                c.SENTENCE_ENDS: [span.end - begin for span in spans],
-                c.METADATA: metadata,
-                c.HEADING_PATH: list(path),
-                c.FIRST_PAGE: pages[0] if pages else None,
-                c.LAST_PAGE: pages[1] if pages else None,
-                c.FILE_TYPE: document.file_type,
+                ChunkColumn.ID: cid,
+                ChunkColumn.DOC_KEY: key,
+                ChunkColumn.DOC_ID: document.doc_id,
+                ChunkColumn.DOC_HASH: digest,
+                ChunkColumn.TITLE: document.title,
+                ChunkColumn.SOURCE: document.source,
+                ChunkColumn.PART: part,
+                ChunkColumn.PARTS: len(chunks),
+                ChunkColumn.TEXT: text,
+                ChunkColumn.TOKENS: sum(span.tokens for span in spans),
+                ChunkColumn.SENTENCE_STARTS: [span.start - begin for span in spans],
+                ChunkColumn.SENTENCE_ENDS: [span.end - begin for span in spans],
+                ChunkColumn.METADATA: metadata,
+                ChunkColumn.HEADING_PATH: list(path),
+                ChunkColumn.FIRST_PAGE: pages[0] if pages else None,
+                ChunkColumn.LAST_PAGE: pages[1] if pages else None,
+                ChunkColumn.FILE_TYPE: document.file_type,
             }
         )
         sentences = [document.text[span.start : span.end] for span in spans]
@@ -140,13 +139,13 @@ def queue_document(
             vector_key = embedding_key(embedded_as)
             batch.sentences.append(
                 {
-                    s.CHUNK_ID: cid,
-                    s.DOC_KEY: key,
-                    s.POSITION: position,
-                    s.TEXT: sentence,
-                    s.START: span.start - begin,
-                    s.END: span.end - begin,
-                    s.EMBED_KEY: vector_key,
+                    SentenceColumn.CHUNK_ID: cid,
+                    SentenceColumn.DOC_KEY: key,
+                    SentenceColumn.POSITION: position,
+                    SentenceColumn.TEXT: sentence,
+                    SentenceColumn.START: span.start - begin,
+                    SentenceColumn.END: span.end - begin,
+                    SentenceColumn.EMBED_KEY: vector_key,
                 }
             )
             batch.embed_texts.append(embedded_as)
@@ -154,15 +153,15 @@ def queue_document(
         if part == len(chunks) - 1:
             batch.documents.append(
                 {
-                    d.ID: document.doc_id,
-                    d.DOC_KEY: key,
-                    d.DOC_HASH: digest,
-                    d.TITLE: document.title,
-                    d.SOURCE: document.source,
-                    d.PATH: document.path,
-                    d.CHUNKS: len(chunks),
-                    d.SENTENCES: sum(len(spans) for spans in chunks),
-                    d.INDEXED_AT: datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                    DocumentColumn.ID: document.doc_id,
+                    DocumentColumn.DOC_KEY: key,
+                    DocumentColumn.DOC_HASH: digest,
+                    DocumentColumn.TITLE: document.title,
+                    DocumentColumn.SOURCE: document.source,
+                    DocumentColumn.PATH: document.path,
+                    DocumentColumn.CHUNKS: len(chunks),
+                    DocumentColumn.SENTENCES: sum(len(spans) for spans in chunks),
+                    DocumentColumn.INDEXED_AT: datetime.now(timezone.utc).isoformat(timespec="seconds"),
                 }
             )
         yield

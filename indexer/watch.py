@@ -30,8 +30,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import filelock
-from arag_mcp.indexer.index.lock import IndexBusy
-from arag_mcp.indexer.index.manifest import check_manifest, is_remote, normalise_uri
+from arag_mcp.indexer.index.errors import IndexBusy
+from arag_mcp.indexer.index.manifest import check_manifest
+from arag_mcp.indexer.index.stores import normalise_uri, open_store
 from arag_mcp.indexer.sources.files import Source, is_included, is_left_out
 from arag_mcp.indexer.sources.formats import may_read
 
@@ -81,9 +82,10 @@ class WatchOptions:
 
 def watch_lock_path(uri: str) -> Path:
     """A local index's watch lock lies in it; an object store's, in this machine's temporary folder."""
-    if is_remote(uri):
+    folder = open_store(uri).folder
+    if folder is None:
         return Path(tempfile.gettempdir(), f"arag-watch-{hashlib.sha256(uri.encode()).hexdigest()[:16]}.lock")
-    return Path(uri, WATCH_LOCK_FILE)
+    return folder / WATCH_LOCK_FILE
 
 
 @contextmanager
@@ -136,7 +138,8 @@ def _watch(uri: str, roots: Sequence[Source], options: WatchOptions, stop: threa
     logging.getLogger("watchfiles").setLevel(
         logging.WARNING
     )  # its "N changes detected" lines; ours are the batch lines
-    inside = [] if is_remote(uri) else [Path(uri)]
+    folder = open_store(uri).folder
+    inside = [folder] if folder else []
     watched = sorted({root.path if root.path.is_dir() else root.path.parent for root in roots})
     log.info("watching %s for %s", ", ".join(map(str, watched)), uri)
     wanted = _filter(roots, inside)

@@ -6,8 +6,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from arag_mcp.indexer.index.errors import IndexStoreError
 from arag_mcp.indexer.index.keywords import KeywordMatch
-from arag_mcp.indexer.index.manifest import IndexStoreError
 from arag_mcp.indexer.index.schema import DocumentColumn
 from arag_mcp.server.search.conversations import Conversations
 from arag_mcp.server.search.live_index import LiveIndex

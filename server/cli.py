@@ -21,8 +21,8 @@ from arag_mcp.indexer.command_options import (
     terminal_text,
 )
 from arag_mcp.indexer.embedding.settings import limit_cpu_threads
+from arag_mcp.indexer.index.errors import IndexStoreError
 from arag_mcp.indexer.index.keywords import KEYWORD_MATCHES
-from arag_mcp.indexer.index.manifest import IndexStoreError
 from arag_mcp.indexer.index.store import set_store_deadline
 from arag_mcp.server.tools.profiles import DEFAULT_PROFILE, PROFILES, Profile
 

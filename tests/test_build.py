@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 from arag_mcp.indexer.build import BuildOptions, build_index, report_skips, sync_index
 from arag_mcp.indexer.cli import main as index_main
+from arag_mcp.indexer.index.errors import IndexStoreError
 from arag_mcp.indexer.index.ids import doc_key
-from arag_mcp.indexer.index.manifest import FORMAT_VERSION, IndexStoreError, read_manifest, write_manifest
+from arag_mcp.indexer.index.manifest import FORMAT_VERSION, read_manifest, write_manifest
 from arag_mcp.indexer.index.schema import CHUNKS, DOCUMENTS, SENTENCES, TABLES
 from arag_mcp.indexer.index.snapshot import open_index
 from arag_mcp.indexer.index.writer import vector_search

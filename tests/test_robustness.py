@@ -12,10 +12,10 @@ from pathlib import Path
 import anyio
 import pytest
 from arag_mcp.indexer.build import BuildOptions, build_index
+from arag_mcp.indexer.index.errors import IndexStoreError
 from arag_mcp.indexer.index.ids import doc_key, parse_chunk_id
 from arag_mcp.indexer.index.keywords.search import keyword_search
 from arag_mcp.indexer.index.keywords.segment_store import FOLDER
-from arag_mcp.indexer.index.manifest import IndexStoreError
 from arag_mcp.indexer.index.snapshot import open_index
 from arag_mcp.server.app import create_server
 from arag_mcp.server.tools.profiles import PROFILES

@@ -13,8 +13,8 @@ from urllib.parse import urlparse
 import anyio
 import pytest
 from arag_mcp.indexer.build import BuildOptions, build_index
+from arag_mcp.indexer.index.errors import StoreUnanswered
 from arag_mcp.indexer.index.ids import doc_key
-from arag_mcp.indexer.index.manifest import StoreUnanswered
 from arag_mcp.indexer.index.schema import CHUNKS
 from arag_mcp.indexer.index.snapshot import open_index
 from arag_mcp.indexer.index.store import DEFAULT_STORE_SECONDS, set_store_deadline

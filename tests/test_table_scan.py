@@ -9,14 +9,11 @@ import pyarrow as pa
 from arag_mcp.indexer.index.reading import scan
 from arag_mcp.indexer.index.schema import CHUNKS, SENTENCES, ChunkColumn, SentenceColumn
 
-S = SentenceColumn
-C = ChunkColumn
-
 
 def test_a_scan_in_small_batches_reads_every_row_of_the_query(sample_index: Path):
     db = lancedb.connect(str(sample_index))
     sentences = db.open_table(SENTENCES)
-    query = sentences.search().select([S.CHUNK_ID, S.POSITION]).with_row_id(True)
+    query = sentences.search().select([SentenceColumn.CHUNK_ID, SentenceColumn.POSITION]).with_row_id(True)
     batches = list(scan(query, batch_rows=5))
     assert len(batches) > 1 and max(batch.num_rows for batch in batches) <= 5
     scanned = pa.Table.from_batches(batches).sort_by("_rowid")
@@ -24,9 +21,11 @@ def test_a_scan_in_small_batches_reads_every_row_of_the_query(sample_index: Path
     assert scanned == query.limit(None).to_arrow().sort_by("_rowid")
 
     chunks = db.open_table(CHUNKS)
-    first_parts = scan(chunks.search().where(f"{C.PART} = 0").select([C.ID]), batch_rows=2).read_all()
-    assert sorted(first_parts[C.ID].to_pylist()) == sorted(
-        row[C.ID]
-        for row in chunks.search().select([C.ID, C.PART]).limit(None).to_arrow().to_pylist()
-        if row[C.PART] == 0
+    first_parts = scan(
+        chunks.search().where(f"{ChunkColumn.PART} = 0").select([ChunkColumn.ID]), batch_rows=2
+    ).read_all()
+    assert sorted(first_parts[ChunkColumn.ID].to_pylist()) == sorted(
+        row[ChunkColumn.ID]
+        for row in chunks.search().select([ChunkColumn.ID, ChunkColumn.PART]).limit(None).to_arrow().to_pylist()
+        if row[ChunkColumn.PART] == 0
     )

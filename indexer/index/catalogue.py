@@ -20,20 +20,19 @@ from .chunks import ChunkHeader
 from .ids import DOC_KEY_CHARS
 from .schema import ChunkColumn
 
-C = ChunkColumn
 HELD_COLUMNS = (
-    C.ID,
-    C.DOC_ID,
-    C.TITLE,
-    C.SOURCE,
-    C.PART,
-    C.PARTS,
-    C.TOKENS,
-    C.METADATA,
-    C.HEADING_PATH,
-    C.FIRST_PAGE,
-    C.LAST_PAGE,
-    C.FILE_TYPE,
+    ChunkColumn.ID,
+    ChunkColumn.DOC_ID,
+    ChunkColumn.TITLE,
+    ChunkColumn.SOURCE,
+    ChunkColumn.PART,
+    ChunkColumn.PARTS,
+    ChunkColumn.TOKENS,
+    ChunkColumn.METADATA,
+    ChunkColumn.HEADING_PATH,
+    ChunkColumn.FIRST_PAGE,
+    ChunkColumn.LAST_PAGE,
+    ChunkColumn.FILE_TYPE,
 )
 """Chunk columns held in memory, with each chunk's sentence count (derived from its sentence offsets)."""
 SENTENCE_COUNT = "sentence_count"
@@ -48,9 +47,11 @@ class ChunkCatalogue:
         `numbers_by_id`: the chunk numbers in sorted id order, or what makes them when first needed
         (None: sorted here)."""
         self.table = numbered.combine_chunks()
-        self.chunk_ids: pa.Array = self.table[C.ID].chunk(0) if self.table.num_rows else pa.array([], pa.string())
-        self.titles: pa.Array = pc.fill_null(self.table[C.TITLE], "").combine_chunks()
-        self.lengths: np.ndarray = self.table[C.TOKENS].to_numpy().astype(np.int64)
+        self.chunk_ids: pa.Array = (
+            self.table[ChunkColumn.ID].chunk(0) if self.table.num_rows else pa.array([], pa.string())
+        )
+        self.titles: pa.Array = pc.fill_null(self.table[ChunkColumn.TITLE], "").combine_chunks()
+        self.lengths: np.ndarray = self.table[ChunkColumn.TOKENS].to_numpy().astype(np.int64)
         """Each chunk's length in tokens, by chunk number."""
         self._numbers_by_id = numbers_by_id
         self._headers: list[ChunkHeader | None] = [None] * self.table.num_rows
@@ -98,10 +99,10 @@ class ChunkCatalogue:
         file type, metadata (JSON text, "" for none), doc key, and the sentence count."""
         return pa.table(
             {
-                C.SOURCE: pc.fill_null(self.table[C.SOURCE], "").combine_chunks(),
-                C.FILE_TYPE: self.table[C.FILE_TYPE].combine_chunks(),
-                C.METADATA: pc.fill_null(self.table[C.METADATA], "").combine_chunks(),
-                C.DOC_KEY: pc.utf8_slice_codeunits(self.chunk_ids, 0, DOC_KEY_CHARS),
+                ChunkColumn.SOURCE: pc.fill_null(self.table[ChunkColumn.SOURCE], "").combine_chunks(),
+                ChunkColumn.FILE_TYPE: self.table[ChunkColumn.FILE_TYPE].combine_chunks(),
+                ChunkColumn.METADATA: pc.fill_null(self.table[ChunkColumn.METADATA], "").combine_chunks(),
+                ChunkColumn.DOC_KEY: pc.utf8_slice_codeunits(self.chunk_ids, 0, DOC_KEY_CHARS),
                 SENTENCE_COUNT: self.table[SENTENCE_COUNT].combine_chunks(),
             }
         )
@@ -109,7 +110,7 @@ class ChunkCatalogue:
     def doc_keys_in(self, scope: np.ndarray) -> list[str]:
         """The keys of the documents a scope's chunks (a mask over chunk numbers) belong to: scopes
         select whole documents, so a search can filter sentences and chunk vectors by doc key."""
-        return pc.unique(self.labels[C.DOC_KEY].filter(pa.array(scope))).to_pylist()
+        return pc.unique(self.labels[ChunkColumn.DOC_KEY].filter(pa.array(scope))).to_pylist()
 
     def numbers_of(self, chunk_ids: Sequence[str]) -> np.ndarray:
         """Chunk numbers of these ids, in the order given; ids not in the index are left out."""
@@ -140,18 +141,20 @@ class ChunkCatalogue:
         field = self.table.take(pa.array(numbers, pa.int64())).to_pydict()
         return [
             ChunkHeader(
-                chunk_id=field[C.ID][at],
-                doc_id=field[C.DOC_ID][at],
-                title=field[C.TITLE][at] or "",
-                source=field[C.SOURCE][at] or "",
-                part=field[C.PART][at],
-                parts=field[C.PARTS][at],
+                chunk_id=field[ChunkColumn.ID][at],
+                doc_id=field[ChunkColumn.DOC_ID][at],
+                title=field[ChunkColumn.TITLE][at] or "",
+                source=field[ChunkColumn.SOURCE][at] or "",
+                part=field[ChunkColumn.PART][at],
+                parts=field[ChunkColumn.PARTS][at],
                 sentence_count=field[SENTENCE_COUNT][at],
-                tokens=field[C.TOKENS][at],
-                metadata=json.loads(field[C.METADATA][at]) if field[C.METADATA][at] else {},
-                heading_path=tuple(field[C.HEADING_PATH][at] or NO_HEADINGS),
-                pages=None if field[C.FIRST_PAGE][at] is None else (field[C.FIRST_PAGE][at], field[C.LAST_PAGE][at]),
-                file_type=field[C.FILE_TYPE][at],
+                tokens=field[ChunkColumn.TOKENS][at],
+                metadata=json.loads(field[ChunkColumn.METADATA][at]) if field[ChunkColumn.METADATA][at] else {},
+                heading_path=tuple(field[ChunkColumn.HEADING_PATH][at] or NO_HEADINGS),
+                pages=None
+                if field[ChunkColumn.FIRST_PAGE][at] is None
+                else (field[ChunkColumn.FIRST_PAGE][at], field[ChunkColumn.LAST_PAGE][at]),
+                file_type=field[ChunkColumn.FILE_TYPE][at],
             )
             for at in range(len(numbers))
         ]

@@ -21,8 +21,7 @@ from .keywords import SegmentChanged, SegmentSet
 from .reading import read, scan, sql_lists
 from .schema import CHUNKS, ChunkColumn
 
-C = ChunkColumn
-TABLE_COLUMNS = (C.ID, C.TEXT, C.SENTENCE_STARTS, C.SENTENCE_ENDS)
+TABLE_COLUMNS = (ChunkColumn.ID, ChunkColumn.TEXT, ChunkColumn.SENTENCE_STARTS, ChunkColumn.SENTENCE_ENDS)
 log = logging.getLogger(__name__)
 _told: set[str] = set()
 """The refusals already logged: a server reading from the table call after call says so once."""
@@ -89,13 +88,16 @@ class ChunkReader:
 
         def fetch() -> pa.Table:
             parts = [
-                scan(self.table.search().where(f"{C.ID} IN ({ids})").select(list(TABLE_COLUMNS))).read_all()
+                scan(self.table.search().where(f"{ChunkColumn.ID} IN ({ids})").select(list(TABLE_COLUMNS))).read_all()
                 for ids in sql_lists(list(chunk_ids))
             ]
             return pa.concat_tables(parts) if parts else pa.table({c: [] for c in TABLE_COLUMNS})
 
         rows = read(self.uri, CHUNKS, fetch).to_pylist()
         return {
-            row[C.ID]: (row[C.TEXT] or "", tuple(zip(row[C.SENTENCE_STARTS] or (), row[C.SENTENCE_ENDS] or ())))
+            row[ChunkColumn.ID]: (
+                row[ChunkColumn.TEXT] or "",
+                tuple(zip(row[ChunkColumn.SENTENCE_STARTS] or (), row[ChunkColumn.SENTENCE_ENDS] or ())),
+            )
             for row in rows
         }

@@ -11,8 +11,6 @@ from .catalogue import ChunkCatalogue
 from .reading import read, sql_list
 from .schema import CHUNK_VECTORS, ChunkVectorColumn
 
-V = ChunkVectorColumn
-
 
 @dataclass(frozen=True)
 class ChunkVectorSearch:
@@ -26,10 +24,14 @@ class ChunkVectorSearch:
         """(chunk id, cosine similarity) of the `limit` chunks whose vector is nearest `vector`, best
         first; with `scope` (a mask over chunk numbers), among its chunks only (filtered before the
         search, which scans every vector: the table has no vector index)."""
-        search = self.table.search(vector.astype(np.float32), vector_column_name=V.VECTOR)
+        search = self.table.search(vector.astype(np.float32), vector_column_name=ChunkVectorColumn.VECTOR)
         if scope is not None:
-            search = search.where(f"{V.DOC_KEY} IN ({sql_list(self.catalogue.doc_keys_in(scope))})", prefilter=True)
+            search = search.where(
+                f"{ChunkVectorColumn.DOC_KEY} IN ({sql_list(self.catalogue.doc_keys_in(scope))})", prefilter=True
+            )
         found = read(
-            self.uri, CHUNK_VECTORS, search.distance_type("dot").limit(limit).select([V.CHUNK_ID, "_distance"]).to_arrow
+            self.uri,
+            CHUNK_VECTORS,
+            search.distance_type("dot").limit(limit).select([ChunkVectorColumn.CHUNK_ID, "_distance"]).to_arrow,
         )
-        return list(zip(found[V.CHUNK_ID].to_pylist(), (1.0 - found["_distance"].to_numpy()).tolist()))
+        return list(zip(found[ChunkVectorColumn.CHUNK_ID].to_pylist(), (1.0 - found["_distance"].to_numpy()).tolist()))

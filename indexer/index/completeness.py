@@ -10,7 +10,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .manifest import IndexStoreError
+from .errors import IndexStoreError
 from .schema import ChunkColumn, DocumentColumn
 
 SHOWN = 5
@@ -25,14 +25,29 @@ def incomplete_documents(chunk_rows: pa.Table, document_rows: pa.Table) -> dict[
     """doc_id → what is wrong, for every document whose chunks are not each of 0..parts-1 once, or
     whose documents row is missing or counts other chunks. `chunk_rows` holds the chunk id, doc id,
     part and parts columns; `document_rows` the doc id and chunks columns."""
-    c, d = ChunkColumn, DocumentColumn
-    grouped = chunk_rows.group_by(c.DOC_ID).aggregate(
-        [(c.ID, "count"), (c.ID, "count_distinct"), (c.PART, "min"), (c.PART, "max"), (c.PARTS, "max")]
+    grouped = chunk_rows.group_by(ChunkColumn.DOC_ID).aggregate(
+        [
+            (ChunkColumn.ID, "count"),
+            (ChunkColumn.ID, "count_distinct"),
+            (ChunkColumn.PART, "min"),
+            (ChunkColumn.PART, "max"),
+            (ChunkColumn.PARTS, "max"),
+        ]
     )
-    documents = dict(zip(document_rows[d.ID].to_pylist(), document_rows[d.CHUNKS].to_pylist()))
+    documents = dict(
+        zip(document_rows[DocumentColumn.ID].to_pylist(), document_rows[DocumentColumn.CHUNKS].to_pylist())
+    )
     problems: dict[str, str] = {}
-    columns = (f"{c.ID}_count", f"{c.ID}_count_distinct", f"{c.PART}_min", f"{c.PART}_max", f"{c.PARTS}_max")
-    for doc_id, rows, distinct, first, last, parts in zip(*(grouped[n].to_pylist() for n in (c.DOC_ID, *columns))):
+    columns = (
+        f"{ChunkColumn.ID}_count",
+        f"{ChunkColumn.ID}_count_distinct",
+        f"{ChunkColumn.PART}_min",
+        f"{ChunkColumn.PART}_max",
+        f"{ChunkColumn.PARTS}_max",
+    )
+    for doc_id, rows, distinct, first, last, parts in zip(
+        *(grouped[n].to_pylist() for n in (ChunkColumn.DOC_ID, *columns))
+    ):
         if rows != distinct:
             problems[doc_id] = f"{rows - distinct} duplicate chunk(s)"
         elif distinct != parts or first != 0 or last != parts - 1:
@@ -41,7 +56,7 @@ def incomplete_documents(chunk_rows: pa.Table, document_rows: pa.Table) -> dict[
             problems[doc_id] = "no documents row"
         elif documents[doc_id] != parts:
             problems[doc_id] = f"a documents row that counts {documents[doc_id]} chunks, not {parts}"
-    chunked = set(pc.unique(chunk_rows[c.DOC_ID]).to_pylist())
+    chunked = set(pc.unique(chunk_rows[ChunkColumn.DOC_ID]).to_pylist())
     for doc_id in documents.keys() - chunked:
         problems[doc_id] = "a documents row but no chunks"
     return problems
@@ -66,9 +81,10 @@ class WrittenRows:
         self._documents: list[pa.Table] = []
 
     def record(self, chunk_rows: pa.Table, document_rows: pa.Table) -> None:
-        c, d = ChunkColumn, DocumentColumn
-        self._chunks.append(chunk_rows.select([c.ID, c.DOC_ID, c.PART, c.PARTS]))
-        self._documents.append(document_rows.select([d.ID, d.CHUNKS]))
+        self._chunks.append(
+            chunk_rows.select([ChunkColumn.ID, ChunkColumn.DOC_ID, ChunkColumn.PART, ChunkColumn.PARTS])
+        )
+        self._documents.append(document_rows.select([DocumentColumn.ID, DocumentColumn.CHUNKS]))
 
     def check(self, in_progress: str | None = None) -> None:
         """Raise IncompleteWrite naming the documents written in part, but `in_progress`; else
@@ -83,6 +99,7 @@ class WrittenRows:
                 f"refusing to commit {len(problems)} document(s) written in part ({describe_problems(problems)}); "
                 "the index keeps its last commit: please report this with the command that led to it"
             )
-        c, d = ChunkColumn, DocumentColumn
-        self._chunks = [] if in_progress is None else [chunks.filter(pc.equal(chunks[c.DOC_ID], in_progress))]
-        self._documents = [] if in_progress is None else [documents.filter(pc.equal(documents[d.ID], in_progress))]
+        self._chunks = [] if in_progress is None else [chunks.filter(pc.equal(chunks[ChunkColumn.DOC_ID], in_progress))]
+        self._documents = (
+            [] if in_progress is None else [documents.filter(pc.equal(documents[DocumentColumn.ID], in_progress))]
+        )

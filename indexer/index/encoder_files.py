@@ -14,20 +14,16 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Protocol
 
 from arag_mcp.indexer.user_cache import cache_root
 
+from .errors import IndexStoreError, StoreUnanswered
 from .file_states import file_sha256
-from .manifest import (
-    ENCODER_DIR,
-    REBUILD_HINT,
-    EncoderFiles,
-    IndexStoreError,
-    StoreUnanswered,
-    is_remote,
-    remote_filesystem,
-)
+from .manifest import ENCODER_DIR, REBUILD_HINT, EncoderFiles
+from .object_store import joined, remote_filesystem
 from .store import unanswered, unanswered_message
+from .stores import is_remote
 
 CHUNK_BYTES = 1 << 20
 _VERIFIED: set[tuple] = set()
@@ -47,49 +43,20 @@ def store_encoder(uri: str, source: Path) -> EncoderFiles:
     sizes = {name: (source / name).stat().st_size for name in names}
     digest = hashlib.sha256("".join(f"{n}:{c}\n" for n, c in checksums.items()).encode()).hexdigest()[:16]
     files = EncoderFiles(f"{ENCODER_DIR}/{digest}", checksums, sizes)
-    if is_remote(uri):
-        _upload(uri, source, files)
-        return files
-    target = Path(uri, files.folder)
-    if _matches(target, files):
-        return files
-    work = Path(tempfile.mkdtemp(prefix=f".{digest}-", dir=_made(Path(uri, ENCODER_DIR))))
-    work.chmod(0o755)  # readable as the tables are, by a server running as another user
-    try:
-        for name in names:
-            try:
-                os.link(source / name, work / name)
-            except OSError:  # another file system, or links not supported
-                shutil.copyfile(source / name, work / name)
-        shutil.rmtree(target, ignore_errors=True)
-        work.rename(target)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+    _carried(uri).put(source, files)
     return files
 
 
 def check_encoder_present(uri: str, files: EncoderFiles) -> None:
-    """EncoderDamaged where a local index's encoder files are missing or of another size (cheap: stats only)."""
-    if is_remote(uri):
-        return
-    for name, size in files.sizes.items():
-        path = Path(uri, files.folder, name)
-        if not path.is_file():
-            raise EncoderDamaged(f"{uri}: its query encoder file {files.folder}/{name} is missing; {REBUILD_HINT}")
-        if path.stat().st_size != size:
-            raise _altered(uri, files, name)
+    """EncoderDamaged where a local index's encoder files are missing or of another size (cheap:
+    stats only; an object store's are checked as they are fetched)."""
+    _carried(uri).check_present(files)
 
 
 def encoder_folder(uri: str, files: EncoderFiles) -> Path:
     """A local folder holding the index's encoder, every file checked against the manifest's checksum.
     A remote index's encoder is downloaded once into the cache. EncoderDamaged names the fix."""
-    if not is_remote(uri):
-        folder = Path(uri, files.folder)
-        check_encoder_present(uri, files)
-    else:
-        folder = cache_root() / "encoders" / files.digest
-        if not _matches(folder, files):
-            _download(uri, files, folder)
+    folder = _carried(uri).folder(files)
     stamp = (str(folder), files.digest, tuple((n, (folder / n).stat().st_mtime_ns) for n in sorted(files.sizes)))
     if stamp not in _VERIFIED:  # a watcher's batches, one after another, check the files once
         for name, checksum in files.checksums.items():
@@ -101,18 +68,125 @@ def encoder_folder(uri: str, files: EncoderFiles) -> Path:
 
 def drop_other_encoders(uri: str, keep: EncoderFiles | None) -> None:
     """Remove the encoder folders a committed manifest no longer names (an earlier model's)."""
-    kept = keep.digest if keep else None
-    if is_remote(uri):
+    _carried(uri).drop_others(keep.digest if keep else None)
+
+
+class CarriedEncoders(Protocol):
+    """Where an index keeps its encoder folders: in its own folder, or under its object-store prefix."""
+
+    def put(self, source: Path, files: EncoderFiles) -> None: ...
+
+    def check_present(self, files: EncoderFiles) -> None: ...
+
+    def folder(self, files: EncoderFiles) -> Path:
+        """A local folder holding the files (not yet checked against their checksums)."""
+        ...
+
+    def drop_others(self, kept: str | None) -> None: ...
+
+
+class LocalEncoders:
+    def __init__(self, uri: str) -> None:
+        self.uri = uri
+
+    def put(self, source: Path, files: EncoderFiles) -> None:
+        target = Path(self.uri, files.folder)
+        if _matches(target, files):
+            return
+        work = Path(tempfile.mkdtemp(prefix=f".{files.digest}-", dir=_made(Path(self.uri, ENCODER_DIR))))
+        work.chmod(0o755)  # readable as the tables are, by a server running as another user
+        try:
+            for name in files.sizes:
+                try:
+                    os.link(source / name, work / name)
+                except OSError:  # another file system, or links not supported
+                    shutil.copyfile(source / name, work / name)
+            shutil.rmtree(target, ignore_errors=True)
+            work.rename(target)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+
+    def check_present(self, files: EncoderFiles) -> None:
+        for name, size in files.sizes.items():
+            path = Path(self.uri, files.folder, name)
+            if not path.is_file():
+                raise EncoderDamaged(
+                    f"{self.uri}: its query encoder file {files.folder}/{name} is missing; {REBUILD_HINT}"
+                )
+            if path.stat().st_size != size:
+                raise _altered(self.uri, files, name)
+
+    def folder(self, files: EncoderFiles) -> Path:
+        self.check_present(files)
+        return Path(self.uri, files.folder)
+
+    def drop_others(self, kept: str | None) -> None:
+        for folder in Path(self.uri, ENCODER_DIR).glob("*"):
+            if folder.is_dir() and folder.name != kept:
+                shutil.rmtree(folder, ignore_errors=True)
+
+
+class RemoteEncoders:
+    def __init__(self, uri: str) -> None:
+        self.uri = uri
+
+    def put(self, source: Path, files: EncoderFiles) -> None:
         import pyarrow.fs as pafs
 
-        fs, root = remote_filesystem(f"{uri.rstrip('/')}/{ENCODER_DIR}")
+        for name, size in files.sizes.items():
+            fs, path = remote_filesystem(joined(self.uri, f"{files.folder}/{name}"))
+            info = fs.get_file_info(path)
+            if info.type == pafs.FileType.File and info.size == size:
+                continue
+            with (source / name).open("rb") as local, fs.open_output_stream(path) as remote:
+                shutil.copyfileobj(local, remote, CHUNK_BYTES)
+
+    def check_present(self, files: EncoderFiles) -> None:
+        """Nothing to stat: the files are checked as they are fetched."""
+
+    def folder(self, files: EncoderFiles) -> Path:
+        folder = cache_root() / "encoders" / files.digest
+        if not _matches(folder, files):
+            self._download(files, folder)
+        return folder
+
+    def drop_others(self, kept: str | None) -> None:
+        import pyarrow.fs as pafs
+
+        fs, root = remote_filesystem(joined(self.uri, ENCODER_DIR))
         for info in fs.get_file_info(pafs.FileSelector(root, allow_not_found=True)):
             if info.type == pafs.FileType.Directory and info.base_name != kept:
                 fs.delete_dir(info.path)
-        return
-    for folder in Path(uri, ENCODER_DIR).glob("*"):
-        if folder.is_dir() and folder.name != kept:
+
+    def _download(self, files: EncoderFiles, folder: Path) -> None:
+        work = Path(tempfile.mkdtemp(prefix=f".{files.digest}-", dir=_made(folder.parent)))
+        try:
+            for name in files.sizes:
+                fs, path = remote_filesystem(joined(self.uri, f"{files.folder}/{name}"))
+                try:
+                    with fs.open_input_stream(path) as remote, (work / name).open("wb") as local:
+                        shutil.copyfileobj(remote, local, CHUNK_BYTES)
+                except FileNotFoundError:
+                    raise EncoderDamaged(
+                        f"{self.uri}: its query encoder file {files.folder}/{name} is missing; {REBUILD_HINT}"
+                    ) from None
+                except OSError as exc:
+                    if unanswered(exc):
+                        raise StoreUnanswered(unanswered_message(self.uri)) from None
+                    raise
             shutil.rmtree(folder, ignore_errors=True)
+            try:
+                work.rename(folder)
+            except OSError:  # another server finished the same download first
+                if not _matches(folder, files):
+                    raise
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def _carried(uri: str) -> CarriedEncoders:
+    """Where the encoders of the index at `uri` are kept, by where the index lives (stores.is_remote)."""
+    return RemoteEncoders(uri) if is_remote(uri) else LocalEncoders(uri)
 
 
 def _altered(uri: str, files: EncoderFiles, name: str) -> EncoderDamaged:
@@ -129,41 +203,3 @@ def _matches(folder: Path, files: EncoderFiles) -> bool:
 def _made(folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     return folder
-
-
-def _upload(uri: str, source: Path, files: EncoderFiles) -> None:
-    import pyarrow.fs as pafs
-
-    for name, size in files.sizes.items():
-        fs, path = remote_filesystem(f"{uri.rstrip('/')}/{files.folder}/{name}")
-        info = fs.get_file_info(path)
-        if info.type == pafs.FileType.File and info.size == size:
-            continue
-        with (source / name).open("rb") as local, fs.open_output_stream(path) as remote:
-            shutil.copyfileobj(local, remote, CHUNK_BYTES)
-
-
-def _download(uri: str, files: EncoderFiles, folder: Path) -> None:
-    work = Path(tempfile.mkdtemp(prefix=f".{files.digest}-", dir=_made(folder.parent)))
-    try:
-        for name in files.sizes:
-            fs, path = remote_filesystem(f"{uri.rstrip('/')}/{files.folder}/{name}")
-            try:
-                with fs.open_input_stream(path) as remote, (work / name).open("wb") as local:
-                    shutil.copyfileobj(remote, local, CHUNK_BYTES)
-            except FileNotFoundError:
-                raise EncoderDamaged(
-                    f"{uri}: its query encoder file {files.folder}/{name} is missing; {REBUILD_HINT}"
-                ) from None
-            except OSError as exc:
-                if unanswered(exc):
-                    raise StoreUnanswered(unanswered_message(uri)) from None
-                raise
-        shutil.rmtree(folder, ignore_errors=True)
-        try:
-            work.rename(folder)
-        except OSError:  # another server finished the same download first
-            if not _matches(folder, files):
-                raise
-    finally:
-        shutil.rmtree(work, ignore_errors=True)

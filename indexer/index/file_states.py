@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .manifest import read_index_file, write_index_file
+from .stores import open_store
 
 HASH_BLOCK = 1 << 20
 FILES_FILE = "files.json"
@@ -78,14 +78,14 @@ class RecordedFiles:
 
 def read_file_states(uri: str, tables: dict[str, int]) -> RecordedFiles:
     """The file states as of the commit that named `tables`."""
-    raw = read_index_file(uri, FILES_FILE)
+    raw = open_store(uri).read_file(FILES_FILE)
     if raw is None:
         return RecordedFiles({})
     try:
         stored = json.loads(raw)
         base_tables = stored["tables"]
         states = {file: FileState.of(state) for file, state in stored["files"].items()}
-        entries = _log_to(read_index_file(uri, LOG_FILE), base_tables, tables)
+        entries = _log_to(open_store(uri).read_file(LOG_FILE), base_tables, tables)
         if entries is None:
             return RecordedFiles({})
         for entry in entries:
@@ -129,12 +129,12 @@ def write_file_states(
         entry = {"from": since.tables, "tables": tables, "files": changed, "gone": gone}
         entries = (*since.entries, entry)
         raw = json.dumps({"base": since.base_tables, "entries": entries}).encode("utf-8")
-        write_index_file(uri, LOG_FILE, raw)
+        open_store(uri).write_file(LOG_FILE, raw)
         return RecordedFiles(dict(states), tables, since.base_tables, entries, since.base_bytes, len(raw))
     files = {file: state.stored() for file, state in sorted(states.items())}
     raw = json.dumps({"tables": tables, "files": files}).encode("utf-8")
-    write_index_file(uri, FILES_FILE, raw)
-    write_index_file(uri, LOG_FILE, json.dumps({"base": tables, "entries": []}).encode("utf-8"))
+    open_store(uri).write_file(FILES_FILE, raw)
+    open_store(uri).write_file(LOG_FILE, json.dumps({"base": tables, "entries": []}).encode("utf-8"))
     return RecordedFiles(dict(states), tables, tables, (), len(raw), 0)
 
 

@@ -7,20 +7,16 @@ before the storage engine is even imported.
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
 import time
 from dataclasses import dataclass, field, replace
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    import pyarrow.fs as pafs
+from typing import Any
 
 from .collection import metadata_line
+from .errors import IndexStoreError
+from .object_store import joined
 from .schema import TABLES
-from .store import STORE_RETRIES, store_deadline, unanswered, unanswered_message
+from .stores import open_store
 
 FORMAT = "arag-index"
 FORMAT_VERSION = 7
@@ -30,14 +26,6 @@ ENCODER_DIR = "encoder"
 
 
 REBUILD_HINT = "rebuild it with `arag-index build ... --rebuild`"
-
-
-class IndexStoreError(Exception):
-    """The index location cannot be used; the message names the fix."""
-
-
-class StoreUnanswered(IndexStoreError):
-    """The object store did not answer in time: the index may well be whole."""
 
 
 @dataclass(frozen=True)
@@ -198,7 +186,7 @@ class Manifest:
         def need(value: Any, kind: type | tuple[type, ...], name: str) -> Any:
             if not isinstance(value, kind) or isinstance(value, bool) and kind is int:
                 raise IndexStoreError(
-                    f"{_join(uri, MANIFEST_FILE)} is damaged ({name!r} is missing or invalid); {REBUILD_HINT}"
+                    f"{joined(uri, MANIFEST_FILE)} is damaged ({name!r} is missing or invalid); {REBUILD_HINT}"
                 )
             return value
 
@@ -230,26 +218,11 @@ class Manifest:
         )
 
 
-def is_remote(uri: str) -> bool:
-    return "://" in uri and not uri.startswith("file://")
-
-
-def normalise_uri(uri: str) -> str:
-    """Local paths become absolute (GUI hosts start servers in '/'); remote URIs pass through."""
-    if is_remote(uri):
-        return uri.rstrip("/")
-    return str(Path(uri.removeprefix("file://")).expanduser().resolve())
-
-
-REMOTE_READS = 3
-"""Reads of an object store's manifest before it is called corrupt: one replaced while it is read
-can come back cut (the length of the object before, the bytes of the one after)."""
-
-
 def read_manifest(uri: str) -> dict[str, Any] | None:
     """The committed manifest at `uri`, or None where no build has completed there."""
-    for attempt in range(REMOTE_READS if is_remote(uri) else 1):
-        raw = read_index_file(uri, MANIFEST_FILE)
+    store = open_store(uri)
+    for attempt in range(store.manifest_reads):
+        raw = store.read_file(MANIFEST_FILE)
         if raw is None:
             return None
         try:
@@ -260,7 +233,7 @@ def read_manifest(uri: str) -> dict[str, Any] | None:
             break
         time.sleep(0.05 * (attempt + 1))
     if not isinstance(manifest, dict):
-        raise IndexStoreError(f"{_join(uri, MANIFEST_FILE)} is corrupt; {REBUILD_HINT}")
+        raise IndexStoreError(f"{joined(uri, MANIFEST_FILE)} is corrupt; {REBUILD_HINT}")
     if manifest.get("format") != FORMAT:
         return None
     return manifest
@@ -268,116 +241,15 @@ def read_manifest(uri: str) -> dict[str, Any] | None:
 
 def write_manifest(uri: str, manifest: dict[str, Any]) -> None:
     """Replace the manifest atomically (rename locally; a single PUT on object stores)."""
-    write_index_file(uri, MANIFEST_FILE, json.dumps(manifest, indent=2, sort_keys=True).encode("utf-8"))
-
-
-def read_index_file(uri: str, name: str) -> bytes | None:
-    """The bytes of the file `name` beside the tables of `uri`, or None where there is none."""
-    try:
-        if is_remote(uri):
-            fs, path = remote_filesystem(_join(uri, name))
-            with fs.open_input_stream(path) as stream:
-                return stream.read()
-        return Path(uri, name).read_bytes()
-    except FileNotFoundError:
-        return None
-    except PermissionError:
-        raise IndexStoreError(
-            f"{_join(uri, name)} is not readable by this user; let it read the index (chmod -R a+rX {uri})"
-        ) from None
-    except OSError as exc:
-        if is_remote(uri) and unanswered(exc):
-            raise StoreUnanswered(unanswered_message(uri)) from None
-        if is_remote(uri):
-            raise IndexStoreError(
-                f"{uri}: cannot read {name} ({exc}); check the URI, the credentials and the endpoint"
-            ) from None
-        return None
-
-
-def write_index_file(uri: str, name: str, raw: bytes) -> None:
-    """Replace the file `name` beside the tables of `uri` atomically (rename locally; a single PUT on object stores)."""
-    if is_remote(uri):
-        fs, path = remote_filesystem(_join(uri, name))
-        with fs.open_output_stream(path) as stream:
-            stream.write(raw)
-        return
-    fd, tmp = tempfile.mkstemp(dir=uri, prefix=f".{Path(name).stem}-", suffix=Path(name).suffix)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(raw)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.chmod(tmp, 0o644)  # readable as the tables are, by a server running as another user (mkstemp makes 0600)
-    os.replace(tmp, Path(uri, name))
-
-
-def remote_filesystem(uri: str) -> tuple[pafs.FileSystem, str]:
-    """The pyarrow filesystem and path of an object-store URI, configured from the environment
-    variables LanceDB reads, so that the manifest is read from where the tables are. pyarrow is
-    imported here: a server of a local index reads its manifest without it."""
-    import pyarrow as pa
-    import pyarrow.fs as pafs
-
-    scheme, _, path = uri.partition("://")
-    env = os.environ.get
-    endpoint = env("AWS_ENDPOINT_URL") or env("AWS_ENDPOINT")
-    if scheme in ("s3", "s3a") and endpoint:
-        if endpoint.startswith("http://") and env("AWS_ALLOW_HTTP", "").lower() not in ("1", "true", "yes", "on"):
-            raise IndexStoreError(f"the S3 endpoint {endpoint} is plain http; set AWS_ALLOW_HTTP=true to use it")
-        region = env("AWS_REGION") or env("AWS_DEFAULT_REGION")
-        return pafs.S3FileSystem(endpoint_override=endpoint, region=region, **_s3_deadline()), path
-    if scheme in ("az", "azure"):
-        account = env("AZURE_STORAGE_ACCOUNT_NAME")
-        if not account:
-            raise IndexStoreError(
-                f"{scheme}:// URIs need AZURE_STORAGE_ACCOUNT_NAME (and AZURE_STORAGE_ACCOUNT_KEY) set"
-            )
-        return pafs.AzureFileSystem(account, account_key=env("AZURE_STORAGE_ACCOUNT_KEY")), path
-    try:
-        fs, path = pafs.FileSystem.from_uri(uri)
-    except pa.ArrowInvalid:
-        raise IndexStoreError(
-            f"{scheme}:// is not a supported storage scheme; use a local path or s3://, gs://, az://"
-        ) from None
-    if isinstance(fs, pafs.S3FileSystem):  # AWS itself: the region found, the deadline added
-        fs = pafs.S3FileSystem(region=fs.region, **_s3_deadline())
-    return fs, path
-
-
-def _s3_deadline() -> dict[str, Any]:
-    """pyarrow S3FileSystem's timeouts and retries under the store deadline (store.py)."""
-    import pyarrow.fs as pafs
-
-    return {
-        **store_deadline().arrow_options(),
-        "retry_strategy": pafs.AwsStandardS3RetryStrategy(max_attempts=STORE_RETRIES + 1),
-    }
-
-
-def missing_bucket(uri: str) -> str | None:
-    """One line saying that the bucket (or container) of an object-store URI does not exist, or None."""
-    import pyarrow.fs as pafs
-
-    fs, path = remote_filesystem(uri)
-    bucket = path.split("/", 1)[0]
-    if fs.get_file_info(bucket).type != pafs.FileType.NotFound:
-        return None
-    return f"{uri}: the bucket {bucket!r} does not exist; create it or fix --index"
-
-
-def _join(uri: str, name: str) -> str:
-    return f"{uri.rstrip('/')}/{name}"
+    open_store(uri).write_file(MANIFEST_FILE, json.dumps(manifest, indent=2, sort_keys=True).encode("utf-8"))
 
 
 def describe_missing(uri: str) -> str:
     """One line saying why `uri` holds no index and what to do."""
-    if is_remote(uri):
-        problem = missing_bucket(uri)
-        if problem:
-            return problem
-    elif not Path(uri).exists():
-        return f"no index at {uri}: the folder does not exist; build one with `arag-index build SOURCE --index {uri}` or fix --index"
-    return f"{uri} is not an arag-mcp index (no {MANIFEST_FILE} from a completed build); build one with `arag-index build SOURCE --index {uri}` or fix --index"
+    return open_store(uri).missing() or (
+        f"{uri} is not an arag-mcp index (no {MANIFEST_FILE} from a completed build); "
+        f"build one with `arag-index build SOURCE --index {uri}` or fix --index"
+    )
 
 
 def check_manifest(uri: str) -> Manifest:

@@ -10,9 +10,9 @@ from typing import Any, TypeVar
 
 import pyarrow as pa
 
-from .manifest import IndexStoreError, StoreUnanswered, is_remote
-from .store import unanswered, unanswered_message
-from .store_reads import store_reads
+from .errors import IndexStoreError, StoreUnanswered
+from .store import unanswered_message
+from .stores import open_store
 
 SCAN_BATCH_ROWS = 65_536
 """Rows per batch when every row of a query is read. LanceDB's default batch (about 1,000 rows)
@@ -54,7 +54,7 @@ def read(uri: str, table: str, fetch: Callable[[], T]) -> T:
     """`fetch()`, a read of `table` that a tool call waits for: on an object store, run within the
     store deadline and without the caller's thread (store_reads.py); its failure told as `reading` tells it."""
     with reading(uri, table):
-        return store_reads(uri).run(fetch) if is_remote(uri) else fetch()
+        return open_store(uri).read(fetch)
 
 
 @contextmanager
@@ -67,7 +67,7 @@ def reading(uri: str, table: str) -> Iterator[None]:
     except StoreUnanswered:
         raise
     except STORAGE_ERRORS as exc:
-        if is_remote(uri) and unanswered(exc):
+        if open_store(uri).unanswered(exc):
             raise StoreUnanswered(unanswered_message(uri)) from None
         damage = _damage(exc)
         failure = VersionGone if damage == VERSION_GONE else IndexStoreError

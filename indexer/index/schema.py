@@ -95,28 +95,27 @@ class DocumentColumn:
 def chunks_schema() -> pa.Schema:
     import pyarrow as pa
 
-    c = ChunkColumn
     return pa.schema(
         [
-            pa.field(c.ID, pa.string(), nullable=False),
-            pa.field(c.DOC_KEY, pa.string(), nullable=False),
-            pa.field(c.DOC_ID, pa.string(), nullable=False),
-            pa.field(c.DOC_HASH, pa.string(), nullable=False),
-            pa.field(c.TITLE, pa.string()),
-            pa.field(c.SOURCE, pa.string()),
-            pa.field(c.PART, pa.int32(), nullable=False),
-            pa.field(c.PARTS, pa.int32(), nullable=False),
-            pa.field(c.TEXT, pa.string(), nullable=False),
-            pa.field(c.TOKENS, pa.int32(), nullable=False),
-            pa.field(c.SENTENCE_STARTS, pa.list_(pa.int32())),
-            pa.field(c.SENTENCE_ENDS, pa.list_(pa.int32())),
-            pa.field(c.METADATA, pa.string()),
-            pa.field(c.TERMS, pa.list_(pa.string())),
-            pa.field(c.TERM_COUNTS, pa.list_(pa.int32())),
-            pa.field(c.HEADING_PATH, pa.list_(pa.string())),
-            pa.field(c.FIRST_PAGE, pa.int32()),
-            pa.field(c.LAST_PAGE, pa.int32()),
-            pa.field(c.FILE_TYPE, pa.string()),
+            pa.field(ChunkColumn.ID, pa.string(), nullable=False),
+            pa.field(ChunkColumn.DOC_KEY, pa.string(), nullable=False),
+            pa.field(ChunkColumn.DOC_ID, pa.string(), nullable=False),
+            pa.field(ChunkColumn.DOC_HASH, pa.string(), nullable=False),
+            pa.field(ChunkColumn.TITLE, pa.string()),
+            pa.field(ChunkColumn.SOURCE, pa.string()),
+            pa.field(ChunkColumn.PART, pa.int32(), nullable=False),
+            pa.field(ChunkColumn.PARTS, pa.int32(), nullable=False),
+            pa.field(ChunkColumn.TEXT, pa.string(), nullable=False),
+            pa.field(ChunkColumn.TOKENS, pa.int32(), nullable=False),
+            pa.field(ChunkColumn.SENTENCE_STARTS, pa.list_(pa.int32())),
+            pa.field(ChunkColumn.SENTENCE_ENDS, pa.list_(pa.int32())),
+            pa.field(ChunkColumn.METADATA, pa.string()),
+            pa.field(ChunkColumn.TERMS, pa.list_(pa.string())),
+            pa.field(ChunkColumn.TERM_COUNTS, pa.list_(pa.int32())),
+            pa.field(ChunkColumn.HEADING_PATH, pa.list_(pa.string())),
+            pa.field(ChunkColumn.FIRST_PAGE, pa.int32()),
+            pa.field(ChunkColumn.LAST_PAGE, pa.int32()),
+            pa.field(ChunkColumn.FILE_TYPE, pa.string()),
         ]
     )
 
@@ -124,17 +123,16 @@ def chunks_schema() -> pa.Schema:
 def sentences_schema(dimension: int) -> pa.Schema:
     import pyarrow as pa
 
-    s = SentenceColumn
     return pa.schema(
         [
-            pa.field(s.CHUNK_ID, pa.string(), nullable=False),
-            pa.field(s.DOC_KEY, pa.string(), nullable=False),
-            pa.field(s.POSITION, pa.int32(), nullable=False),
-            pa.field(s.TEXT, pa.string(), nullable=False),
-            pa.field(s.START, pa.int32(), nullable=False),
-            pa.field(s.END, pa.int32(), nullable=False),
-            pa.field(s.EMBED_KEY, pa.int64()),
-            pa.field(s.VECTOR, pa.list_(pa.float32(), dimension), nullable=False),
+            pa.field(SentenceColumn.CHUNK_ID, pa.string(), nullable=False),
+            pa.field(SentenceColumn.DOC_KEY, pa.string(), nullable=False),
+            pa.field(SentenceColumn.POSITION, pa.int32(), nullable=False),
+            pa.field(SentenceColumn.TEXT, pa.string(), nullable=False),
+            pa.field(SentenceColumn.START, pa.int32(), nullable=False),
+            pa.field(SentenceColumn.END, pa.int32(), nullable=False),
+            pa.field(SentenceColumn.EMBED_KEY, pa.int64()),
+            pa.field(SentenceColumn.VECTOR, pa.list_(pa.float32(), dimension), nullable=False),
         ]
     )
 
@@ -142,12 +140,11 @@ def sentences_schema(dimension: int) -> pa.Schema:
 def chunk_vectors_schema(dimension: int) -> pa.Schema:
     import pyarrow as pa
 
-    v = ChunkVectorColumn
     return pa.schema(
         [
-            pa.field(v.CHUNK_ID, pa.string(), nullable=False),
-            pa.field(v.DOC_KEY, pa.string(), nullable=False),
-            pa.field(v.VECTOR, pa.list_(pa.float32(), dimension), nullable=False),
+            pa.field(ChunkVectorColumn.CHUNK_ID, pa.string(), nullable=False),
+            pa.field(ChunkVectorColumn.DOC_KEY, pa.string(), nullable=False),
+            pa.field(ChunkVectorColumn.VECTOR, pa.list_(pa.float32(), dimension), nullable=False),
         ]
     )
 
@@ -155,17 +152,16 @@ def chunk_vectors_schema(dimension: int) -> pa.Schema:
 def documents_schema() -> pa.Schema:
     import pyarrow as pa
 
-    d = DocumentColumn
     return pa.schema(
         [
-            pa.field(d.ID, pa.string(), nullable=False),
-            pa.field(d.DOC_KEY, pa.string(), nullable=False),
-            pa.field(d.DOC_HASH, pa.string(), nullable=False),
-            pa.field(d.TITLE, pa.string()),
-            pa.field(d.SOURCE, pa.string()),
-            pa.field(d.PATH, pa.string()),
-            pa.field(d.CHUNKS, pa.int32(), nullable=False),
-            pa.field(d.SENTENCES, pa.int32(), nullable=False),
-            pa.field(d.INDEXED_AT, pa.string()),
+            pa.field(DocumentColumn.ID, pa.string(), nullable=False),
+            pa.field(DocumentColumn.DOC_KEY, pa.string(), nullable=False),
+            pa.field(DocumentColumn.DOC_HASH, pa.string(), nullable=False),
+            pa.field(DocumentColumn.TITLE, pa.string()),
+            pa.field(DocumentColumn.SOURCE, pa.string()),
+            pa.field(DocumentColumn.PATH, pa.string()),
+            pa.field(DocumentColumn.CHUNKS, pa.int32(), nullable=False),
+            pa.field(DocumentColumn.SENTENCES, pa.int32(), nullable=False),
+            pa.field(DocumentColumn.INDEXED_AT, pa.string()),
         ]
     )

@@ -17,7 +17,6 @@ from .reading import read, reading, sql_list
 from .schema import SENTENCES, SentenceColumn
 from .vectors import SentenceMatches, SentenceVectors
 
-S = SentenceColumn
 EXACT_SCOPE_SENTENCES = 20_000
 """Above the IVF-PQ index's size, a scope of up to this many sentences is searched exactly from its
 own vectors; a larger one through the index, filtered first, whose few probed partitions miss much
@@ -54,16 +53,22 @@ class SentenceSearch:
             search = self.table.search(vector.astype(np.float32)).distance_type("dot").limit(limit)
             if scope is not None:
                 doc_keys = sql_list(self.catalogue.doc_keys_in(scope))
-                search = search.where(f"{S.DOC_KEY} IN ({doc_keys})", prefilter=True)
+                search = search.where(f"{SentenceColumn.DOC_KEY} IN ({doc_keys})", prefilter=True)
             vector_index = self.manifest.vector_index
             if vector_index:
                 search = search.nprobes(vector_index["nprobes"]).refine_factor(vector_index["refine_factor"])
-            found = read(self.uri, SENTENCES, search.select([S.CHUNK_ID, S.POSITION, S.TEXT, "_distance"]).to_arrow)
-        numbers, known = self.catalogue.locate(found[S.CHUNK_ID].to_numpy(zero_copy_only=False))
+            found = read(
+                self.uri,
+                SENTENCES,
+                search.select(
+                    [SentenceColumn.CHUNK_ID, SentenceColumn.POSITION, SentenceColumn.TEXT, "_distance"]
+                ).to_arrow,
+            )
+        numbers, known = self.catalogue.locate(found[SentenceColumn.CHUNK_ID].to_numpy(zero_copy_only=False))
         return SentenceMatches(
             numbers[known],
-            found[S.POSITION].to_numpy()[known],
-            [text for text, kept in zip(found[S.TEXT].to_pylist(), known) if kept],
+            found[SentenceColumn.POSITION].to_numpy()[known],
+            [text for text, kept in zip(found[SentenceColumn.TEXT].to_pylist(), known) if kept],
             (1.0 - found["_distance"].to_numpy().astype(np.float64))[known],
         )
 
@@ -77,26 +82,30 @@ class SentenceSearch:
         """(chunk id, start offset in its chunk, vector) of every sentence of `document`."""
         query = (
             self.table.search()
-            .where(f"{S.DOC_KEY} = '{document.doc_key}'")
-            .select([S.CHUNK_ID, S.START, S.VECTOR])
+            .where(f"{SentenceColumn.DOC_KEY} = '{document.doc_key}'")
+            .select([SentenceColumn.CHUNK_ID, SentenceColumn.START, SentenceColumn.VECTOR])
             .limit(None)
         )
         table = read(self.uri, SENTENCES, query.to_arrow)
-        vectors = np.asarray(table[S.VECTOR].combine_chunks().flatten().to_numpy(), dtype=np.float32)
-        return table[S.CHUNK_ID].to_pylist(), table[S.START].to_pylist(), vectors.reshape(table.num_rows, -1)
+        vectors = np.asarray(table[SentenceColumn.VECTOR].combine_chunks().flatten().to_numpy(), dtype=np.float32)
+        return (
+            table[SentenceColumn.CHUNK_ID].to_pylist(),
+            table[SentenceColumn.START].to_pylist(),
+            vectors.reshape(table.num_rows, -1),
+        )
 
     def _nearest_in(self, vector: np.ndarray, limit: int, doc_keys: Sequence[str]) -> pa.Table:
         """Exact search over these documents' sentences, read with their vectors (the doc key is
         indexed), as the index search reports it."""
         query = (
             self.table.search()
-            .where(f"{S.DOC_KEY} IN ({sql_list(doc_keys)})")
-            .select([S.CHUNK_ID, S.POSITION, S.TEXT, S.VECTOR])
+            .where(f"{SentenceColumn.DOC_KEY} IN ({sql_list(doc_keys)})")
+            .select([SentenceColumn.CHUNK_ID, SentenceColumn.POSITION, SentenceColumn.TEXT, SentenceColumn.VECTOR])
             .limit(None)
         )
         rows = read(self.uri, SENTENCES, query.to_arrow)
-        vectors = rows[S.VECTOR].combine_chunks().flatten().to_numpy().reshape(rows.num_rows, -1)
+        vectors = rows[SentenceColumn.VECTOR].combine_chunks().flatten().to_numpy().reshape(rows.num_rows, -1)
         scores = vectors @ vector.astype(np.float32)
         best = np.argsort(-scores, kind="stable")[:limit]
-        found = rows.select([S.CHUNK_ID, S.POSITION, S.TEXT]).take(best)
+        found = rows.select([SentenceColumn.CHUNK_ID, SentenceColumn.POSITION, SentenceColumn.TEXT]).take(best)
         return found.append_column("_distance", pa.array(1.0 - scores[best], pa.float32()))

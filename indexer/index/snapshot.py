@@ -18,19 +18,18 @@ import pyarrow as pa
 from .catalogue import ChunkCatalogue
 from .chunk_reader import ChunkReader
 from .document_assembly import DocumentAssembler
+from .errors import IndexStoreError, StoreUnanswered
 from .keywords import KeywordLookup, SegmentGone, open_segments
-from .manifest import IndexStoreError, Manifest, StoreUnanswered, check_manifest, normalise_uri
+from .manifest import Manifest, check_manifest
 from .reading import read, reading, scan
 from .schema import CHUNK_VECTORS, CHUNKS, DOCUMENTS, SENTENCES, ChunkColumn, DocumentColumn, SentenceColumn
 from .store import connect
+from .stores import normalise_uri
 
 if TYPE_CHECKING:
     from .chunk_vector_search import ChunkVectorSearch
     from .sentence_search import SentenceSearch
     from .vectors import SentenceVectors
-
-C = ChunkColumn
-S = SentenceColumn
 T = TypeVar("T")
 OPEN_ATTEMPTS = 3
 """Times an open reads the manifest anew when a segment it names is gone (replaced by a writer)."""
@@ -126,7 +125,7 @@ class IndexSnapshot:
 
         uri, manifest = self.uri, self.manifest
         table = self.tables[SENTENCES]
-        read(uri, SENTENCES, lambda: scan(table.search().select([S.POSITION])).read_all())
+        read(uri, SENTENCES, lambda: scan(table.search().select([SentenceColumn.POSITION])).read_all())
         in_memory = None
         if not manifest.vector_index or manifest.counts.sentences < VECTOR_INDEX_MIN_ROWS:
             sentences, chunks = self.tables[SENTENCES], self.tables[CHUNKS]
@@ -169,7 +168,7 @@ class IndexSnapshot:
         for name in self.manifest.tables:
             self.tables[name]
         chunks = self.tables[CHUNKS]
-        read(self.uri, CHUNKS, lambda: scan(chunks.search().select([C.PART])).read_all())
+        read(self.uri, CHUNKS, lambda: scan(chunks.search().select([ChunkColumn.PART])).read_all())
         self.sentences
 
 

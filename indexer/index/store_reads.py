@@ -17,7 +17,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TypeVar
 
-from .manifest import StoreUnanswered
+from .errors import StoreUnanswered
 from .store import store_deadline, store_location, unanswered, unanswered_message
 
 STORE_THREADS = 8

@@ -19,7 +19,6 @@ from .ids import doc_key
 from .reading import scan, sql_lists
 from .schema import ChunkColumn, DocumentColumn
 
-C, D = ChunkColumn, DocumentColumn
 SCAN_AFTER_MISSES = 256
 """Ids looked up one at a time before every document is read at once: a new file of many records
 in a watcher's batch would otherwise make a query per record."""
@@ -38,15 +37,17 @@ class StoredDocument:
 def documents_of(chunk_rows: pa.Table, document_rows: pa.Table) -> dict[str, StoredDocument]:
     """doc_id → its stored state, from its documents row (id, hash, path, chunks) and its chunk rows
     (id, doc id, part, parts): every document either names, those with chunks but no documents row too."""
-    columns = (document_rows[name].to_pylist() for name in (D.ID, D.DOC_HASH, D.PATH))
+    columns = (
+        document_rows[name].to_pylist() for name in (DocumentColumn.ID, DocumentColumn.DOC_HASH, DocumentColumn.PATH)
+    )
     stored = {doc_id: StoredDocument(doc_hash, path or "") for doc_id, doc_hash, path in zip(*columns)}
     for doc_id, problem in incomplete_documents(chunk_rows, document_rows).items():
         stored[doc_id] = replace(stored.get(doc_id, StoredDocument("", "")), problem=problem)
     return stored
 
 
-DOCUMENT_COLUMNS = [D.ID, D.DOC_HASH, D.PATH, D.CHUNKS]
-CHUNK_COLUMNS = [C.ID, C.DOC_ID, C.PART, C.PARTS]
+DOCUMENT_COLUMNS = [DocumentColumn.ID, DocumentColumn.DOC_HASH, DocumentColumn.PATH, DocumentColumn.CHUNKS]
+CHUNK_COLUMNS = [ChunkColumn.ID, ChunkColumn.DOC_ID, ChunkColumn.PART, ChunkColumn.PARTS]
 
 
 def scanned_documents(chunks: Any, documents: Any) -> dict[str, StoredDocument]:
@@ -73,8 +74,10 @@ class LookedUpDocuments(Mapping[str, StoredDocument]):
 
     def _look_up(self, doc_ids: Sequence[str]) -> None:
         for listed in sql_lists([doc_key(doc_id) for doc_id in doc_ids]):
-            chunk_rows = scan(self._chunks.search().where(f"{C.DOC_KEY} IN ({listed})").select(CHUNK_COLUMNS))
-            document_rows = scan(self._documents.search().where(f"{D.DOC_KEY} IN ({listed})").select(DOCUMENT_COLUMNS))
+            chunk_rows = scan(self._chunks.search().where(f"{ChunkColumn.DOC_KEY} IN ({listed})").select(CHUNK_COLUMNS))
+            document_rows = scan(
+                self._documents.search().where(f"{DocumentColumn.DOC_KEY} IN ({listed})").select(DOCUMENT_COLUMNS)
+            )
             self._found.update(documents_of(chunk_rows.read_all(), document_rows.read_all()))
         self._asked.update(doc_ids)
 

@@ -19,8 +19,7 @@ import pyarrow.compute as pc
 from .collection import folder_of, summary
 from .schema import ChunkColumn
 
-C = ChunkColumn
-TALLIED_COLUMNS = (C.PART, C.SOURCE, C.FILE_TYPE)
+TALLIED_COLUMNS = (ChunkColumn.PART, ChunkColumn.SOURCE, ChunkColumn.FILE_TYPE)
 """The chunk columns a tally is adjusted by: a document is counted at its first chunk (part 0)."""
 COMPOSITION = "composition"
 """The manifest's key for the documents by file type and by folder (its "counts" hold the rest)."""
@@ -51,9 +50,9 @@ class CollectionTally:
     def change(self, chunk_rows: pa.Table, sentences: int, sign: int = 1) -> None:
         """Count (sign 1) or uncount (sign -1) whole documents' chunk rows (TALLIED_COLUMNS at least)
         and their sentences."""
-        first = chunk_rows.filter(pc.equal(chunk_rows[C.PART], 0))
-        types = Counter(first[C.FILE_TYPE].to_pylist())
-        folders = Counter(folder_of(source or "") for source in first[C.SOURCE].to_pylist())
+        first = chunk_rows.filter(pc.equal(chunk_rows[ChunkColumn.PART], 0))
+        types = Counter(first[ChunkColumn.FILE_TYPE].to_pylist())
+        folders = Counter(folder_of(source or "") for source in first[ChunkColumn.SOURCE].to_pylist())
         self.documents += sign * first.num_rows
         self.chunks += sign * chunk_rows.num_rows
         self.sentences += sign * sentences

@@ -30,9 +30,7 @@ from .quantised import QuantisedScorer
 from .reading import scan
 from .schema import ChunkColumn, SentenceColumn
 
-C = ChunkColumn
-S = SentenceColumn
-HELD_COLUMNS = (S.CHUNK_ID, S.POSITION, S.TEXT)
+HELD_COLUMNS = (SentenceColumn.CHUNK_ID, SentenceColumn.POSITION, SentenceColumn.TEXT)
 """Sentence columns held in memory beside the vectors: what semantic search returns."""
 VECTOR_BATCH_ROWS = 8_192
 """Sentences per batch read into the matrix: each batch is held beside it (12 MB of 384-dimension
@@ -167,24 +165,34 @@ def _read(sentences: Any, chunks: Any, catalogue: ChunkCatalogue, previous: _Mat
     `previous` (same content hash, chunk id and position), the rest from the table. Read in batches
     into the matrix, so memory never holds the vectors twice."""
     started = time.perf_counter()
-    columns = [*HELD_COLUMNS, S.DOC_KEY]
+    columns = [*HELD_COLUMNS, SentenceColumn.DOC_KEY]
     vectors = None
     if previous is None:
-        columns.append(S.VECTOR)
-        vectors = np.empty((sentences.count_rows(), sentences.schema.field(S.VECTOR).type.list_size), np.float32)
+        columns.append(SentenceColumn.VECTOR)
+        vectors = np.empty(
+            (sentences.count_rows(), sentences.schema.field(SentenceColumn.VECTOR).type.list_size), np.float32
+        )
     reader = scan(sentences.search().select(columns).with_row_id(True), VECTOR_BATCH_ROWS)
     parts, filled = [], 0
     for batch in reader:
         if vectors is not None:
-            vectors[filled : filled + batch.num_rows] = _as_matrix(batch.column(S.VECTOR))
+            vectors[filled : filled + batch.num_rows] = _as_matrix(batch.column(SentenceColumn.VECTOR))
             filled += batch.num_rows
-            batch = batch.drop_columns([S.VECTOR])
+            batch = batch.drop_columns([SentenceColumn.VECTOR])
         parts.append(batch)
-    schema = reader.schema.remove(reader.schema.get_field_index(S.VECTOR)) if vectors is not None else reader.schema
+    schema = (
+        reader.schema.remove(reader.schema.get_field_index(SentenceColumn.VECTOR))
+        if vectors is not None
+        else reader.schema
+    )
     rows = pa.Table.from_batches(parts, schema=schema).combine_chunks()
-    documents = scan(chunks.search().where(f"{C.PART} = 0").select([C.DOC_KEY, C.DOC_HASH])).read_all()
-    at = pc.index_in(rows[S.DOC_KEY], value_set=documents[C.DOC_KEY])
-    rows = rows.drop_columns([S.DOC_KEY]).append_column(C.DOC_HASH, documents[C.DOC_HASH].take(at))
+    documents = scan(
+        chunks.search().where(f"{ChunkColumn.PART} = 0").select([ChunkColumn.DOC_KEY, ChunkColumn.DOC_HASH])
+    ).read_all()
+    at = pc.index_in(rows[SentenceColumn.DOC_KEY], value_set=documents[ChunkColumn.DOC_KEY])
+    rows = rows.drop_columns([SentenceColumn.DOC_KEY]).append_column(
+        ChunkColumn.DOC_HASH, documents[ChunkColumn.DOC_HASH].take(at)
+    )
     reused = 0
     if vectors is None:
         vectors, reused = _reuse(sentences, rows, previous)
@@ -195,13 +203,13 @@ def _read(sentences: Any, chunks: Any, catalogue: ChunkCatalogue, previous: _Mat
         time.perf_counter() - started,
     )
     rows = rows.drop_columns(["_rowid"])
-    numbers, found = catalogue.locate(rows[S.CHUNK_ID].to_numpy(zero_copy_only=False))
+    numbers, found = catalogue.locate(rows[SentenceColumn.CHUNK_ID].to_numpy(zero_copy_only=False))
     if not found.all():
         raise ValueError("sentences of chunks missing from the chunks table")
-    positions = rows[S.POSITION].to_numpy()
-    texts = rows[S.TEXT].to_pylist()
+    positions = rows[SentenceColumn.POSITION].to_numpy()
+    texts = rows[SentenceColumn.TEXT].to_pylist()
     scorer = QuantisedScorer(vectors) if len(vectors) >= QUANTISED_MIN_ROWS else None
-    return _Matrix(vectors, rows.drop_columns([S.TEXT]), numbers, positions, texts, scorer)
+    return _Matrix(vectors, rows.drop_columns([SentenceColumn.TEXT]), numbers, positions, texts, scorer)
 
 
 def _reuse(sentences: Any, rows: pa.Table, previous: _Matrix) -> tuple[np.ndarray, int]:
@@ -215,15 +223,15 @@ def _reuse(sentences: Any, rows: pa.Table, previous: _Matrix) -> tuple[np.ndarra
     row_ids = rows["_rowid"].to_numpy()
     for first in range(0, len(missing), TAKE_BATCH):
         wanted = missing[first : first + TAKE_BATCH]
-        read = sentences.take_row_ids(row_ids[wanted].tolist()).select([S.VECTOR]).with_row_id().to_arrow()
-        vectors[wanted[np.argsort(row_ids[wanted])]] = _as_matrix(read.sort_by("_rowid")[S.VECTOR])
+        read = sentences.take_row_ids(row_ids[wanted].tolist()).select([SentenceColumn.VECTOR]).with_row_id().to_arrow()
+        vectors[wanted[np.argsort(row_ids[wanted])]] = _as_matrix(read.sort_by("_rowid")[SentenceColumn.VECTOR])
     return vectors, int(kept.sum())
 
 
 def _keys(rows: pa.Table) -> pa.Array:
     """What identifies a sentence's vector across builds: its document's content, chunk and place."""
-    position = pc.cast(rows[S.POSITION], pa.string())
-    return pc.binary_join_element_wise(rows[C.DOC_HASH], rows[S.CHUNK_ID], position, "\x1f")
+    position = pc.cast(rows[SentenceColumn.POSITION], pa.string())
+    return pc.binary_join_element_wise(rows[ChunkColumn.DOC_HASH], rows[SentenceColumn.CHUNK_ID], position, "\x1f")
 
 
 def _as_matrix(column: pa.ChunkedArray | pa.Array) -> np.ndarray:

@@ -26,7 +26,6 @@ import logging
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -38,15 +37,7 @@ from .completeness import WrittenRows
 from .file_states import FileState, RecordedFiles, write_file_states
 from .ids import chunk_id, doc_key
 from .keywords import SEGMENT_COLUMNS, KeywordSegments, chunk_terms
-from .manifest import (
-    FORMAT,
-    FORMAT_VERSION,
-    SegmentEntry,
-    is_remote,
-    normalise_uri,
-    read_manifest,
-    write_manifest,
-)
+from .manifest import FORMAT, FORMAT_VERSION, SegmentEntry, read_manifest, write_manifest
 from .reading import scan, sql_list, sql_lists
 from .schema import (
     CHUNK_VECTORS,
@@ -65,6 +56,7 @@ from .schema import (
 )
 from .store import connect
 from .stored_documents import LookedUpDocuments, StoredDocument, scanned_documents
+from .stores import normalise_uri, open_store
 from .tally import TALLIED_COLUMNS, CollectionTally
 
 log = logging.getLogger(__name__)
@@ -104,12 +96,13 @@ def chunk_vector_table(chunk_ids: list[str], doc_keys: list[str], sums: np.ndarr
     """Rows of the chunk_vectors table: each chunk's summed sentence vectors, normalised."""
     norms = np.linalg.norm(sums, axis=1, keepdims=True)
     vectors = (sums / np.where(norms > 0, norms, 1.0)).astype(np.float32)
-    v = ChunkVectorColumn
     return pa.table(
         {
-            v.CHUNK_ID: pa.array(chunk_ids, pa.string()),
-            v.DOC_KEY: pa.array(doc_keys, pa.string()),
-            v.VECTOR: pa.FixedSizeListArray.from_arrays(pa.array(vectors.reshape(-1)), vectors.shape[1]),
+            ChunkVectorColumn.CHUNK_ID: pa.array(chunk_ids, pa.string()),
+            ChunkVectorColumn.DOC_KEY: pa.array(doc_keys, pa.string()),
+            ChunkVectorColumn.VECTOR: pa.FixedSizeListArray.from_arrays(
+                pa.array(vectors.reshape(-1)), vectors.shape[1]
+            ),
         },
         schema=chunk_vectors_schema(vectors.shape[1]),
     )
@@ -131,16 +124,15 @@ def chunk_vectors_of(sentence_rows: pa.Table) -> pa.Table:
 
 def sentence_sums(sentence_rows: pa.Table | pa.RecordBatch) -> tuple[list[str], list[str], np.ndarray]:
     """(chunk ids, their doc keys, the sum of each chunk's sentence vectors in these rows)."""
-    s = SentenceColumn
-    chunk_ids = sentence_rows[s.CHUNK_ID].to_pylist()
+    chunk_ids = sentence_rows[SentenceColumn.CHUNK_ID].to_pylist()
     order = list(dict.fromkeys(chunk_ids))
     position = {cid: at for at, cid in enumerate(order)}
-    column = sentence_rows[s.VECTOR]
+    column = sentence_rows[SentenceColumn.VECTOR]
     column = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
     vectors = column.flatten().to_numpy().reshape(sentence_rows.num_rows, -1)
     sums = np.zeros((len(order), vectors.shape[1]), dtype=np.float32)
     np.add.at(sums, [position[cid] for cid in chunk_ids], vectors)
-    keys = dict(zip(chunk_ids, sentence_rows[s.DOC_KEY].to_pylist()))
+    keys = dict(zip(chunk_ids, sentence_rows[SentenceColumn.DOC_KEY].to_pylist()))
     return order, [keys[cid] for cid in order], sums
 
 
@@ -162,10 +154,11 @@ def table_rows(
     rows = {DOCUMENTS: document_rows} if len(document_rows) else {}
     if not len(chunk_rows):
         return rows
-    c = ChunkColumn
-    terms, counts = chunk_terms(chunk_rows[c.TEXT])
-    chunk_rows = chunk_rows.set_column(chunk_rows.schema.get_field_index(c.TERMS), c.TERMS, terms)
-    chunk_rows = chunk_rows.set_column(chunk_rows.schema.get_field_index(c.TERM_COUNTS), c.TERM_COUNTS, counts)
+    terms, counts = chunk_terms(chunk_rows[ChunkColumn.TEXT])
+    chunk_rows = chunk_rows.set_column(chunk_rows.schema.get_field_index(ChunkColumn.TERMS), ChunkColumn.TERMS, terms)
+    chunk_rows = chunk_rows.set_column(
+        chunk_rows.schema.get_field_index(ChunkColumn.TERM_COUNTS), ChunkColumn.TERM_COUNTS, counts
+    )
     return {SENTENCES: sentence_rows, CHUNK_VECTORS: chunk_vectors_of(sentence_rows), CHUNKS: chunk_rows, **rows}
 
 
@@ -187,8 +180,7 @@ class IndexWriter:
         self.uri = normalise_uri(uri)
         self.merge_segments = merge_segments
         self.dimension = dimension
-        if not is_remote(self.uri):
-            Path(self.uri).mkdir(parents=True, exist_ok=True)
+        open_store(self.uri).prepare()
         self.committed = read_manifest(self.uri)
         """The index as this build found it (None: a new index)."""
         self.kept_from = self.committed
@@ -237,14 +229,15 @@ class IndexWriter:
     def sentence_vectors(self, doc_ids: Sequence[str]) -> dict[int, np.ndarray]:
         """Embedding key → vector of the committed sentences of these documents (rows.queue_document
         reuses them for the sentences of a new version embedded as the same text)."""
-        s = SentenceColumn
         listed = sql_list([doc_key(doc_id) for doc_id in doc_ids])
-        query = self.sentences.search().where(f"{s.DOC_KEY} IN ({listed}) AND {s.EMBED_KEY} IS NOT NULL")
-        rows = scan(query.select([s.EMBED_KEY, s.VECTOR])).read_all()
+        query = self.sentences.search().where(
+            f"{SentenceColumn.DOC_KEY} IN ({listed}) AND {SentenceColumn.EMBED_KEY} IS NOT NULL"
+        )
+        rows = scan(query.select([SentenceColumn.EMBED_KEY, SentenceColumn.VECTOR])).read_all()
         if not rows.num_rows:
             return {}
-        vectors = rows[s.VECTOR].combine_chunks().flatten().to_numpy().reshape(rows.num_rows, -1)
-        return dict(zip(rows[s.EMBED_KEY].to_pylist(), vectors))
+        vectors = rows[SentenceColumn.VECTOR].combine_chunks().flatten().to_numpy().reshape(rows.num_rows, -1)
+        return dict(zip(rows[SentenceColumn.EMBED_KEY].to_pylist(), vectors))
 
     def delete_documents(self, doc_ids: Sequence[str]) -> None:
         keys = [doc_key(doc_id) for doc_id in doc_ids]
@@ -268,34 +261,39 @@ class IndexWriter:
         """Give the rows of `old_id` to the document `doc_id` (with its content hash, source and file)
         without embedding again: a renamed file's document whose text and title are unchanged, so that
         its vectors are too. False, with nothing changed, where the title differs."""
-        c, s, d = ChunkColumn, SentenceColumn, DocumentColumn
         old_key, key = doc_key(old_id), doc_key(doc_id)
-        chunk_rows = self.chunks.search().where(f"{c.DOC_KEY} = '{old_key}'").to_arrow()
-        document_rows = self.documents.search().where(f"{d.DOC_KEY} = '{old_key}'").to_arrow()
-        if not len(chunk_rows) or len(document_rows) != 1 or document_rows[d.TITLE][0].as_py() != title:
+        chunk_rows = self.chunks.search().where(f"{ChunkColumn.DOC_KEY} = '{old_key}'").to_arrow()
+        document_rows = self.documents.search().where(f"{DocumentColumn.DOC_KEY} = '{old_key}'").to_arrow()
+        if not len(chunk_rows) or len(document_rows) != 1 or document_rows[DocumentColumn.TITLE][0].as_py() != title:
             return False
-        sentence_rows = self.sentences.search().where(f"{s.DOC_KEY} = '{old_key}'").to_arrow()
-        renamed = {chunk_id(old_key, part): chunk_id(key, part) for part in chunk_rows[c.PART].to_pylist()}
+        sentence_rows = self.sentences.search().where(f"{SentenceColumn.DOC_KEY} = '{old_key}'").to_arrow()
+        renamed = {chunk_id(old_key, part): chunk_id(key, part) for part in chunk_rows[ChunkColumn.PART].to_pylist()}
         chunk_rows = _set_columns(
             chunk_rows,
             {
-                c.ID: [renamed[cid] for cid in chunk_rows[c.ID].to_pylist()],
-                c.DOC_KEY: [key] * len(chunk_rows),
-                c.DOC_ID: [doc_id] * len(chunk_rows),
-                c.DOC_HASH: [doc_hash] * len(chunk_rows),
-                c.SOURCE: [source] * len(chunk_rows),
+                ChunkColumn.ID: [renamed[cid] for cid in chunk_rows[ChunkColumn.ID].to_pylist()],
+                ChunkColumn.DOC_KEY: [key] * len(chunk_rows),
+                ChunkColumn.DOC_ID: [doc_id] * len(chunk_rows),
+                ChunkColumn.DOC_HASH: [doc_hash] * len(chunk_rows),
+                ChunkColumn.SOURCE: [source] * len(chunk_rows),
             },
         )
         sentence_rows = _set_columns(
             sentence_rows,
             {
-                s.CHUNK_ID: [renamed[cid] for cid in sentence_rows[s.CHUNK_ID].to_pylist()],
-                s.DOC_KEY: [key] * len(sentence_rows),
+                SentenceColumn.CHUNK_ID: [renamed[cid] for cid in sentence_rows[SentenceColumn.CHUNK_ID].to_pylist()],
+                SentenceColumn.DOC_KEY: [key] * len(sentence_rows),
             },
         )
         document_rows = _set_columns(
             document_rows,
-            {d.ID: [doc_id], d.DOC_KEY: [key], d.DOC_HASH: [doc_hash], d.SOURCE: [source], d.PATH: [path]},
+            {
+                DocumentColumn.ID: [doc_id],
+                DocumentColumn.DOC_KEY: [key],
+                DocumentColumn.DOC_HASH: [doc_hash],
+                DocumentColumn.SOURCE: [source],
+                DocumentColumn.PATH: [path],
+            },
         )
         self.delete_documents([old_id, doc_id])
         self.add(chunk_rows, sentence_rows, document_rows)

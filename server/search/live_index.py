@@ -9,17 +9,10 @@ import time
 from typing import TYPE_CHECKING
 
 from arag_mcp.indexer.index.encoder_files import check_encoder_present, encoder_folder
-from arag_mcp.indexer.index.manifest import (
-    EncoderFiles,
-    IndexStoreError,
-    Manifest,
-    StoreUnanswered,
-    check_manifest,
-    is_remote,
-    normalise_uri,
-    read_manifest,
-)
-from arag_mcp.indexer.index.store_reads import StoreState, store_reads
+from arag_mcp.indexer.index.errors import IndexStoreError, StoreUnanswered
+from arag_mcp.indexer.index.manifest import EncoderFiles, Manifest, check_manifest, read_manifest
+from arag_mcp.indexer.index.store_reads import StoreState
+from arag_mcp.indexer.index.stores import normalise_uri, open_store
 
 if TYPE_CHECKING:
     import numpy as np
@@ -77,6 +70,7 @@ class LiveIndex:
 
     def __init__(self, uri: str, reload_seconds: float = 2.0, device: str | None = None) -> None:
         self.uri = normalise_uri(uri)
+        self.store = open_store(self.uri)
         self.manifest: Manifest = check_manifest(self.uri)
         if self.manifest.encoder:
             check_encoder_present(self.uri, self.manifest.encoder)
@@ -173,18 +167,15 @@ class LiveIndex:
 
     def _read_manifest(self) -> dict | None:
         """The committed manifest, read within the store deadline on an object store."""
-        if is_remote(self.uri):
-            return store_reads(self.uri).run(lambda: read_manifest(self.uri))
-        return read_manifest(self.uri)
+        return self.store.read(lambda: read_manifest(self.uri))
 
     def store_state(self) -> StoreState | None:
         """How the object store holding the index answers (None for a local index). Looks at the store
         again on a thread of its own, one look at a time, so the state follows the store without traffic."""
-        if not is_remote(self.uri):
-            return None
-        if self._probing.acquire(blocking=False):
+        state = self.store.state()
+        if state is not None and self._probing.acquire(blocking=False):
             threading.Thread(target=self._probe_store, name="arag-store-probe", daemon=True).start()
-        return store_reads(self.uri).state()
+        return state
 
     def _probe_store(self) -> None:
         try:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 
-from arag_mcp.indexer.index.manifest import IndexStoreError
+from arag_mcp.indexer.index.errors import IndexStoreError
 from mcp.server.mcpserver.exceptions import ToolError
 
 log = logging.getLogger(__name__)

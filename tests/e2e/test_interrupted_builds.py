@@ -75,7 +75,7 @@ def test_the_lock_works_without_fcntl(tmp_path: Path):
         sys.modules["fcntl"] = None  # as on Windows: importing it fails
         import filelock
         from arag_mcp.indexer.cli import main
-        from arag_mcp.indexer.index.lock import LOCK_FILE
+        from arag_mcp.indexer.index.stores import LOCK_FILE
         assert not filelock.has_fcntl
         index = {str(tmp_path / "idx")!r}
         os.makedirs(index)

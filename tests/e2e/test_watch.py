@@ -20,9 +20,9 @@ import numpy as np
 import pytest
 from arag_mcp.indexer.build import build_index
 from arag_mcp.indexer.index.keywords.search import keyword_search
-from arag_mcp.indexer.index.lock import LOCK_FILE
 from arag_mcp.indexer.index.manifest import read_manifest
 from arag_mcp.indexer.index.snapshot import list_documents, open_index
+from arag_mcp.indexer.index.stores import LOCK_FILE
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 

@@ -13,12 +13,13 @@ from pathlib import Path
 
 import pytest
 from arag_mcp.indexer.build import BuildOptions, build_index, merge_segments, sync_index, sync_paths
+from arag_mcp.indexer.index.errors import IndexStoreError
 from arag_mcp.indexer.index.keywords import segment_writer
 from arag_mcp.indexer.index.keywords.search import keyword_search
 from arag_mcp.indexer.index.keywords.segment_store import FOLDER
 from arag_mcp.indexer.index.keywords.segment_writer import KeywordSegments
 from arag_mcp.indexer.index.keywords.segments import FILES
-from arag_mcp.indexer.index.manifest import IndexStoreError, check_manifest, write_manifest
+from arag_mcp.indexer.index.manifest import check_manifest, write_manifest
 from arag_mcp.indexer.index.snapshot import open_index
 
 QUERIES = [["Curie"], ["Marie Curie", "radium"], ["river", "born in", "polonium"], ["東京"], ["no such word"]]
@@ -162,7 +163,7 @@ def test_a_missing_segment_file_is_one_line_naming_the_fix(index: Path):
 CUT_UNDER_A_READER = """
 import os, sys
 from arag_mcp.indexer.index.snapshot import open_index
-from arag_mcp.indexer.index.manifest import IndexStoreError
+from arag_mcp.indexer.index.errors import IndexStoreError
 from arag_mcp.indexer.index.keywords.search import keyword_search
 opened = open_index(sys.argv[1])
 keyword_search(opened, ["radium"], 5)  # every file opened

@@ -20,7 +20,8 @@ import numpy as np
 import pyarrow as pa
 
 from ..catalogue import HELD_COLUMNS, SENTENCE_COUNT, ChunkCatalogue
-from ..manifest import IndexStoreError, Manifest, SegmentEntry
+from ..errors import IndexStoreError
+from ..manifest import Manifest, SegmentEntry
 from ..schema import chunks_schema
 from .segment_store import segment_store
 from .segments import FILES, Segment, SegmentChanged

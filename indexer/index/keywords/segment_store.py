@@ -19,8 +19,10 @@ from typing import Protocol
 
 from arag_mcp.indexer.user_cache import cache_root
 
-from ..manifest import IndexStoreError, StoreUnanswered, is_remote, remote_filesystem
+from ..errors import IndexStoreError, StoreUnanswered
+from ..object_store import remote_filesystem
 from ..store import unanswered, unanswered_message
+from ..stores import is_remote
 from .segments import file_checksum
 
 FOLDER = "keywords"

@@ -43,12 +43,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..catalogue import HELD_COLUMNS, SENTENCE_COUNT, ChunkCatalogue
-from ..manifest import IndexStoreError
+from ..errors import IndexStoreError
 from ..schema import ChunkColumn
 from .terms import SEGMENT_POSTINGS, TermColumn, invert, terms_schema
 from .vocabulary import TitleWords, Vocabulary
 
-C = ChunkColumn
 TERMS_FILE = "terms.arrow"
 TEXTS_FILE = "texts.arrow"
 VOCABULARY_FILE = "vocabulary.arrow"
@@ -58,8 +57,8 @@ CATALOGUE_FILE = "catalogue.arrow"
 FILES = (TERMS_FILE, TEXTS_FILE, VOCABULARY_FILE, WORD_ROWS_FILE, TITLE_WORDS_FILE, CATALOGUE_FILE)
 NUMBERS_BY_ID = "numbers_by_id"
 """Beside the catalogue's columns, by local number: the local numbers in sorted id order."""
-TEXT_COLUMNS = (C.TEXT, C.SENTENCE_STARTS, C.SENTENCE_ENDS)
-SEGMENT_COLUMNS = (*HELD_COLUMNS, *TEXT_COLUMNS, C.TERMS, C.TERM_COUNTS)
+TEXT_COLUMNS = (ChunkColumn.TEXT, ChunkColumn.SENTENCE_STARTS, ChunkColumn.SENTENCE_ENDS)
+SEGMENT_COLUMNS = (*HELD_COLUMNS, *TEXT_COLUMNS, ChunkColumn.TERMS, ChunkColumn.TERM_COUNTS)
 """The chunk columns a segment is written from."""
 WORD, FIRST_ROW, ROW, OWNER, NUMBER = "word", "first_row", "row", "owner", "number"
 TEXT_BATCH_ROWS = 4_096
@@ -273,10 +272,10 @@ class TextsFile(_Batches):
         self.file = file
         batches, base = file.batches()
         super().__init__(batches)
-        self.large = bool(batches) and pa.types.is_large_string(batches[0].schema.field(C.TEXT).type)
+        self.large = bool(batches) and pa.types.is_large_string(batches[0].schema.field(ChunkColumn.TEXT).type)
         self.text_offsets, self.text_bytes = [], []
         for batch in batches:
-            texts = batch[C.TEXT]
+            texts = batch[ChunkColumn.TEXT]
             _, offsets, data = texts.buffers()
             wide = np.int64 if self.large else np.int32
             self.text_offsets.append(
@@ -284,8 +283,8 @@ class TextsFile(_Batches):
             )
             size = 0 if data is None else data.size
             self.text_bytes.append(Slices(file, 0 if data is None else data.address - base, size, np.dtype(np.uint8)))
-        self.start_offsets, self.starts_of = _list_parts(file, base, batches, C.SENTENCE_STARTS)
-        self.end_offsets, self.ends_of = _list_parts(file, base, batches, C.SENTENCE_ENDS)
+        self.start_offsets, self.starts_of = _list_parts(file, base, batches, ChunkColumn.SENTENCE_STARTS)
+        self.end_offsets, self.ends_of = _list_parts(file, base, batches, ChunkColumn.SENTENCE_ENDS)
 
     def text(self, number: int) -> str:
         owner, row = self.place(number)
@@ -451,10 +450,12 @@ def write_segment(folder: Path, rows: pa.Table) -> int:
     """Write a segment of these chunk rows (SEGMENT_COLUMNS, the words filled in) into `folder`;
     how many chunks it holds."""
     numbers = np.arange(rows.num_rows)
-    terms = invert([(numbers, rows[C.TERMS].combine_chunks(), rows[C.TERM_COUNTS].combine_chunks())])
+    terms = invert(
+        [(numbers, rows[ChunkColumn.TERMS].combine_chunks(), rows[ChunkColumn.TERM_COUNTS].combine_chunks())]
+    )
     _write_terms(folder, terms)
     _write_texts(folder, [rows.select(list(TEXT_COLUMNS))])
-    counts = pc.fill_null(pc.list_value_length(rows[C.SENTENCE_STARTS]), 0)
+    counts = pc.fill_null(pc.list_value_length(rows[ChunkColumn.SENTENCE_STARTS]), 0)
     _write_catalogue(folder, rows.select(list(HELD_COLUMNS)).append_column(SENTENCE_COUNT, counts))
     return rows.num_rows
 
@@ -578,9 +579,9 @@ def _write_terms(folder: Path, tables: Iterator[pa.Table]) -> None:
 def _write_texts(folder: Path, parts: Iterator[pa.Table | pa.RecordBatch] | list[pa.Table]) -> None:
     schema = pa.schema(
         [
-            pa.field(C.TEXT, pa.string()),
-            pa.field(C.SENTENCE_STARTS, pa.list_(pa.int32())),
-            pa.field(C.SENTENCE_ENDS, pa.list_(pa.int32())),
+            pa.field(ChunkColumn.TEXT, pa.string()),
+            pa.field(ChunkColumn.SENTENCE_STARTS, pa.list_(pa.int32())),
+            pa.field(ChunkColumn.SENTENCE_ENDS, pa.list_(pa.int32())),
         ]
     )
     with pa.ipc.new_file(str(folder / TEXTS_FILE), schema) as file:
@@ -590,7 +591,7 @@ def _write_texts(folder: Path, parts: Iterator[pa.Table | pa.RecordBatch] | list
             table = pa.Table.from_batches([part]) if isinstance(part, pa.RecordBatch) else part
             table = pa.table(
                 [
-                    pc.fill_null(table[c], pa.scalar([] if c != C.TEXT else "", schema.field(c).type))
+                    pc.fill_null(table[c], pa.scalar([] if c != ChunkColumn.TEXT else "", schema.field(c).type))
                     for c in TEXT_COLUMNS
                 ],
                 schema=schema,
