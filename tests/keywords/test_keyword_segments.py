@@ -14,12 +14,15 @@ from pathlib import Path
 import pytest
 from arag_mcp.indexer.build import BuildOptions, build_index, merge_segments, sync_index, sync_paths
 from arag_mcp.indexer.index.errors import IndexStoreError
+from arag_mcp.indexer.index.ids import DOC_KEY_CHARS
 from arag_mcp.indexer.index.keywords import segment_writer
 from arag_mcp.indexer.index.keywords.search import keyword_search
 from arag_mcp.indexer.index.keywords.segment_store import FOLDER
 from arag_mcp.indexer.index.keywords.segment_writer import KeywordSegments
-from arag_mcp.indexer.index.keywords.segments import FILES
+from arag_mcp.indexer.index.keywords.segments import FILES, SEGMENT_COLUMNS
 from arag_mcp.indexer.index.manifest import check_manifest, write_manifest
+from arag_mcp.indexer.index.reading import scan
+from arag_mcp.indexer.index.schema import CHUNKS, ChunkColumn
 from arag_mcp.indexer.index.snapshot import open_index
 
 QUERIES = [["Curie"], ["Marie Curie", "radium"], ["river", "born in", "polonium"], ["東京"], ["no such word"]]
@@ -77,6 +80,29 @@ def test_a_commit_of_more_chunks_than_a_written_segment_holds_writes_several_tha
         sizes = [entry.chunks for entry in check_manifest(str(copy)).segments]
         assert sizes == ([2, 2] if written_chunks == 2 else [4])
         assert answers(copy) == answers(index)
+
+
+def test_a_long_commit_publishes_each_whole_segment_as_its_chunks_come_and_masks_what_it_removes_there(
+    index: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """A commit of a million chunks (a Ray build's) holds one segment's rows at a time: each
+    WRITTEN_CHUNKS chunks appended are published at once, and named by the next commit."""
+    monkeypatch.setattr(segment_writer, "WRITTEN_CHUNKS", 3)
+    rows = scan(open_index(str(index)).tables[CHUNKS].search().select(list(SEGMENT_COLUMNS))).read_all()
+    rows = rows.sort_by(ChunkColumn.ID)
+    assert rows.num_rows == 4
+    other = tmp_path / "other"
+    other.mkdir()
+    writing = KeywordSegments(str(other), [])
+    for at in range(3):
+        writing.append(rows.slice(at, 1))
+    assert len(writing.flushed) == 1 and writing.pending == [] and len(list((other / FOLDER).iterdir())) == 1
+    writing.remove([rows[ChunkColumn.ID][0].as_py()[:DOC_KEY_CHARS]])
+    writing.append(rows.slice(3, 1))
+    assert len(writing.flushed) == 1 and sum(table.num_rows for table in writing.pending) == 1
+    committed = writing.commit()
+    assert [(entry.chunks, entry.dead_count) for entry in committed] == [(3, 1), (1, 0)]
+    assert writing.flushed == [] and writing.pending == []
 
 
 def test_merges_answer_as_the_segments_they_replace(index: Path):

@@ -60,7 +60,11 @@ class KeywordSegments:
         self.entries = list(committed)
         self._opened: dict[str, Segment] = {}
         self.pending: list[pa.Table] = []
-        """Chunk rows written since the last commit (SEGMENT_COLUMNS)."""
+        """Chunk rows written since the last commit (SEGMENT_COLUMNS), fewer than WRITTEN_CHUNKS."""
+        self.flushed: list[SegmentEntry] = []
+        """Segments of the chunks written since the last commit, published as each WRITTEN_CHUNKS
+        of them came, so that a commit of a million chunks holds one segment's rows at a time; the
+        next commit names them (a build that stops first leaves them unnamed, and they are removed)."""
         self.removed: dict[str, np.ndarray] = {}
         """Segment name → every removed local number, for the segments that lost chunks since the last commit."""
 
@@ -91,11 +95,14 @@ class KeywordSegments:
     def rewrite(self, chunk_rows: Iterable[pa.RecordBatch]) -> None:
         """Write the segments again from every chunk's rows (SEGMENT_COLUMNS): the next commit names
         them in the place of the committed ones."""
-        self.entries = self._written(pa.Table.from_batches([batch]) for batch in chunk_rows)
+        self.entries, _ = self._written(pa.Table.from_batches([batch]) for batch in chunk_rows)
         self.removed = {}
 
-    def _written(self, tables: Iterable[pa.Table]) -> list[SegmentEntry]:
-        """These chunk rows published as segments of WRITTEN_CHUNKS chunks at most, in order."""
+    def _written(
+        self, tables: Iterable[pa.Table], keep_rest: bool = False
+    ) -> tuple[list[SegmentEntry], list[pa.Table]]:
+        """These chunk rows published as segments of WRITTEN_CHUNKS chunks at most, in order; with
+        `keep_rest`, the rows short of a whole segment are kept back and returned instead."""
         entries: list[SegmentEntry] = []
         held: list[pa.Table] = []
         count = 0
@@ -103,17 +110,21 @@ class KeywordSegments:
             if table is not None:
                 held.append(table.select(list(SEGMENT_COLUMNS)))
                 count += table.num_rows
-            while count >= WRITTEN_CHUNKS or (table is None and count):
+            while count >= WRITTEN_CHUNKS or (table is None and count and not keep_rest):
                 rows = pa.concat_tables(held)
                 part, rest = rows.slice(0, WRITTEN_CHUNKS), rows.slice(WRITTEN_CHUNKS)
                 entries.append(self._published(lambda work, part=part: write_segment(work, part)))
                 held, count = ([rest] if rest.num_rows else []), rest.num_rows
-        return entries
+        return entries, held
 
     def append(self, rows: pa.Table) -> None:
-        """Chunk rows written to the chunks table (their words filled in)."""
+        """Chunk rows written to the chunks table (their words filled in); each WRITTEN_CHUNKS of
+        them are published as a segment at once."""
         if rows.num_rows:
             self.pending.append(rows.select(list(SEGMENT_COLUMNS)))
+        if sum(table.num_rows for table in self.pending) >= WRITTEN_CHUNKS:
+            whole, self.pending = self._written(self.pending, keep_rest=True)
+            self.flushed.extend(whole)
 
     def remove(self, doc_keys: Sequence[str]) -> None:
         """The chunks of these documents are gone: from the rows written since, and from the segments."""
@@ -124,7 +135,7 @@ class KeywordSegments:
             rows.filter(pc.invert(pc.is_in(pc.utf8_slice_codeunits(rows[ChunkColumn.ID], 0, DOC_KEY_CHARS), keys)))
             for rows in self.pending
         ]
-        for entry in self.entries:
+        for entry in [*self.entries, *self.flushed]:
             found = self.segment(entry).numbers_of_documents(keys.to_pylist())
             if len(found):
                 dead = self._dead(entry)
@@ -134,8 +145,9 @@ class KeywordSegments:
     def commit(self) -> list[SegmentEntry]:
         """Write what changed since the last commit; the segments the manifest is to name."""
         written, self.pending = self.pending, []
+        flushed, self.flushed = self.flushed, []
         entries = []
-        for entry in self.entries:
+        for entry in [*self.entries, *flushed]:
             if entry.name in self.removed:
                 dead = self.removed[entry.name]
                 if len(dead) == entry.chunks:
@@ -147,7 +159,7 @@ class KeywordSegments:
                 entry = entry.with_dead(name, len(dead))
             entries.append(entry)
         self.removed = {}
-        entries.extend(self._written(written))
+        entries.extend(self._written(written)[0])
         self.entries = entries
         return list(entries)
 
