@@ -96,7 +96,9 @@ def synthetic(count: int) -> tuple[Path, Path]:
 
 def beside(index: Path) -> tuple[Path, Path]:
     """(notes folder, index): 100 notes added to a synthetic index already written (bench/scale.py's),
-    from a folder beside it."""
+    from a folder beside it. The paths are absolute, as a watcher's are: an edit's path is looked
+    up among the index's recorded sources, which are."""
+    index = index.resolve()
     return with_notes(index, index.with_name(f"{index.name}-notes")), index
 
 
@@ -315,7 +317,8 @@ async def watched(index: Path, name: str, run) -> dict:  # noqa: ANN001 - a coro
 
 
 async def main_async(args: argparse.Namespace) -> None:
-    results: dict = {"cpu_cores": os.cpu_count(), "arguments": {**vars(args), "output": str(args.output)}}
+    arguments = {**vars(args), "output": str(args.output), "index": str(args.index) if args.index else None}
+    results: dict = {"cpu_cores": os.cpu_count(), "arguments": arguments}
     if args.synthetic_chunks or args.index:
         sources, index = beside(args.index) if args.index else synthetic(args.synthetic_chunks)
 
