@@ -303,8 +303,7 @@ def sync_paths(
     with open_store(uri).lock(options.wait_for_lock):
         manifest = check_manifest(uri).raw
         roots = recorded_sources(manifest)
-        folder = open_store(uri).folder
-        inside = [folder] if folder else []
+        inside = index_folders(uri)
         reads, synced, kept = [], [], []
         for path in _outermost([*paths, *renamed_from]):
             root = next((root for root in roots if path.is_relative_to(root.path)), None)
@@ -317,6 +316,13 @@ def sync_paths(
                 reads.append(replace(root, path=path))
         options = replace(options, **_settings(manifest), rebuild=False)
         return _update(uri, options, manifest, roots, reads, synced=synced, batch=True, unless_moved=kept)
+
+
+def index_folders(uri: str) -> list[Path]:
+    """The folders the index at `uri` takes up on this machine (none for an object store): reading
+    sources passes over them."""
+    folder = open_store(uri).folder
+    return [folder] if folder else []
 
 
 def _outermost(paths: Sequence[Path]) -> list[Path]:
@@ -460,8 +466,7 @@ def _update(
     summary = BuildSummary()
     previous = None if options.rebuild else committed
     check_compatible(previous, options, options.model)
-    folder = open_store(uri).folder
-    inside = [folder] if folder else []  # an index kept beside its documents
+    inside = index_folders(uri)  # an index kept beside its documents
     recorded = None if previous is None else read_file_states(uri, previous["tables"])
     states = None if recorded is None else recorded.states
     listed = list(list_files(reads, summary.skipped, exclude=inside))

@@ -40,6 +40,7 @@ from .build import (
     BuildOptions,
     BuildSummary,
     build_index,
+    index_folders,
     load_embedder,
     merge_segments,
     recorded_sources,
@@ -138,8 +139,7 @@ def _watch(uri: str, roots: Sequence[Source], options: WatchOptions, stop: threa
     logging.getLogger("watchfiles").setLevel(
         logging.WARNING
     )  # its "N changes detected" lines; ours are the batch lines
-    folder = open_store(uri).folder
-    inside = [folder] if folder else []
+    inside = index_folders(uri)
     watched = sorted({root.path if root.path.is_dir() else root.path.parent for root in roots})
     log.info("watching %s for %s", ", ".join(map(str, watched)), uri)
     wanted = _filter(roots, inside)

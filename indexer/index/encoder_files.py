@@ -18,11 +18,11 @@ from typing import Protocol
 
 from arag_mcp.indexer.user_cache import cache_root
 
-from .errors import IndexStoreError, StoreUnanswered
+from .errors import IndexStoreError
 from .file_states import file_sha256
 from .manifest import ENCODER_DIR, REBUILD_HINT, EncoderFiles
 from .object_store import joined, remote_filesystem
-from .store import unanswered, unanswered_message
+from .store import silence_named
 from .stores import is_remote
 
 CHUNK_BYTES = 1 << 20
@@ -164,16 +164,16 @@ class RemoteEncoders:
             for name in files.sizes:
                 fs, path = remote_filesystem(joined(self.uri, f"{files.folder}/{name}"))
                 try:
-                    with fs.open_input_stream(path) as remote, (work / name).open("wb") as local:
+                    with (
+                        silence_named(self.uri),
+                        fs.open_input_stream(path) as remote,
+                        (work / name).open("wb") as local,
+                    ):
                         shutil.copyfileobj(remote, local, CHUNK_BYTES)
                 except FileNotFoundError:
                     raise EncoderDamaged(
                         f"{self.uri}: its query encoder file {files.folder}/{name} is missing; {REBUILD_HINT}"
                     ) from None
-                except OSError as exc:
-                    if unanswered(exc):
-                        raise StoreUnanswered(unanswered_message(self.uri)) from None
-                    raise
             shutil.rmtree(folder, ignore_errors=True)
             try:
                 work.rename(folder)

@@ -9,8 +9,12 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
+
+from .errors import StoreUnanswered
 
 DEFAULT_STORE_SECONDS = 30.0
 STORE_RETRIES = 2
@@ -116,3 +120,15 @@ def unanswered_message(uri: str) -> str:
         "the index is not damaged: retry once the store is reachable, "
         "and check the endpoint, the network and the store's status (--store-timeout sets the wait)"
     )
+
+
+@contextmanager
+def silence_named(uri: str) -> Iterator[None]:
+    """An OSError that says the object store at `uri` did not answer (`unanswered`) becomes
+    StoreUnanswered, one line naming the deadline; any other passes through."""
+    try:
+        yield
+    except OSError as exc:
+        if unanswered(exc):
+            raise StoreUnanswered(unanswered_message(uri)) from None
+        raise

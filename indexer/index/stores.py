@@ -25,9 +25,9 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Protocol, TypeVar
 
-from .errors import IndexBusy, IndexStoreError, StoreUnanswered
+from .errors import IndexBusy, IndexStoreError
 from .object_store import joined, missing_bucket, remote_filesystem
-from .store import unanswered, unanswered_message
+from .store import silence_named, unanswered
 from .store_reads import StoreState, store_reads
 
 log = logging.getLogger(__name__)
@@ -162,7 +162,7 @@ class ObjectStore:
     def read_file(self, name: str) -> bytes | None:
         try:
             fs, path = remote_filesystem(joined(self.uri, name))
-            with fs.open_input_stream(path) as stream:
+            with silence_named(self.uri), fs.open_input_stream(path) as stream:
                 return stream.read()
         except FileNotFoundError:
             return None
@@ -171,8 +171,6 @@ class ObjectStore:
                 f"{joined(self.uri, name)} is not readable with these credentials; let them read the index"
             ) from None
         except OSError as exc:
-            if unanswered(exc):
-                raise StoreUnanswered(unanswered_message(self.uri)) from None
             raise IndexStoreError(
                 f"{self.uri}: cannot read {name} ({exc}); check the URI, the credentials and the endpoint"
             ) from None

@@ -19,9 +19,9 @@ from typing import Protocol
 
 from arag_mcp.indexer.user_cache import cache_root
 
-from ..errors import IndexStoreError, StoreUnanswered
+from ..errors import IndexStoreError
 from ..object_store import remote_filesystem
-from ..store import unanswered, unanswered_message
+from ..store import silence_named
 from ..stores import is_remote
 from .segments import file_checksum
 
@@ -185,28 +185,19 @@ class RemoteSegments:
 
     def _upload(self, name: str, path: Path) -> None:
         fs, remote = remote_filesystem(f"{self.uri}/{FOLDER}/{name}/{path.name}")
-        try:
-            with path.open("rb") as local, fs.open_output_stream(remote) as stream:
-                shutil.copyfileobj(local, stream, COPY_BYTES)
-        except OSError as exc:
-            if unanswered(exc):
-                raise StoreUnanswered(unanswered_message(self.uri)) from None
-            raise
+        with silence_named(self.uri), path.open("rb") as local, fs.open_output_stream(remote) as stream:
+            shutil.copyfileobj(local, stream, COPY_BYTES)
 
     def _download(self, name: str, file: str, target: Path) -> None:
         target.mkdir(parents=True, exist_ok=True)
         fs, remote = remote_filesystem(f"{self.uri}/{FOLDER}/{name}/{file}")
         fd, work = tempfile.mkstemp(prefix=f".{file}-", dir=target)
         try:
-            with fs.open_input_stream(remote) as stream, open(fd, "wb") as local:
+            with silence_named(self.uri), fs.open_input_stream(remote) as stream, open(fd, "wb") as local:
                 shutil.copyfileobj(stream, local, COPY_BYTES)
             Path(work).rename(target / file)
         except FileNotFoundError:
             raise IndexStoreError(f"{self.uri}: keyword segment {name}/{file} is missing") from None
-        except OSError as exc:
-            if unanswered(exc):
-                raise StoreUnanswered(unanswered_message(self.uri)) from None
-            raise
         finally:
             Path(work).unlink(missing_ok=True)
 
