@@ -50,11 +50,12 @@ def folder_bytes(folder: Path) -> int:
 
 def timed_sync(index: Path, paths: list[Path]) -> dict:
     """One sync of `paths`, with what it cost."""
-    from arag_mcp.indexer.build import BuildOptions, sync_paths
+    from arag_mcp.indexer.build_options import BuildOptions
+    from arag_mcp.indexer.indexes import Index
 
     os.sync()
     size, written, started = folder_bytes(index), written_bytes(), time.perf_counter()
-    summary = sync_paths(str(index), paths, BuildOptions(progress=False))
+    summary = Index(str(index)).sync_paths(paths, BuildOptions(progress=False))
     seconds = time.perf_counter() - started
     os.sync()
     return {

@@ -19,9 +19,15 @@ import argparse
 import statistics
 import time
 
-from arag_mcp.indexer.build import content_hash
 from arag_mcp.indexer.embedding.embedder import Embedder
-from arag_mcp.indexer.rows import EMBED_SLICE_BATCHES, RowBatch, chunk_document, embedded_rows, queue_document
+from arag_mcp.indexer.rows import (
+    EMBED_SLICE_BATCHES,
+    RowBatch,
+    chunk_document,
+    content_hash,
+    embedded_rows,
+    queue_document,
+)
 from arag_mcp.indexer.sources.document import Document
 from common import BENCH_DATA, RESULTS, log, read_jsonl, write_json
 

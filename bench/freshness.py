@@ -105,19 +105,21 @@ def beside(index: Path) -> tuple[Path, Path]:
 def with_notes(index: Path, sources: Path) -> Path:
     """`sources`, a folder of 100 MuSiQue notes, added to `index` (a synthetic one: bench/speed.py's
     or bench/scale.py's) unless it is there already."""
-    from arag_mcp.indexer.build import BuildOptions, build_index
+    from arag_mcp.indexer.build_options import BuildOptions
+    from arag_mcp.indexer.indexes import Index
     from speed import passages
 
     if not sources.is_dir():
         sources.mkdir(parents=True)
         for number, record in enumerate(passages(BENCH_DATA)[:100]):
             (sources / f"note-{number:03d}.md").write_text(f"# {record['title']}\n\n{record['text']}\n")
-        build_index([sources], str(index), BuildOptions(progress=False))
+        Index(str(index)).add([sources], BuildOptions(progress=False))
     return sources
 
 
 def no_change_sync(index: Path) -> dict:
-    from arag_mcp.indexer.build import BuildOptions, sync_index
+    from arag_mcp.indexer.build_options import BuildOptions
+    from arag_mcp.indexer.indexes import Index
 
     command = [sys.executable, "-m", "arag_mcp.indexer", "sync", "--index", str(index), "--quiet"]
     subprocess.run(command, check=True, capture_output=True)  # catches up after an earlier run's edits
@@ -129,7 +131,7 @@ def no_change_sync(index: Path) -> dict:
     inside = []
     for _ in range(5):
         started = time.perf_counter()
-        summary = sync_index(str(index), BuildOptions(progress=False))
+        summary = Index(str(index)).sync(BuildOptions(progress=False))
         inside.append(time.perf_counter() - started)
     assert summary.embedded_sentences == 0
     return {

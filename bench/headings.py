@@ -30,10 +30,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import index_dump  # noqa: E402
-from arag_mcp.indexer.build import BuildOptions, build_index  # noqa: E402
+from arag_mcp.indexer.build_options import BuildOptions
 from arag_mcp.indexer.embedding.embedder import Embedder  # noqa: E402
 from arag_mcp.indexer.index.keywords.search import keyword_search  # noqa: E402
 from arag_mcp.indexer.index.snapshot import open_index  # noqa: E402
+from arag_mcp.indexer.indexes import Index
 from arag_mcp.server.search import retrieval  # noqa: E402
 from common import BENCH_DATA, RESULTS, log, read_jsonl  # noqa: E402
 from quality import Labels, evaluate, extract_keywords, load, write_jsonl  # noqa: E402
@@ -73,7 +74,7 @@ def build_both(books: list[tuple[str, str, list[str]]]) -> dict[str, Path]:
     indexes = {}
     for name, source in (("headed", folder), ("flat", flat)):
         started = time.perf_counter()
-        summary = build_index([source], str(WORK / f"{name}-idx"), BuildOptions(progress=False))
+        summary = Index(str(WORK / f"{name}-idx")).add([source], BuildOptions(progress=False))
         log(f"{name}: {summary.chunks} chunks, {summary.sentences} sentences ({time.perf_counter() - started:.0f} s)")
         indexes[name] = WORK / f"{name}-idx"
     return indexes

@@ -36,7 +36,7 @@ from lxml import etree
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from arag_mcp.indexer.build import BuildOptions  # noqa: E402
+from arag_mcp.indexer.build_options import BuildOptions
 from arag_mcp.indexer.embedding.embedder import Embedder  # noqa: E402
 from arag_mcp.indexer.rows import chunk_document  # noqa: E402
 from arag_mcp.indexer.sources.document import SkippedFile

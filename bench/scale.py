@@ -36,12 +36,13 @@ import ray
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from arag_mcp.indexer.build import BuildOptions, build_index  # noqa: E402
+from arag_mcp.indexer.build_options import BuildOptions
 from arag_mcp.indexer.embedding.embedder import Embedder  # noqa: E402
 from arag_mcp.indexer.index.reading import scan  # noqa: E402
 from arag_mcp.indexer.index.schema import SentenceColumn as S  # noqa: E402
 from arag_mcp.indexer.index.snapshot import IndexSnapshot, open_index  # noqa: E402
 from arag_mcp.indexer.index.writer import IndexWriter  # noqa: E402
+from arag_mcp.indexer.indexes import Index
 from arag_mcp.indexer.ray_build import Written, write_rows  # noqa: E402
 from arag_mcp.server.search import retrieval  # noqa: E402
 from common import BENCH_DATA, RESULTS, log, read_jsonl, write_json  # noqa: E402
@@ -89,7 +90,7 @@ def _write_slice(uri: str, records: list[dict], first: int, count: int, pool: np
 def write_distributed(uri: Path, chunk_count: int, records: list[dict], pool: np.ndarray, workers: int) -> dict:
     """Write the index through Ray tasks and one commit; the seconds each phase took."""
     started = time.perf_counter()
-    writer = IndexWriter(str(uri), pool.shape[1], rebuild=True)
+    writer = IndexWriter(str(uri), pool.shape[1], None, rebuild=True)
     ray.init(num_cpus=workers, object_store_memory=512 * 2**20, include_dashboard=False, log_to_driver=False)
     try:
         shared_pool, shared_records = ray.put(pool), ray.put(records)
@@ -116,7 +117,7 @@ def write_distributed(uri: Path, chunk_count: int, records: list[dict], pool: np
         "append_s": round(appended - fragments_written, 1),
         "compact_and_index_s": round(finished - appended, 1),
         "total_s": round(time.perf_counter() - started, 1),
-        "sentences_per_s_to_fragments": round(writer.counts()["sentences"] / (fragments_written - started)),
+        "sentences_per_s_to_fragments": round(writer.tally.counts().sentences / (fragments_written - started)),
         "vector_index": vector_index,
     }
 
@@ -207,7 +208,7 @@ def build_rates(corpus: Path) -> dict:
                     num_cpus=workers, object_store_memory=200 * 2**20, include_dashboard=False, log_to_driver=False
                 )
             try:
-                summary = build_index([corpus], str(Path(folder) / f"idx-{workers}"), options)
+                summary = Index(str(Path(folder) / f"idx-{workers}")).add([corpus], options)
             finally:
                 if workers:
                     ray.shutdown()

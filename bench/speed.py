@@ -59,7 +59,7 @@ from arag_mcp.indexer.embedding.settings import BACKENDS, DEFAULT_BACKEND  # noq
 from arag_mcp.indexer.index.ids import chunk_id, doc_key  # noqa: E402
 from arag_mcp.indexer.index.keywords.definition import WordCorpus, keyword_ranking  # noqa: E402
 from arag_mcp.indexer.index.keywords.search import keyword_search  # noqa: E402
-from arag_mcp.indexer.index.manifest import FORMAT_VERSION, read_manifest  # noqa: E402
+from arag_mcp.indexer.index.manifest import FORMAT_VERSION, Manifest, read_manifest  # noqa: E402
 from arag_mcp.indexer.index.schema import (  # noqa: E402
     ChunkColumn,
     DocumentColumn,
@@ -137,7 +137,7 @@ def write_index(uri: Path, chunks: list[tuple[str, str]], sentences_per_chunk: i
     if manifest and _current(manifest):
         return
     started = time.perf_counter()
-    writer = IndexWriter(str(uri), pool.shape[1], rebuild=True)
+    writer = IndexWriter(str(uri), pool.shape[1], None, rebuild=True)
     rng = np.random.default_rng(0)
     for first in range(0, len(chunks), 2000):
         writer.add(*synthetic_rows(chunks[first : first + 2000], first, sentences_per_chunk, pool, rng))
@@ -204,28 +204,30 @@ def commit_synthetic(writer: IndexWriter, vector_index: dict | None, started: fl
     """Commit a synthetic index's manifest: the default model's settings and this code's splitter and
     sentence context, so that a command extends it as it would an index it built
     (bench/commit_cost.py edits one)."""
-    counts = writer.counts()
+    counts = writer.tally.counts()
+    embedding = {
+        "model": "all-MiniLM-L6-v2",
+        "embedding_backend": DEFAULT_BACKEND,
+        "dimension": writer.dimension,
+        "query_prompt": "",
+        "document_prompt": "",
+        "chunk_tokens": 1000,
+        "sentence_tokens": 224,
+        "splitter": SPLITTER_VERSION,
+        "sentence_context": SENTENCE_CONTEXT,
+    }
+    record = Manifest.record(writer.uri, embedding=embedding)
     writer.commit(
-        {
-            "model": "all-MiniLM-L6-v2",
-            "embedding_backend": DEFAULT_BACKEND,
-            "dimension": writer.dimension,
-            "query_prompt": "",
-            "document_prompt": "",
-            "chunk_tokens": 1000,
-            "sentence_tokens": 224,
-            "splitter": SPLITTER_VERSION,
-            "sentence_context": SENTENCE_CONTEXT,
-            "sources": [],
-            "counts": counts,
-            "vector_index": vector_index,
-            "built_at": "synthetic",
-            "build_seconds": round(time.perf_counter() - started, 1),
-        },
+        dataclasses.replace(
+            record,
+            vector_index=vector_index,
+            built_at="synthetic",
+            build_seconds=round(time.perf_counter() - started, 1),
+        ),
         {},
     )
     log(
-        f"wrote {Path(writer.uri).name}: {counts['chunks']} chunks, {counts['sentences']} sentences, "
+        f"wrote {Path(writer.uri).name}: {counts.chunks} chunks, {counts.sentences} sentences, "
         f"vector index {vector_index} ({time.perf_counter() - started:.0f} s)"
     )
 

@@ -68,10 +68,11 @@ def main() -> None:
         ARAG_MCP_CACHE=os.environ.get("ARAG_MCP_CACHE", tempfile.mkdtemp()),
     )
     boto3.client("s3").create_bucket(Bucket=BUCKET)
-    from arag_mcp.indexer.build import BuildOptions, build_index
+    from arag_mcp.indexer.build_options import BuildOptions
+    from arag_mcp.indexer.indexes import Index
 
     uri = f"s3://{BUCKET}/idx"
-    build_index([SAMPLE], uri, BuildOptions(progress=False))
+    Index(uri).add([SAMPLE], BuildOptions(progress=False))
     results: dict = {"in_flight": args.in_flight, "server": str(Path(arag_mcp.indexer.__file__).parents[1])}
     try:
         with http_server(uri, "streamable-http") as base:

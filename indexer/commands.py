@@ -12,33 +12,24 @@ from dataclasses import replace
 from arag_mcp.indexer.embedding.encoder import ModelError
 from arag_mcp.indexer.embedding.settings import limit_cpu_threads
 from arag_mcp.indexer.index.errors import IndexBusy, IndexStoreError
-from arag_mcp.indexer.index.manifest import check_manifest
 from arag_mcp.indexer.index.schema import DocumentColumn
 from arag_mcp.indexer.index.snapshot import checked_index, list_documents
-from arag_mcp.indexer.index.stores import normalise_uri
 from arag_mcp.indexer.sources.budget import MB, FileBudget
 from arag_mcp.indexer.sources.document import CorpusError
 from arag_mcp.indexer.sources.formats import TYPES_READ
 
-from .build import (
-    BuildFailed,
-    BuildOptions,
-    BuildSummary,
-    build_index,
-    describe_index,
-    index_settings,
-    remove_from_index,
-    report_skips,
-    sync_index,
-)
+from .build_options import BuildOptions, WatchOptions
+from .build_summary import BuildFailed, BuildSummary, report_skips
 from .command_options import terminal_text
-from .watch import WatcherRunning, WatchOptions, watch_index
+from .indexes import Index
+from .watch import WatcherRunning
 
 log = logging.getLogger("arag_mcp.indexer")
 
 
 def build_options(args: argparse.Namespace) -> BuildOptions:
-    """Build options from the command line; model, backend and chunk size default to the index's own."""
+    """Build options from the command line; model, backend and chunk size not given are the index's
+    own (settled by the command, from the manifest it reads under the index's lock)."""
     given = {
         name: value
         for name, value in (
@@ -52,10 +43,9 @@ def build_options(args: argparse.Namespace) -> BuildOptions:
         if value is not None
     }
     rebuild = getattr(args, "rebuild", False)
-    settings = {} if rebuild else index_settings(args.index)
     return replace(
         BuildOptions(),
-        **{**settings, **given},
+        **given,
         device=args.device,
         commit_seconds=args.commit_seconds,
         exclude=tuple(getattr(args, "exclude", ())),
@@ -73,10 +63,8 @@ def build_options(args: argparse.Namespace) -> BuildOptions:
 def run_update(args: argparse.Namespace) -> None:
     limit_cpu_threads(args.threads)
     options = build_options(args)
-    if args.command == "sync":
-        summary = sync_index(args.index, options)
-    else:
-        summary = build_index(args.sources, args.index, options)
+    index = Index(args.index)
+    summary = index.sync(options) if args.command == "sync" else index.add(args.sources, options)
     _report(summary)
     if not summary.documents:
         _nothing_indexed(args, summary)
@@ -108,11 +96,12 @@ def _report(summary: BuildSummary) -> None:
 def run_watch(args: argparse.Namespace) -> None:
     limit_cpu_threads(args.threads)
     options = build_options(args)
-    watch_index(args.index, args.sources, WatchOptions(options, args.reconcile_every, args.poll, args.parent_pid))
+    watching = WatchOptions(options, args.reconcile_every, args.poll, args.parent_pid)
+    Index(args.index).watch(args.sources, watching)
 
 
 def run_remove(args: argparse.Namespace) -> None:
-    _report(remove_from_index(args.targets, args.index))
+    _report(Index(args.index).remove(args.targets))
 
 
 def run_list(args: argparse.Namespace) -> None:
@@ -134,14 +123,13 @@ def run_list(args: argparse.Namespace) -> None:
 
 def run_info(args: argparse.Namespace) -> None:
     snapshot = checked_index(args.index)
-    print(json.dumps({"index": snapshot.uri, **snapshot.manifest.raw}, indent=2, sort_keys=True))
+    print(json.dumps({"index": snapshot.uri, **snapshot.manifest.to_dict()}, indent=2, sort_keys=True))
 
 
 def run_describe(args: argparse.Namespace) -> None:
-    if args.text is not None:
-        describe_index(args.index, args.text)
-    manifest = check_manifest(normalise_uri(args.index))
-    given = "described" if manifest.raw.get("description") else "derived; set one with `arag-index describe`"
+    index = Index(args.index)
+    manifest = index.describe(args.text) if args.text is not None else index.committed()
+    given = "described" if manifest.described_as else "derived; set one with `arag-index describe`"
     print(manifest.description)
     print(f"({given})", file=sys.stderr)
 

@@ -18,7 +18,7 @@ import pickle
 import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -27,13 +27,18 @@ import ray
 import ray.data
 from tqdm import tqdm
 
+from .build_summary import BuildFailed
+from .changes import FileToRead
 from .command_options import LOCAL_RAY
+from .embed_steps import DocumentIds, EmbeddingWork, ReadDocuments
 from .embedding.embedder import Embedder
 from .index.fragments import write
 from .index.schema import CHUNKS, DOCUMENTS, TABLES, ChunkColumn, DocumentColumn, chunks_schema, documents_schema
 from .index.writer import table_rows, table_uri
-from .rows import RowBatch, chunk_document, embedded_rows, queue_document
+from .rows import RowBatch, chunk_document, content_hash, embedded_rows, queue_document
+from .sources.document import SkippedFile
 from .sources.files import Source, iter_documents
+from .text.sentences import split_sentences
 
 WRITTEN_CHUNK_COLUMNS = [
     ChunkColumn.ID,
@@ -263,3 +268,54 @@ def write_rows(
 
 def _first_line(error: BaseException) -> str:
     return (str(error).strip().splitlines() or [type(error).__name__])[0]
+
+
+def embed_changes(work: EmbeddingWork, to_read: Sequence[FileToRead], inside: Sequence[Path]) -> ReadDocuments:
+    """Chunk, embed and write the new and changed documents on Ray (ray_build.py), then append what
+    the workers wrote; the build's one commit lands it. The files are read here once to tell which
+    documents are new or changed, and again by the workers."""
+    reader, writer, options, summary, existing = work.reader, work.writer, work.options, work.summary, work.existing
+    read = ReadDocuments()
+    ids = DocumentIds()
+    todo: dict[str, tuple[Source, dict[str, str]]] = {}
+    estimated = 0
+    for item in to_read:
+        skips_before = len(summary.skipped)
+        documents: dict[str, str] = {}
+        for document in reader.read(item.path, item.source, summary.skipped):
+            clash = ids.clash(document)
+            if clash:
+                summary.skipped.append(SkippedFile(document.source, clash, ""))
+                continue
+            digest = read.seen[document.doc_id] = documents[document.doc_id] = content_hash(document)
+            stored = existing.get(document.doc_id)
+            if stored is None or stored.doc_hash != digest or stored.problem:
+                todo.setdefault(item.file, (replace(item.source, path=item.path), {}))[1][document.doc_id] = digest
+                estimated += len(split_sentences(document.text))
+        work.record_file(item, documents, summary.skipped[skips_before:])
+        summary.show_skips()
+    if not todo:
+        return read
+    worker = WorkerSettings(
+        options.model,
+        options.device,
+        options.backend,
+        options.batch_size,
+        options.chunk_tokens,
+        options.flush_sentences,
+    )
+    progress = tqdm(total=estimated, desc="embedding", unit=" sentences", disable=not options.progress)
+    try:
+        written = embed_on_ray(options.ray, writer.uri, todo, inside, worker, progress)
+    except RayBuildError as exc:
+        raise BuildFailed(str(exc)) from None
+    finally:
+        progress.close()
+    embedded = written.document_rows[DocumentColumn.ID].to_pylist()
+    stale = [doc_id for doc_id in embedded if doc_id in existing]
+    summary.updated += len(stale)
+    summary.added += len(embedded) - len(stale)
+    summary.embedded_sentences += written.sentences
+    writer.delete_documents(stale)
+    writer.append_fragments(written.fragments, written.chunk_rows, written.document_rows, written.sentences)
+    return read

@@ -6,6 +6,7 @@ into rows here.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime, timezone
@@ -22,6 +23,14 @@ from arag_mcp.indexer.text.context import chunk_context_terms, embedding_key, em
 
 EMBED_SLICE_BATCHES = 8
 """Model batches embedded between two progress updates."""
+
+
+def content_hash(document: Document) -> str:
+    """What a document's rows are made from; a reader's own sentences count only where it gives them,
+    so documents read by the prose rules keep the hash they had."""
+    parts = [document.title, document.source, document.text, document.metadata, document.headings, document.pages]
+    payload = json.dumps(parts + ([document.sentences] if document.sentences else []), sort_keys=True)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:32]
 
 
 class RowBatch:

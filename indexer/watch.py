@@ -1,7 +1,7 @@
 """`arag-index watch`: keep an index current while its sources change.
 
 It starts with a sync, then waits for the file system's change events (watchfiles) and hands each
-debounced batch of changed paths to `sync_paths`, which reads only those of them whose size, time
+debounced batch of changed paths to the index's `sync_paths` (indexes.py), which reads only those of them whose size, time
 or content changed, embeds their new and changed documents and removes those of files gone,
 committing as every build does. A path that vanished is held back for DELETE_GRACE_SECONDS, however
 many batches pass meanwhile, so that a `git checkout` or a save that deletes and writes again keeps
@@ -26,28 +26,19 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
+from typing import Protocol
 
 import filelock
 from arag_mcp.indexer.index.errors import IndexBusy
-from arag_mcp.indexer.index.manifest import check_manifest
-from arag_mcp.indexer.index.stores import normalise_uri, open_store
+from arag_mcp.indexer.index.stores import open_store
 from arag_mcp.indexer.sources.files import Source, is_included, is_left_out
 from arag_mcp.indexer.sources.formats import may_read
 
-from .build import (
-    BuildOptions,
-    BuildSummary,
-    build_index,
-    index_folders,
-    load_embedder,
-    merge_segments,
-    recorded_sources,
-    report_skips,
-    sync_index,
-    sync_paths,
-)
+from .build import index_folders
+from .build_options import BuildOptions, WatchOptions
+from .build_summary import BuildSummary, report_skips
 
 log = logging.getLogger(__name__)
 
@@ -71,14 +62,25 @@ class WatcherRunning(Exception):
     """Another watcher keeps this index current."""
 
 
-@dataclass(frozen=True)
-class WatchOptions:
-    build: BuildOptions = BuildOptions(progress=False)
-    reconcile_seconds: float = 300.0
-    poll: bool = False
-    """Poll the files instead of waiting for the system's events (network and virtual file systems)."""
-    parent_pid: int | None = None
-    """Stop once the process of this id is gone (a server running the watcher beside it)."""
+class WatchedIndex(Protocol):
+    """What the watcher does to the index it keeps current (indexes.Index)."""
+
+    uri: str
+
+    @property
+    def sources(self) -> list[Source]: ...
+
+    def add(self, sources: Sequence[str], options: BuildOptions) -> BuildSummary: ...
+
+    def load_model(self, options: BuildOptions) -> None: ...
+
+    def sync(self, options: BuildOptions) -> BuildSummary: ...
+
+    def sync_paths(
+        self, paths: Sequence[Path], options: BuildOptions, renamed_from: Sequence[Path]
+    ) -> BuildSummary: ...
+
+    def merge_segments(self, wait_for_lock: bool) -> int: ...
 
 
 def watch_lock_path(uri: str) -> Path:
@@ -110,28 +112,25 @@ def batch_line(summary: BuildSummary, seconds: float) -> str:
     return f"+{summary.added} ~{summary.updated} -{summary.removed} in {seconds:.1f} s; {summary.documents:,} documents"
 
 
-def watch_index(
-    uri: str, paths: Sequence[str], options: WatchOptions = WatchOptions(), stop: threading.Event | None = None
-) -> None:
-    """Sync the index at `uri` (adding `paths` as sources first, as `add` does), then keep it
-    current until `stop` is set or SIGINT/SIGTERM arrives; the batch in hand is finished first."""
-    uri = normalise_uri(uri)
-    if not paths:
-        check_manifest(uri)  # before the lock, which would create a missing folder
-    stop = stop or threading.Event()
+def watch(index: WatchedIndex, paths: Sequence[str], options: WatchOptions, stop: threading.Event) -> None:
+    """Sync the index (adding `paths` as sources first, as `add` does), then keep it current until
+    `stop` is set or SIGINT/SIGTERM arrives; the batch in hand is finished first."""
     _share_malloc_arenas()
-    with watch_lock(uri), _stopping_on_signals(stop):
+    with watch_lock(index.uri), _stopping_on_signals(stop):
         started = time.perf_counter()
-        first = build_index(paths, uri, options.build) if paths else sync_index(uri, options.build)
+        first = index.add(paths, options.build) if paths else index.sync(options.build)
         report_skips(first)
         log.info("synced: %s", batch_line(first, time.perf_counter() - started))
-        load_embedder(uri, options.build)  # here, not at the first change
-        roots = recorded_sources(check_manifest(uri).raw)
-        _watch(uri, roots, options, stop)
+        index.load_model(options.build)  # here, not at the first change
+        _keep_current(index, index.sources, options, stop)
 
 
-def _watch(uri: str, roots: Sequence[Source], options: WatchOptions, stop: threading.Event) -> None:
+def _keep_current(index: WatchedIndex, roots: Sequence[Source], options: WatchOptions, stop: threading.Event) -> None:
+    """Sync the paths that change under `roots` in debounced batches until `stop` is set; sweep
+    every source now and then, and merge the keyword segments when no change comes."""
     import watchfiles
+
+    uri = index.uri
 
     # A busy index: retry later. Merges: when idle.
     options = replace(options, build=replace(options.build, wait_for_lock=False, merge_segments=False))
@@ -176,7 +175,7 @@ def _watch(uri: str, roots: Sequence[Source], options: WatchOptions, stop: threa
             # rename, which the sync moves without embedding where the contents match.
             batch = sorted(present | ripe)
             renamed_from = sorted(set(held) - ripe) if added else []
-            if _sync(lambda: sync_paths(uri, batch, options.build, renamed_from)):
+            if _sync(lambda: index.sync_paths(batch, options.build, renamed_from)):
                 for path in ripe:
                     held.pop(path, None)
                 busy = False
@@ -188,10 +187,10 @@ def _watch(uri: str, roots: Sequence[Source], options: WatchOptions, stop: threa
                 busy = True
         elif now - swept >= options.reconcile_seconds:
             swept = now
-            _sync(lambda: sync_index(uri, options.build))
+            _sync(lambda: index.sync(options.build))
             merges_may_be_due = True  # a sweep that found nothing to do does not put merges off
         elif merges_may_be_due and now - last_sync >= IDLE_MERGE_SECONDS and not held:
-            merges_may_be_due = not _merge(uri)
+            merges_may_be_due = not _merge(index)
         if options.parent_pid is not None and os.getppid() != options.parent_pid:
             log.info("the process that started this watcher is gone")
             stop.set()
@@ -243,12 +242,12 @@ def _sync(run: Callable[[], BuildSummary]) -> bool:
     return True
 
 
-def _merge(uri: str) -> bool:
+def _merge(index: WatchedIndex) -> bool:
     """Merge the keyword segments that are due, saying so in one line; False where another command
     held the index (to retry)."""
     started = time.perf_counter()
     try:
-        segments = merge_segments(uri, wait_for_lock=False)
+        segments = index.merge_segments(wait_for_lock=False)
     except IndexBusy:
         return False
     except Exception as exc:  # noqa: BLE001 - a failed merge leaves the committed index as it was

@@ -120,7 +120,7 @@ def create_server(
             snapshot = live.snapshot()
         except IndexStoreError as exc:
             raise ResourceError(str(exc)) from None
-        shown = {key: value for key, value in snapshot.manifest.raw.items() if key not in PRIVATE_MANIFEST_KEYS}
+        shown = {key: value for key, value in snapshot.manifest.to_dict().items() if key not in PRIVATE_MANIFEST_KEYS}
         return json.dumps(
             {
                 "index": snapshot.uri,

@@ -79,20 +79,22 @@ def embedder():
 @pytest.fixture(scope="session")
 def sample_index(tmp_path_factory) -> Path:
     """The bundled sample corpus, indexed once per test run with the default model."""
-    from arag_mcp.indexer.build import BuildOptions, build_index
+    from arag_mcp.indexer.build_options import BuildOptions
+    from arag_mcp.indexer.indexes import Index
 
     index = tmp_path_factory.mktemp("sample") / "idx"
-    build_index([SAMPLE], str(index), BuildOptions(progress=False))
+    Index(str(index)).add([SAMPLE], BuildOptions(progress=False))
     return index
 
 
 @pytest.fixture(scope="session")
 def scoring_index(tmp_path_factory) -> Path:
     """A crafted corpus whose keyword counts are known (see fixtures/scoring.jsonl)."""
-    from arag_mcp.indexer.build import BuildOptions, build_index
+    from arag_mcp.indexer.build_options import BuildOptions
+    from arag_mcp.indexer.indexes import Index
 
     index = tmp_path_factory.mktemp("scoring") / "idx"
-    build_index([FIXTURES / "scoring.jsonl"], str(index), BuildOptions(progress=False))
+    Index(str(index)).add([FIXTURES / "scoring.jsonl"], BuildOptions(progress=False))
     return index
 
 
@@ -148,11 +150,12 @@ def titled_records_index(folder: Path, records: list[tuple[str, str]]) -> Path:
     """An index built in `folder` of one JSONL file, a record (id r0, r1, ...) per (title, text)."""
     import json
 
-    from arag_mcp.indexer.build import BuildOptions, build_index
+    from arag_mcp.indexer.build_options import BuildOptions
+    from arag_mcp.indexer.indexes import Index
 
     lines = [json.dumps({"id": f"r{n}", "title": title, "text": text}) for n, (title, text) in enumerate(records)]
     (folder / "records.jsonl").write_text("\n".join(lines))
-    build_index([folder / "records.jsonl"], str(folder / "idx"), BuildOptions(progress=False))
+    Index(str(folder / "idx")).add([folder / "records.jsonl"], BuildOptions(progress=False))
     return folder / "idx"
 
 

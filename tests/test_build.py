@@ -12,14 +12,17 @@ import index_dump
 import lancedb
 import numpy as np
 import pytest
-from arag_mcp.indexer.build import BuildOptions, build_index, report_skips, sync_index
+from arag_mcp.indexer.build_options import BuildOptions
+from arag_mcp.indexer.build_summary import report_skips
 from arag_mcp.indexer.cli import main as index_main
 from arag_mcp.indexer.index.errors import IndexStoreError
 from arag_mcp.indexer.index.ids import doc_key
-from arag_mcp.indexer.index.manifest import FORMAT_VERSION, read_manifest, write_manifest
+from arag_mcp.indexer.index.manifest import FORMAT_VERSION, MANIFEST_FILE, Counts, read_manifest
 from arag_mcp.indexer.index.schema import CHUNKS, DOCUMENTS, SENTENCES, TABLES
 from arag_mcp.indexer.index.snapshot import open_index
+from arag_mcp.indexer.index.stores import open_store
 from arag_mcp.indexer.index.writer import vector_search
+from arag_mcp.indexer.indexes import Index
 from arag_mcp.indexer.text.chunking import CHARS_PER_TOKEN_BOUND, Span, pack_chunks, sentence_spans
 
 from .conftest import BENCH_DATA, SAMPLE, CliResult, run_cli
@@ -30,10 +33,10 @@ QUIET = BuildOptions(progress=False)
 def test_sample_index_has_tables_and_manifest(sample_index: Path):
     snapshot = open_index(str(sample_index))
     manifest = snapshot.manifest
-    assert manifest.raw["model"] == "all-MiniLM-L6-v2"
-    assert manifest.raw["dimension"] == 384
-    assert manifest.raw["chunk_tokens"] == 1000
-    assert manifest.raw["counts"] == {"documents": 6, "chunks": 6, "sentences": snapshot.sentences.table.count_rows()}
+    assert manifest.model == "all-MiniLM-L6-v2"
+    assert manifest.dimension == 384
+    assert manifest.chunk_tokens == 1000
+    assert manifest.counts == Counts(6, 6, snapshot.sentences.table.count_rows())
     chunks = snapshot.chunks.table.to_pandas()
     assert set(chunks["title"]) == {
         "Marie Curie",
@@ -58,8 +61,8 @@ def test_chunks_are_bounded_and_sentence_aligned(tmp_path: Path, embedder):
     (tmp_path / "long.txt").write_text(" ".join(sentences))
     (tmp_path / "short.txt").write_text("A short document.")
     index = tmp_path / "idx"
-    build_index(
-        [tmp_path / "long.txt", tmp_path / "short.txt"], str(index), BuildOptions(chunk_tokens=60, progress=False)
+    Index(str(index)).add(
+        [tmp_path / "long.txt", tmp_path / "short.txt"], BuildOptions(chunk_tokens=60, progress=False)
     )
     chunks = open_index(str(index)).chunks.table.to_pandas().sort_values(["doc_id", "part"])
     long_chunks = chunks[chunks["doc_id"].str.endswith("long.txt")]
@@ -78,7 +81,7 @@ def test_overlong_sentence_is_split_hard(tmp_path: Path):
     words = " ".join(f"word{i}" for i in range(400))
     (tmp_path / "run-on.txt").write_text(words)
     index = tmp_path / "idx"
-    build_index([tmp_path / "run-on.txt"], str(index), BuildOptions(chunk_tokens=100, progress=False))
+    Index(str(index)).add([tmp_path / "run-on.txt"], BuildOptions(chunk_tokens=100, progress=False))
     chunks = open_index(str(index)).chunks.table.to_pandas().sort_values("part")
     assert len(chunks) > 4
     assert (chunks["tokens"] <= 100).all()
@@ -123,16 +126,16 @@ def test_incremental_build_embeds_only_changes(tmp_path: Path):
         corpus, {"a.md": "# A\n\nAlpha text. More alpha.", "b.md": "# B\n\nBeta text.", "c.md": "# C\n\nGamma text."}
     )
     index = str(tmp_path / "idx")
-    first = build_index([corpus], index, QUIET)
+    first = Index(index).add([corpus], QUIET)
     assert (first.added, first.documents) == (3, 3)
 
-    again = build_index([corpus], index, QUIET)
+    again = Index(index).add([corpus], QUIET)
     assert (again.added, again.updated, again.embedded_sentences, again.unchanged) == (0, 0, 0, 3)
 
     (corpus / "b.md").write_text("# B\n\nBeta text, edited. With a new sentence.")
     (corpus / "d.md").write_text("# D\n\nDelta text.")
     (corpus / "c.md").unlink()
-    update = sync_index(index, QUIET)
+    update = Index(index).sync(QUIET)
     assert (update.added, update.updated, update.unchanged, update.removed) == (1, 1, 1, 1)
 
     chunks = open_index(index).chunks.table.to_pandas()
@@ -142,7 +145,7 @@ def test_incremental_build_embeds_only_changes(tmp_path: Path):
     assert set(sentences["chunk_id"]) == set(chunks["chunk_id"])
     assert not sentences["text"].str.contains("Gamma").any()
 
-    rebuilt = build_index([corpus], index, BuildOptions(rebuild=True, progress=False))
+    rebuilt = Index(index).add([corpus], BuildOptions(rebuild=True, progress=False))
     assert rebuilt.added == 3
 
 
@@ -152,7 +155,7 @@ def test_a_first_build_keeps_one_copy_of_its_rows(tmp_path: Path, commit_sentenc
     are cleaned up; from that commit on, every version a server may read is kept."""
     index = tmp_path / "idx"
     options = BuildOptions(progress=False, flush_sentences=8, commit_sentences=commit_sentences)
-    build_index([SAMPLE], str(index), options)
+    Index(str(index)).add([SAMPLE], options)
     db = lancedb.connect(str(index))
     for name in (CHUNKS, SENTENCES):
         table = db.open_table(name)
@@ -231,10 +234,10 @@ def test_index_refuses_another_model(tmp_path: Path, sample_index: Path):
 
     shutil.copytree(resolve_model_path("all-MiniLM-L6-v2"), other)
     index = tmp_path / "idx"
-    build_index([SAMPLE / "pierre-curie.md"], str(index), QUIET)
+    Index(str(index)).add([SAMPLE / "pierre-curie.md"], QUIET)
     result = run_cli("arag_mcp.indexer", "build", str(SAMPLE), "--index", str(index), "--model", str(other), "--quiet")
     _assert_one_line_error(result, "--model all-MiniLM-L6-v2")
-    assert open_index(str(index)).manifest.raw["counts"]["documents"] == 1
+    assert open_index(str(index)).manifest.counts.documents == 1
 
 
 def test_info_prints_manifest(sample_index: Path):
@@ -251,7 +254,7 @@ def test_shared_corpus_indexes_as_is(tmp_path: Path):
     lines = (BENCH_DATA / "musique" / "corpus.jsonl").read_text().splitlines()[:40]
     subset = tmp_path / "musique.jsonl"
     subset.write_text("\n".join(lines) + "\n")
-    summary = build_index([subset], str(tmp_path / "idx"), QUIET)
+    summary = Index(str(tmp_path / "idx")).add([subset], QUIET)
     assert summary.documents == 40 and summary.chunks == 40
     titles = set(open_index(str(tmp_path / "idx")).chunks.table.to_pandas()["title"])
     assert json.loads(lines[0])["title"] in titles
@@ -277,8 +280,9 @@ def test_chunk_vectors_are_the_normalised_mean_of_their_sentence_vectors(sample_
 
 def test_an_index_of_another_format_is_refused_in_one_line_that_names_the_rebuild(tmp_path: Path, capsys):
     index = tmp_path / "idx"
-    build_index([SAMPLE / "pierre-curie.md"], str(index), QUIET)
-    write_manifest(str(index), {**read_manifest(str(index)), "format_version": FORMAT_VERSION - 1})
+    Index(str(index)).add([SAMPLE / "pierre-curie.md"], QUIET)
+    older = {**read_manifest(str(index)), "format_version": FORMAT_VERSION - 1}
+    open_store(str(index)).write_file(MANIFEST_FILE, json.dumps(older).encode())
     for command in (["info"], ["list"], ["add", str(SAMPLE / "marie-curie.md")], ["sync"], ["remove", "x"]):
         assert index_main([*command, "--index", str(index)]) == 2
         errors = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
@@ -291,8 +295,8 @@ def test_an_index_of_another_format_is_refused_in_one_line_that_names_the_rebuil
     assert result.returncode == 2 and result.stdout == "" and "Traceback" not in result.stderr
     assert result.stderr.strip().count("\n") == 0 and "--rebuild" in result.stderr, result.stderr
 
-    rebuilt = build_index([SAMPLE / "pierre-curie.md"], str(index), BuildOptions(progress=False, rebuild=True))
-    assert rebuilt.documents == 1 and open_index(str(index)).manifest.raw["format_version"] == FORMAT_VERSION
+    rebuilt = Index(str(index)).add([SAMPLE / "pierre-curie.md"], BuildOptions(progress=False, rebuild=True))
+    assert rebuilt.documents == 1 and read_manifest(str(index))["format_version"] == FORMAT_VERSION
 
 
 def test_a_build_that_finds_nothing_to_index_fails_in_one_line_naming_what_it_reads(tmp_path: Path):
@@ -328,11 +332,11 @@ def test_arag_index_alone_lists_its_commands():
 def test_the_summary_rate_is_the_model_s_while_it_embedded(tmp_path: Path):
     """The model's loading and the reading of files are not counted in the rate (a one-sentence
     build once said "1 sentences/s")."""
-    summary = build_index([SAMPLE], str(tmp_path / "idx"), QUIET)
+    summary = Index(str(tmp_path / "idx")).add([SAMPLE], QUIET)
     assert 0 < summary.embedding_seconds < summary.seconds
     assert summary.sentences_per_second == pytest.approx(summary.embedded_sentences / summary.embedding_seconds)
     assert "sentences/s while embedding" in summary.describe()
-    unchanged = sync_index(str(tmp_path / "idx"), QUIET)
+    unchanged = Index(str(tmp_path / "idx")).sync(QUIET)
     assert unchanged.embedded_sentences == 0 and "sentences/s" not in unchanged.describe()
 
 
@@ -344,7 +348,7 @@ def test_a_skipped_file_is_told_as_it_is_met_and_once(tmp_path: Path, caplog: py
     for number in range(12):
         (docs / f"note-{number:02}.md").write_text(f"# Note {number}\n\nNote {number} is here. It has two sentences.\n")
     caplog.set_level(logging.DEBUG, logger="arag_mcp.indexer")
-    summary = build_index([docs], str(tmp_path / "idx"), BuildOptions(progress=False, commit_sentences=4))
+    summary = Index(str(tmp_path / "idx")).add([docs], BuildOptions(progress=False, commit_sentences=4))
     report_skips(summary)
     messages = [record.getMessage() for record in caplog.records]
     told = [at for at, message in enumerate(messages) if message.startswith("skipped ") and "a-broken.pdf" in message]

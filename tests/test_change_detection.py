@@ -10,10 +10,10 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
-from arag_mcp.indexer.build import build_index, sync_index, sync_paths
 from arag_mcp.indexer.index.file_states import read_file_states
-from arag_mcp.indexer.index.manifest import read_manifest, write_manifest
+from arag_mcp.indexer.index.manifest import Manifest, check_manifest, read_manifest, write_manifest
 from arag_mcp.indexer.index.snapshot import list_documents, open_index
+from arag_mcp.indexer.indexes import Index
 from arag_mcp.indexer.sources.formats import READERS_VERSION
 
 from .conftest import run_cli
@@ -31,17 +31,17 @@ def _corpus(folder: Path) -> dict[str, Path]:
 def test_a_file_whose_size_and_time_are_unchanged_is_not_read_again(tmp_path: Path):
     files = _corpus(tmp_path / "docs")
     index = tmp_path / "idx"
-    build_index([tmp_path / "docs"], str(index), QUIET)
+    Index(str(index)).add([tmp_path / "docs"], QUIET)
     before = os.stat(files["b"])
     files["b"].write_text("# Betb\n\nBeta is the second letter.")  # same size
     os.utime(files["b"], ns=(before.st_atime_ns, before.st_mtime_ns))
 
-    unchanged = sync_index(str(index), QUIET)
+    unchanged = Index(str(index)).sync(QUIET)
     assert (unchanged.added, unchanged.updated, unchanged.removed, unchanged.embedded_sentences) == (0, 0, 0, 0)
     assert _titles(index) == ["Alpha", "Beta", "c"]
 
     os.utime(files["b"])  # its time changed: its content hash is compared, and differs
-    changed = sync_index(str(index), QUIET)
+    changed = Index(str(index)).sync(QUIET)
     assert (changed.updated, changed.embedded_sentences) == (1, 2)  # its heading and its sentence
     assert _titles(index) == ["Alpha", "Betb", "c"]
 
@@ -49,11 +49,11 @@ def test_a_file_whose_size_and_time_are_unchanged_is_not_read_again(tmp_path: Pa
 def test_a_touched_file_is_hashed_not_embedded_and_recorded_anew(tmp_path: Path):
     files = _corpus(tmp_path / "docs")
     index = tmp_path / "idx"
-    build_index([tmp_path / "docs"], str(index), QUIET)
+    Index(str(index)).add([tmp_path / "docs"], QUIET)
     version = open_index(str(index)).version
     os.utime(files["a"], ns=(1, 1_000_000_000))
 
-    touched = sync_index(str(index), QUIET)
+    touched = Index(str(index)).sync(QUIET)
     assert (touched.updated, touched.embedded_sentences) == (0, 0)
     assert open_index(str(index)).version == version  # nothing committed
     recorded = read_file_states(str(index), read_manifest(str(index))["tables"])
@@ -63,11 +63,11 @@ def test_a_touched_file_is_hashed_not_embedded_and_recorded_anew(tmp_path: Path)
 def test_sync_drops_deleted_files_and_adds_new_ones_reading_only_those(tmp_path: Path):
     files = _corpus(tmp_path / "docs")
     index = tmp_path / "idx"
-    build_index([tmp_path / "docs"], str(index), QUIET)
+    Index(str(index)).add([tmp_path / "docs"], QUIET)
     files["c"].unlink()
     _write(tmp_path / "docs" / "d.md", "# Delta\n\nDelta is the fourth letter.")
 
-    summary = sync_index(str(index), QUIET)
+    summary = Index(str(index)).sync(QUIET)
     assert (summary.added, summary.updated, summary.removed, summary.unchanged) == (1, 0, 1, 2)
     assert summary.embedded_sentences == 2  # Delta: its heading and its sentence
     assert _titles(index) == ["Alpha", "Beta", "Delta"]
@@ -76,11 +76,11 @@ def test_sync_drops_deleted_files_and_adds_new_ones_reading_only_those(tmp_path:
 def test_a_renamed_file_keeps_its_vectors(tmp_path: Path):
     files = _corpus(tmp_path / "docs")
     index = tmp_path / "idx"
-    build_index([tmp_path / "docs"], str(index), QUIET)
+    Index(str(index)).add([tmp_path / "docs"], QUIET)
     old = open_index(str(index)).sentences.table.to_pandas()
     moved = files["a"].rename(tmp_path / "docs" / "sub" / "first.md")
 
-    summary = sync_index(str(index), QUIET)
+    summary = Index(str(index)).sync(QUIET)
     assert (summary.added, summary.updated, summary.removed, summary.embedded_sentences) == (0, 1, 0, 0)
     listed = {document["title"]: document for document in list_documents(str(index))}
     assert listed["Alpha"]["source"] == "docs/sub/first.md"
@@ -92,16 +92,16 @@ def test_a_renamed_file_keeps_its_vectors(tmp_path: Path):
     assert all(kept[text] == list(vector) for text, vector in zip(new["text"], new["vector"]))
     chunks = snapshot.chunks.table.to_pandas()
     assert chunks[chunks["title"] == "Alpha"]["source"].tolist() == ["docs/sub/first.md"]
-    assert sync_index(str(index), QUIET).embedded_sentences == 0
+    assert Index(str(index)).sync(QUIET).embedded_sentences == 0
 
 
 def test_a_renamed_file_whose_title_is_its_name_is_embedded_again(tmp_path: Path):
     files = _corpus(tmp_path / "docs")
     index = tmp_path / "idx"
-    build_index([tmp_path / "docs"], str(index), QUIET)
+    Index(str(index)).add([tmp_path / "docs"], QUIET)
     files["c"].rename(files["c"].with_name("gamma.txt"))
 
-    summary = sync_index(str(index), QUIET)
+    summary = Index(str(index)).sync(QUIET)
     assert (summary.added, summary.removed, summary.embedded_sentences) == (1, 1, 1)
     assert _titles(index) == ["Alpha", "Beta", "gamma"]
 
@@ -109,17 +109,17 @@ def test_a_renamed_file_whose_title_is_its_name_is_embedded_again(tmp_path: Path
 def test_sync_paths_reads_only_the_paths_given(tmp_path: Path):
     files = _corpus(tmp_path / "docs")
     index = tmp_path / "idx"
-    build_index([tmp_path / "docs"], str(index), QUIET)
+    Index(str(index)).add([tmp_path / "docs"], QUIET)
     files["a"].write_text("# Alpha\n\nAlpha changed.")
     files["b"].write_text("# Beta\n\nBeta changed too.")
 
-    summary = sync_paths(str(index), [files["a"], tmp_path / "elsewhere.md"], QUIET)
+    summary = Index(str(index)).sync_paths([files["a"], tmp_path / "elsewhere.md"], QUIET)
     # the changed sentence, and the heading beside it: a short sentence is embedded with its neighbours
     assert (summary.updated, summary.embedded_sentences) == (1, 2)
     files["c"].unlink()
-    gone = sync_paths(str(index), [files["c"]], QUIET)
+    gone = Index(str(index)).sync_paths([files["c"]], QUIET)
     assert (gone.removed, gone.updated) == (1, 0)
-    assert sync_index(str(index), QUIET).updated == 1  # b, which no path named
+    assert Index(str(index)).sync(QUIET).updated == 1  # b, which no path named
 
 
 def test_files_skipped_before_and_unchanged_are_one_line(tmp_path: Path):
@@ -151,13 +151,13 @@ def test_a_build_commits_on_time_as_well_as_by_sentences(tmp_path: Path):
 
     original = writer.write_manifest
 
-    def recording(uri: str, manifest: dict) -> None:  # the real write; its versions are noted
-        seen_versions.append(manifest["counts"]["documents"])
-        original(uri, manifest)
+    def recording(manifest: Manifest) -> None:  # the real write; its versions are noted
+        seen_versions.append(manifest.counts.documents)
+        original(manifest)
 
     writer.write_manifest = recording
     try:
-        build_index([tmp_path / "docs"], str(index), replace(QUIET, commit_seconds=0))
+        Index(str(index)).add([tmp_path / "docs"], replace(QUIET, commit_seconds=0))
     finally:
         writer.write_manifest = original
     assert seen_versions[0] == 1  # the first commit came after the first document
@@ -169,7 +169,7 @@ def test_sync_paths_leaves_out_what_a_folder_read_leaves_out(tmp_path: Path):
     docs = tmp_path / "docs"
     _write(docs / "a.md", "# Alpha\n\nAlpha.")
     index = docs / "idx"  # the index inside its own source
-    build_index([docs], str(index), replace(QUIET, exclude=("drafts/",)))
+    Index(str(index)).add([docs], replace(QUIET, exclude=("drafts/",)))
     left_out = [
         _write(docs / ".hidden" / "h.md", "# Hidden\n\nHidden."),
         _write(docs / "drafts" / "d.md", "# Draft\n\nDraft."),
@@ -178,7 +178,7 @@ def test_sync_paths_leaves_out_what_a_folder_read_leaves_out(tmp_path: Path):
     ]
     kept = _write(docs / "b.md", "# Beta\n\nBeta.")
 
-    summary = sync_paths(str(index), [*left_out, kept], QUIET)
+    summary = Index(str(index)).sync_paths([*left_out, kept], QUIET)
     assert (summary.added, summary.skipped) == (1, [])
     assert _titles(index) == ["Alpha", "Beta"]
 
@@ -197,19 +197,19 @@ def test_watching_a_missing_index_without_sources_is_one_line_and_creates_nothin
 def test_files_read_by_other_readers_are_read_again_at_a_full_sync_keeping_their_vectors(tmp_path: Path):
     files = _corpus(tmp_path / "docs")
     index = str(tmp_path / "idx")
-    build_index([tmp_path / "docs"], index, QUIET)
+    Index(index).add([tmp_path / "docs"], QUIET)
     manifest = read_manifest(index)
     assert manifest["readers"] == READERS_VERSION
     before = os.stat(files["b"])
     files["b"].write_text("# Beta\n\nBeta is the second lettez.")  # same size and time: not read again unless asked
     os.utime(files["b"], ns=(before.st_atime_ns, before.st_mtime_ns))
-    write_manifest(index, {**manifest, "readers": READERS_VERSION - 1})  # as an older version recorded it
+    write_manifest(replace(check_manifest(index), readers=READERS_VERSION - 1))  # as an older version recorded it
 
-    added = build_index([tmp_path / "docs" / "sub"], index, QUIET)  # an add reads its path alone
+    added = Index(index).add([tmp_path / "docs" / "sub"], QUIET)  # an add reads its path alone
     assert read_manifest(index)["readers"] == READERS_VERSION - 1 and added.updated == 0
 
-    synced = sync_index(index, QUIET)
+    synced = Index(index).sync(QUIET)
     assert (synced.updated, synced.unchanged, synced.embedded_sentences) == (1, 2, 2)  # it and its short heading
     assert read_manifest(index)["readers"] == READERS_VERSION
-    again = sync_index(index, QUIET)
+    again = Index(index).sync(QUIET)
     assert (again.updated, again.embedded_sentences) == (0, 0)

@@ -8,8 +8,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from arag_mcp.indexer.build import BuildOptions, BuildSummary, build_index
+from arag_mcp.indexer.build_options import BuildOptions
+from arag_mcp.indexer.build_summary import BuildSummary
 from arag_mcp.indexer.file_types import LINE_LAID_TYPES
+from arag_mcp.indexer.indexes import Index
 from arag_mcp.indexer.sources.code import CODE_SUFFIXES
 from arag_mcp.indexer.sources.document import Document, SkippedFile
 from arag_mcp.indexer.sources.files import iter_documents
@@ -205,7 +207,7 @@ def test_a_build_sums_up_its_skips_by_reason(tmp_path: Path):
 @pytest.fixture(scope="module")
 def live(repository: Path, tmp_path_factory) -> Iterator[LiveIndex]:
     index = tmp_path_factory.mktemp("code-index") / "idx"
-    build_index([repository], str(index), BuildOptions(progress=False, chunk_tokens=120))
+    Index(str(index)).add([repository], BuildOptions(progress=False, chunk_tokens=120))
     with live_index(index) as live:
         yield live
 

@@ -6,8 +6,9 @@ import json
 from pathlib import Path
 
 import numpy as np
-from arag_mcp.indexer.build import BuildOptions, build_index
+from arag_mcp.indexer.build_options import BuildOptions
 from arag_mcp.indexer.index.snapshot import open_index
+from arag_mcp.indexer.indexes import Index
 from arag_mcp.indexer.text.context import (
     CONTEXT_TERMS,
     NEIGHBOUR_WORDS,
@@ -74,9 +75,9 @@ def test_built_vectors_embed_each_sentence_in_its_context(tmp_path: Path, embedd
     ]
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text("".join(json.dumps(record) + "\n" for record in records))
-    build_index([corpus], str(tmp_path / "idx"), BuildOptions(chunk_tokens=40, progress=False))
+    Index(str(tmp_path / "idx")).add([corpus], BuildOptions(chunk_tokens=40, progress=False))
     snapshot = open_index(str(tmp_path / "idx"))
-    assert snapshot.manifest.raw["sentence_context"] == SENTENCE_CONTEXT
+    assert snapshot.manifest.sentence_context == SENTENCE_CONTEXT
     chunks = snapshot.chunks.table.to_pandas().sort_values(["doc_id", "part"])
     long_chunks = chunks[chunks["doc_id"] == "long"]
     assert len(long_chunks) > 1

@@ -8,9 +8,10 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
-from arag_mcp.indexer.build import BuildOptions, build_index
+from arag_mcp.indexer.build_options import BuildOptions
 from arag_mcp.indexer.index.ids import doc_key
 from arag_mcp.indexer.index.snapshot import open_index
+from arag_mcp.indexer.indexes import Index
 from arag_mcp.server.app import create_server
 from arag_mcp.server.search import within_document
 from arag_mcp.server.search.conversations import Conversations, Origin
@@ -30,7 +31,7 @@ def ledger(tmp_path_factory) -> Path:
     text = "\n".join(f"entry {n}" for n in range(3000))
     (corpus / "ledger.jsonl").write_text(json.dumps({"id": "ledger", "title": "Ledger", "text": text}) + "\n")
     index = tmp_path_factory.mktemp("ledger-index") / "idx"
-    build_index([corpus], str(index), BuildOptions(progress=False))
+    Index(str(index)).add([corpus], BuildOptions(progress=False))
     return index
 
 

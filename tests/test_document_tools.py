@@ -11,9 +11,10 @@ import index_dump
 import numpy as np
 import pytest
 from arag_mcp.agent.mcp_tools import named_chunks
-from arag_mcp.indexer.build import BuildOptions, build_index
+from arag_mcp.indexer.build_options import BuildOptions
 from arag_mcp.indexer.index.document_lines import LINE_CHARS
 from arag_mcp.indexer.index.snapshot import open_index
+from arag_mcp.indexer.indexes import Index
 from arag_mcp.server.app import create_server
 from arag_mcp.server.search import retrieval, snippets, within_document
 from arag_mcp.server.search.live_index import LiveIndex
@@ -45,7 +46,7 @@ def corpus(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def index(corpus: Path, tmp_path_factory) -> Path:
     index = tmp_path_factory.mktemp("documents-index") / "idx"
-    build_index([corpus], str(index), BuildOptions(progress=False, chunk_tokens=300))
+    Index(str(index)).add([corpus], BuildOptions(progress=False, chunk_tokens=300))
     return index
 
 

@@ -10,8 +10,9 @@ import docx
 import index_dump
 import numpy as np
 import pytest
-from arag_mcp.indexer.build import BuildOptions, build_index
+from arag_mcp.indexer.build_options import BuildOptions
 from arag_mcp.indexer.index.snapshot import open_index
+from arag_mcp.indexer.indexes import Index
 from arag_mcp.indexer.sources.document import Document
 from arag_mcp.indexer.sources.files import iter_documents
 from arag_mcp.indexer.sources.outline import heading_path
@@ -331,7 +332,7 @@ def documents_index(tmp_path_factory) -> Path:
     write_pdf(corpus / "manual.pdf")
     write_docx(corpus / "gears.docx")
     index = corpus.parent / "idx"
-    build_index([corpus], str(index), BuildOptions(chunk_tokens=24, progress=False))
+    Index(str(index)).add([corpus], BuildOptions(chunk_tokens=24, progress=False))
     return index
 
 

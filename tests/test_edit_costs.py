@@ -17,7 +17,6 @@ import lancedb
 import numpy as np
 import pyarrow as pa
 import pytest
-from arag_mcp.indexer.build import build_index, remove_from_index, sync_index, sync_paths
 from arag_mcp.indexer.index import compaction, file_states, stored_documents, writer
 from arag_mcp.indexer.index.compaction import COMPACT_FRAGMENTS
 from arag_mcp.indexer.index.file_states import FILES_FILE, LOG_FILE, RecordedFiles, read_file_states, write_file_states
@@ -26,6 +25,7 @@ from arag_mcp.indexer.index.manifest import check_manifest, read_manifest
 from arag_mcp.indexer.index.schema import CHUNKS, SENTENCES, TABLES
 from arag_mcp.indexer.index.snapshot import list_documents
 from arag_mcp.indexer.index.tally import TALLIED_COLUMNS, CollectionTally
+from arag_mcp.indexer.indexes import Index
 
 from .test_index_management import QUIET, _write
 
@@ -62,15 +62,15 @@ def _vectors(index: Path) -> dict[tuple[str, int], np.ndarray]:
 def test_appending_a_sentence_embeds_it_alone_and_keeps_the_vectors_a_fresh_build_makes(tmp_path: Path):
     story = _write(tmp_path / "docs" / "story.md", _story(300))
     index = tmp_path / "idx"
-    assert build_index([tmp_path / "docs"], str(index), QUIET).embedded_sentences >= 300
+    assert Index(str(index)).add([tmp_path / "docs"], QUIET).embedded_sentences >= 300
 
     story.write_text(story.read_text() + "The lighthouse keeper counted seventeen gulls that morning.\n")
-    summary = sync_index(str(index), QUIET)
+    summary = Index(str(index)).sync(QUIET)
     assert summary.updated == 1
     assert 1 <= summary.embedded_sentences <= 5, summary.describe()
 
     fresh = tmp_path / "fresh"
-    build_index([tmp_path / "docs"], str(fresh), QUIET)
+    Index(str(fresh)).add([tmp_path / "docs"], QUIET)
     kept, made = _vectors(index), _vectors(fresh)
     assert kept.keys() == made.keys()
     worst = max(float(np.abs(kept[place] - made[place]).max()) for place in made)
@@ -80,10 +80,10 @@ def test_appending_a_sentence_embeds_it_alone_and_keeps_the_vectors_a_fresh_buil
 def test_a_changed_heading_embeds_the_sentences_under_it_again(tmp_path: Path):
     story = _write(tmp_path / "docs" / "story.md", _story(120))
     index = tmp_path / "idx"
-    build_index([tmp_path / "docs"], str(index), QUIET)
+    Index(str(index)).add([tmp_path / "docs"], QUIET)
 
     story.write_text(story.read_text().replace("## Season 2", "## The Second Season"))
-    summary = sync_index(str(index), QUIET)
+    summary = Index(str(index)).sync(QUIET)
     assert summary.embedded_sentences >= 60, "a sentence is embedded with the headings above it"
 
 
@@ -93,12 +93,12 @@ def test_small_commits_leave_a_bounded_number_of_fragments_and_copies(tmp_path: 
         _write(tmp_path / "docs" / f"note-{n}.md", f"# Note {n}\n\nNote {n} is about {WORDS[n]}.") for n in range(8)
     ]
     index = tmp_path / "idx"
-    build_index([tmp_path / "docs"], str(index), QUIET)
+    Index(str(index)).add([tmp_path / "docs"], QUIET)
     chunks = lancedb.connect(str(index)).open_table(CHUNKS)
     most_fragments = 0
     for edit in range(edits):
         notes[edit % len(notes)].write_text(f"# Note {edit}\n\nEdit {edit} mentions the {WORDS[edit % len(WORDS)]}.")
-        assert sync_index(str(index), QUIET).updated == 1
+        assert Index(str(index)).sync(QUIET).updated == 1
         chunks.checkout_latest()
         most_fragments = max(most_fragments, chunks.stats()["fragment_stats"]["num_fragments"])
     assert most_fragments <= COMPACT_FRAGMENTS, "the chunks table was not compacted once due"
@@ -118,7 +118,7 @@ def test_compaction_copies_the_small_fragments_and_leaves_a_large_one(tmp_path: 
         for n in range(40)
     ]
     index = tmp_path / "idx"
-    build_index([tmp_path / "docs"], str(index), QUIET)
+    Index(str(index)).add([tmp_path / "docs"], QUIET)
     db = lancedb.connect(str(index))
 
     def data_files(name: str) -> dict[str, int]:
@@ -130,10 +130,10 @@ def test_compaction_copies_the_small_fragments_and_leaves_a_large_one(tmp_path: 
     large = {name: {file for file, rows in data_files(name).items() if rows >= 8} for name in TABLES}
     assert all(large.values()), large
     notes[0].write_text("# Note 0\n\nNote 0 is edited.")  # a row deleted from the large fragments
-    assert sync_index(str(index), QUIET).updated == 1
+    assert Index(str(index)).sync(QUIET).updated == 1
     for edit in range(COMPACT_FRAGMENTS + 4):
         _write(tmp_path / "docs" / f"new-{edit}.md", f"# New {edit}\n\nIt mentions the {WORDS[edit % len(WORDS)]}.")
-        assert sync_index(str(index), QUIET).added == 1
+        assert Index(str(index)).sync(QUIET).added == 1
     for name in TABLES:
         after = data_files(name)
         assert large[name] <= set(after), f"a fragment of {name} at the target size was rewritten"
@@ -148,7 +148,7 @@ def test_new_rows_join_each_index_as_deltas_merged_apart_from_its_first_part(tmp
     monkeypatch.setattr(compaction, "INDEX_DELTAS", 2)
     _write(tmp_path / "docs" / "first.md", "# First\n\nThe first note.")
     index = tmp_path / "idx"
-    build_index([tmp_path / "docs"], str(index), QUIET)
+    Index(str(index)).add([tmp_path / "docs"], QUIET)
     chunks = lancedb.connect(str(index)).open_table(CHUNKS)
 
     def parts() -> list[tuple[str, str]]:
@@ -160,7 +160,7 @@ def test_new_rows_join_each_index_as_deltas_merged_apart_from_its_first_part(tmp
     most = 0
     for edit in range(12):
         _write(tmp_path / "docs" / f"new-{edit}.md", f"# New {edit}\n\nIt mentions the {WORDS[edit % len(WORDS)]}.")
-        assert sync_index(str(index), QUIET).added == 1
+        assert Index(str(index)).sync(QUIET).added == 1
         found = parts()
         assert all(uuid in {u for _, u in found} for uuid in first.values()), "an index's first part was rewritten"
         most = max(most, max(sum(name == wanted for name, _ in found) for wanted in first))
@@ -172,15 +172,16 @@ def test_new_rows_join_each_index_as_deltas_merged_apart_from_its_first_part(tmp
 
 def _tally_of_tables(index: Path) -> dict:
     """What the manifest's tally should say, counted from the committed tables whole."""
-    manifest = read_manifest(str(index))
+    manifest = check_manifest(str(index))
     db = lancedb.connect(str(index))
     chunks, sentences = db.open_table(CHUNKS), db.open_table(SENTENCES)
-    chunks.checkout(manifest["tables"][CHUNKS])
-    sentences.checkout(manifest["tables"][SENTENCES])
+    chunks.checkout(manifest.tables[CHUNKS])
+    sentences.checkout(manifest.tables[SENTENCES])
     tally = CollectionTally()
     tally.change(chunks.search().select(list(TALLIED_COLUMNS)).limit(None).to_arrow(), sentences.count_rows())
     assert tally.chunks == chunks.count_rows() and tally.documents == chunks.count_rows("part = 0")
-    return tally.manifest_fields()
+    recorded = tally.recorded(manifest).to_dict()
+    return {key: recorded[key] for key in ("summary", "counts", "composition")}
 
 
 def test_the_manifest_tally_follows_adds_edits_renames_and_removes(tmp_path: Path):
@@ -189,7 +190,7 @@ def test_the_manifest_tally_follows_adds_edits_renames_and_removes(tmp_path: Pat
     _write(docs / "guide" / "b.txt", "Beta comes second.")
     _write(docs / "notes" / "records.jsonl", '{"id": "r1", "text": "One record."}\n{"id": "r2", "text": "Two."}\n')
     index = tmp_path / "idx"
-    build_index([docs], str(index), QUIET)
+    Index(str(index)).add([docs], QUIET)
 
     def tallied() -> dict:
         return {key: read_manifest(str(index))[key] for key in ("summary", "counts", "composition")}
@@ -207,9 +208,9 @@ def test_the_manifest_tally_follows_adds_edits_renames_and_removes(tmp_path: Pat
     ]
     for step in steps:
         step()
-        sync_index(str(index), QUIET)
+        Index(str(index)).sync(QUIET)
         assert tallied() == _tally_of_tables(index)
-    remove_from_index([str(docs / "notes" / "b.txt")], str(index))
+    Index(str(index)).remove([str(docs / "notes" / "b.txt")])
     assert tallied() == _tally_of_tables(index)
     assert tallied()["counts"]["documents"] == 1 and tallied()["summary"].startswith("1 document (1 jsonl)")
 
@@ -223,15 +224,15 @@ def test_a_commit_records_the_files_it_changed_and_a_commit_that_never_landed_is
         _write(tmp_path / "docs" / f"note-{n}.md", f"# Note {n}\n\nNote {n} is about {WORDS[n]}.") for n in range(6)
     ]
     index = tmp_path / "idx"
-    build_index([tmp_path / "docs"], str(index), QUIET)
+    Index(str(index)).add([tmp_path / "docs"], QUIET)
     whole = (index / FILES_FILE).read_bytes()
     for edit in range(3):
         notes[edit].write_text(f"# Note {edit}\n\nEdited, {edit}.")
-        sync_index(str(index), QUIET)
+        Index(str(index)).sync(QUIET)
         entry = json.loads((index / LOG_FILE).read_text())["entries"][-1]
         assert list(entry["files"]) == [notes[edit].resolve().as_posix()] and entry["gone"] == []
     notes[5].unlink()
-    sync_index(str(index), QUIET)
+    Index(str(index)).sync(QUIET)
     assert json.loads((index / LOG_FILE).read_text())["entries"][-1]["gone"] == [notes[5].resolve().as_posix()]
     assert (index / FILES_FILE).read_bytes() == whole, "the whole record is not written while the log is small"
 
@@ -242,8 +243,8 @@ def test_a_commit_records_the_files_it_changed_and_a_commit_that_never_landed_is
     write_file_states(str(index), never_landed, {}, since=recorded)
     assert _recorded(index).states == recorded.states
     notes[4].write_text("# Note 4\n\nEdited after a commit that never landed.")
-    assert sync_index(str(index), QUIET).updated == 1
-    assert sync_index(str(index), QUIET).embedded_sentences == 0
+    assert Index(str(index)).sync(QUIET).updated == 1
+    assert Index(str(index)).sync(QUIET).embedded_sentences == 0
     assert sorted(_recorded(index).states) == sorted(recorded.states)
 
 
@@ -254,11 +255,11 @@ def test_a_full_log_is_folded_into_a_whole_record(tmp_path: Path, monkeypatch: p
         _write(tmp_path / "docs" / f"note-{n}.md", f"# Note {n}\n\nNote {n} is about {WORDS[n]}.") for n in range(4)
     ]
     index = tmp_path / "idx"
-    build_index([tmp_path / "docs"], str(index), QUIET)
+    Index(str(index)).add([tmp_path / "docs"], QUIET)
     wholes = 0
     for edit in range(4):
         notes[edit % 4].write_text(f"# Note {edit}\n\nEdited, {edit}.")
-        sync_index(str(index), QUIET)
+        Index(str(index)).sync(QUIET)
         whole = json.loads((index / FILES_FILE).read_text())
         wholes += whole["tables"] == read_manifest(str(index))["tables"]
         assert sorted(_recorded(index).states) == sorted(note.resolve().as_posix() for note in notes)
@@ -275,7 +276,7 @@ def test_a_watcher_batch_looks_up_its_documents_rather_than_reading_every_one(tm
     notes = [_write(docs / f"note-{n}.md", f"# Note {n}\n\nNote {n} is about {WORDS[n]}.") for n in range(5)]
     records = _write(docs / "records.jsonl", '{"id": "r1", "text": "One record."}\n{"id": "r2", "text": "Two."}\n')
     index = tmp_path / "idx"
-    build_index([docs], str(index), QUIET)
+    Index(str(index)).add([docs], QUIET)
     scans = []
     every = stored_documents.scanned_documents
     for module in (stored_documents, writer):
@@ -283,11 +284,11 @@ def test_a_watcher_batch_looks_up_its_documents_rather_than_reading_every_one(tm
 
     notes[0].write_text("# Note 0\n\nNote 0 changed.")
     notes[1].unlink()
-    batch = sync_paths(str(index), [notes[0], notes[1]], QUIET)
+    batch = Index(str(index)).sync_paths([notes[0], notes[1]], QUIET)
     assert (batch.updated, batch.removed, batch.added) == (1, 1, 0)
     _write(docs / "more.jsonl", '{"id": "r2", "text": "Two, moved here."}\n{"id": "r3", "text": "Three."}\n')
     records.write_text('{"id": "r1", "text": "One record."}\n')
-    moved = sync_paths(str(index), [docs / "more.jsonl", records], QUIET)
+    moved = Index(str(index)).sync_paths([docs / "more.jsonl", records], QUIET)
     assert (moved.updated, moved.added, moved.removed) == (1, 1, 0), moved.describe()
     assert scans == [], "a batch read every stored document"
     assert sorted(row["doc_id"] for row in list_documents(str(index)) if row["doc_id"].startswith("r")) == [
@@ -298,9 +299,9 @@ def test_a_watcher_batch_looks_up_its_documents_rather_than_reading_every_one(tm
 
     monkeypatch.setattr(stored_documents, "SCAN_AFTER_MISSES", 2)
     _write(docs / "many.jsonl", "".join(f'{{"id": "m{n}", "text": "Record {n}."}}\n' for n in range(6)))
-    assert sync_paths(str(index), [docs / "many.jsonl"], QUIET).added == 6
+    assert Index(str(index)).sync_paths([docs / "many.jsonl"], QUIET).added == 6
     assert scans == [1], "ids met one at a time are read at once past SCAN_AFTER_MISSES"
-    assert sync_index(str(index), QUIET).embedded_sentences == 0
+    assert Index(str(index)).sync(QUIET).embedded_sentences == 0
 
 
 def test_a_documents_row_that_names_no_file_is_a_document_of_no_path():

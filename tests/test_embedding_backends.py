@@ -10,9 +10,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from arag_mcp.indexer.build import BuildOptions, build_index
+from arag_mcp.indexer.build_options import BuildOptions
 from arag_mcp.indexer.embedding.embedder import Embedder
 from arag_mcp.indexer.index.snapshot import open_index
+from arag_mcp.indexer.indexes import Index
 
 from .conftest import SAMPLE, run_cli
 
@@ -69,16 +70,16 @@ def test_unexportable_model_falls_back_to_torch(tmp_path: Path, torch_embedder: 
 
 def test_manifest_records_backend_and_extension_keeps_it(tmp_path: Path):
     index = tmp_path / "idx"
-    build_index([SAMPLE / "pierre-curie.md"], str(index), BuildOptions(progress=False, backend="torch"))
-    assert open_index(str(index)).manifest.raw["embedding_backend"] == "torch"
+    Index(str(index)).add([SAMPLE / "pierre-curie.md"], BuildOptions(progress=False, backend="torch"))
+    assert open_index(str(index)).manifest.embedding_backend == "torch"
     added = run_cli("arag_mcp.indexer", "add", str(SAMPLE / "marie-curie.md"), "--index", str(index), "--quiet")
     assert added.returncode == 0, added.stderr  # without --backend, the index's own
-    assert open_index(str(index)).manifest.raw["embedding_backend"] == "torch"
+    assert open_index(str(index)).manifest.embedding_backend == "torch"
     result = run_cli("arag_mcp.indexer", "build", str(SAMPLE), "--index", str(index), "--backend", "onnx", "--quiet")
     assert result.returncode == 2 and "Traceback" not in result.stderr
     error = [line for line in result.stderr.splitlines() if line.startswith("arag-index: error:")]
     assert len(error) == 1 and "--backend torch" in error[0] and "--rebuild" in error[0]
-    assert open_index(str(index)).manifest.raw["counts"]["documents"] == 2
+    assert open_index(str(index)).manifest.counts.documents == 2
     rebuilt = run_cli("arag_mcp.indexer", "build", str(SAMPLE), "--index", str(index), "--rebuild", "--quiet")
     assert rebuilt.returncode == 0, rebuilt.stderr
     info = json.loads(run_cli("arag_mcp.indexer", "info", "--index", str(index)).stdout)

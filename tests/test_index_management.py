@@ -10,9 +10,10 @@ import os
 import random
 from pathlib import Path
 
-from arag_mcp.indexer.build import BuildOptions, build_index, remove_from_index, sync_index
+from arag_mcp.indexer.build_options import BuildOptions
 from arag_mcp.indexer.index.manifest import read_manifest
 from arag_mcp.indexer.index.snapshot import list_documents, open_index
+from arag_mcp.indexer.indexes import Index
 
 from .conftest import run_cli
 
@@ -54,58 +55,58 @@ def test_add_keeps_remove_drops_only_its_target_and_sync_drops_only_what_vanishe
         ["b.md", "Beta", "1 chunks"],
     ]
 
-    removed = remove_from_index([str(b)], str(index))
+    removed = Index(str(index)).remove([str(b)])
     assert (removed.removed, removed.unchanged) == (1, 1)
     assert _titles(index) == ["Alpha"]
     assert "Beta" not in open_index(str(index)).chunks.table.to_pandas()["title"].tolist()
 
-    build_index([tmp_path / "docs", b], str(index), QUIET)
+    Index(str(index)).add([tmp_path / "docs", b], QUIET)
     assert _titles(index) == ["Alpha", "Beta", "Gamma"]
     c.unlink()
-    synced = sync_index(str(index), QUIET)
+    synced = Index(str(index)).sync(QUIET)
     assert (synced.added, synced.updated, synced.removed, synced.unchanged) == (0, 0, 1, 2)
     assert _titles(index) == ["Alpha", "Beta"]
     assert open_index(str(index)).manifest.counts.documents == 2
 
     (tmp_path / "docs").rename(tmp_path / "gone")
-    assert sync_index(str(index), QUIET).removed == 1
+    assert Index(str(index)).sync(QUIET).removed == 1
     assert _titles(index) == ["Beta"]
 
 
 def test_build_on_an_existing_index_adds_and_drops_nothing(tmp_path: Path):
     index = tmp_path / "idx"
     six = [_write(tmp_path / "docs" / f"d{i}.md", f"# D{i}\n\nDocument {i}.") for i in range(6)]
-    build_index([tmp_path / "docs"], str(index), QUIET)
+    Index(str(index)).add([tmp_path / "docs"], QUIET)
     note = _write(tmp_path / "new-note.md", "# Note\n\nA new note.")
-    summary = build_index([note], str(index), QUIET)
+    summary = Index(str(index)).add([note], QUIET)
     assert (summary.added, summary.removed, summary.documents) == (1, 0, 7)
     six[0].unlink()
-    assert build_index([note], str(index), QUIET).removed == 0
+    assert Index(str(index)).add([note], QUIET).removed == 0
     assert len(list_documents(str(index))) == 7
 
 
 def test_a_path_inside_a_recorded_folder_is_named_from_it_and_removing_it_excludes_it(tmp_path: Path):
     index = tmp_path / "idx"
     _write(tmp_path / "docs" / "guide" / "intro.md", "# Intro\n\nHello.")
-    build_index([tmp_path / "docs"], str(index), QUIET)
+    Index(str(index)).add([tmp_path / "docs"], QUIET)
     later = _write(tmp_path / "docs" / "guide" / "later.md", "# Later\n\nAdded later.")
-    build_index([later], str(index), QUIET)
+    Index(str(index)).add([later], QUIET)
     assert [d["source"] for d in list_documents(str(index))] == ["docs/guide/intro.md", "docs/guide/later.md"]
     assert read_manifest(str(index))["sources"] == [{"path": (tmp_path / "docs").resolve().as_posix(), "exclude": []}]
 
-    remove_from_index([str(later)], str(index))
-    assert sync_index(str(index), QUIET).added == 0
+    Index(str(index)).remove([str(later)])
+    assert Index(str(index)).sync(QUIET).added == 0
     assert [d["source"] for d in list_documents(str(index))] == ["docs/guide/intro.md"]
-    assert build_index([later], str(index), QUIET).added == 1
+    assert Index(str(index)).add([later], QUIET).added == 1
 
 
 def test_the_same_file_from_two_working_directories_is_embedded_once(tmp_path: Path, monkeypatch):
     index = tmp_path / "idx"
     _write(tmp_path / "notes" / "new-note.md", "# Note\n\nThe note says hello. It has two sentences.")
     monkeypatch.chdir(tmp_path / "notes")
-    first = build_index(["new-note.md"], str(index), QUIET)
+    first = Index(str(index)).add(["new-note.md"], QUIET)
     monkeypatch.chdir(tmp_path)
-    second = build_index(["notes/new-note.md"], str(index), QUIET)
+    second = Index(str(index)).add(["notes/new-note.md"], QUIET)
     assert first.embedded_sentences == 3
     assert (second.embedded_sentences, second.unchanged, second.documents) == (0, 1, 1)
     [document] = list_documents(str(index))
@@ -177,7 +178,7 @@ def test_links_out_of_the_folder_are_skipped_unless_followed(tmp_path: Path):
     assert read_manifest(str(index))["sources"] == [
         {"path": repo.resolve().as_posix(), "exclude": [], "follow_links": True}
     ]
-    assert sync_index(str(index), QUIET).skipped == []
+    assert Index(str(index)).sync(QUIET).skipped == []
 
 
 def test_terminal_control_characters_from_documents_are_printed_escaped(tmp_path: Path):

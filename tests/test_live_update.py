@@ -12,9 +12,10 @@ from pathlib import Path
 
 import anyio
 import pytest
-from arag_mcp.indexer.build import BuildOptions, build_index
+from arag_mcp.indexer.build_options import BuildOptions
 from arag_mcp.indexer.index.ids import doc_key
-from arag_mcp.indexer.index.manifest import read_manifest, write_manifest
+from arag_mcp.indexer.index.manifest import check_manifest, write_manifest
+from arag_mcp.indexer.indexes import Index
 from arag_mcp.server.app import create_server
 from arag_mcp.server.search.live_index import LiveIndex
 from mcp import Client
@@ -28,7 +29,7 @@ async def test_queries_in_a_loop_while_an_incremental_build_lands(tmp_path: Path
     corpus = tmp_path / "corpus"
     shutil.copytree(SAMPLE, corpus)
     index = tmp_path / "idx"
-    build_index([corpus], str(index), BuildOptions(progress=False))
+    Index(str(index)).add([corpus], BuildOptions(progress=False))
     radium = f"{doc_key('radium')}-0"
 
     with live_index(index) as live:
@@ -43,7 +44,7 @@ async def test_queries_in_a_loop_while_an_incremental_build_lands(tmp_path: Path
             answers = []
             async with anyio.create_task_group() as group:
                 group.start_soon(
-                    anyio.to_thread.run_sync, lambda: build_index([corpus], str(index), BuildOptions(progress=False))
+                    anyio.to_thread.run_sync, lambda: Index(str(index)).add([corpus], BuildOptions(progress=False))
                 )
                 for _ in range(400):
                     result = await client.call_tool(
@@ -70,8 +71,8 @@ def test_each_build_s_vectors_are_read_on_one_thread_and_a_replaced_build_is_fre
     manifests = []
     for extra in ("", "\n\nRadium paint was used on watch dials."):
         (corpus / "marie-curie.md").write_text((SAMPLE / "marie-curie.md").read_text() + extra)
-        build_index([corpus], index, BuildOptions(progress=False))
-        manifests.append(read_manifest(index))
+        Index(index).add([corpus], BuildOptions(progress=False))
+        manifests.append(check_manifest(index))
     readers: list[int] = []
 
     def note_reader(record: logging.LogRecord) -> bool:
@@ -85,7 +86,7 @@ def test_each_build_s_vectors_are_read_on_one_thread_and_a_replaced_build_is_fre
         try:
             replaced = weakref.ref(live.snapshot())
             for number in range(4):
-                write_manifest(index, manifests[number % 2])
+                write_manifest(manifests[number % 2])
                 served = live.snapshot()
                 assert served is not replaced()
                 deadline = time.monotonic() + 60

@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from arag_mcp.indexer.build import BuildOptions, build_index
+from arag_mcp.indexer.build_options import BuildOptions
+from arag_mcp.indexer.indexes import Index
 from arag_mcp.indexer.sources import tables
 from arag_mcp.indexer.sources.document import Document, SkippedFile
 from arag_mcp.indexer.sources.files import iter_documents
@@ -224,7 +225,7 @@ async def test_a_csv_field_scopes_a_search_and_a_notebook_chunk_shows_its_sectio
             code("pump.impeller(speed=3)", OUTPUTS),
         ],
     )
-    build_index([folder], str(tmp_path / "idx"), BuildOptions(progress=False, chunk_tokens=40))
+    Index(str(tmp_path / "idx")).add([folder], BuildOptions(progress=False, chunk_tokens=40))
     with live_index(tmp_path / "idx", load_model=False) as live:
         async with Client(create_server(live)) as client:
             scoped = await client.call_tool(

@@ -9,9 +9,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from arag_mcp.indexer.build import BuildOptions, build_index
+from arag_mcp.indexer.build_options import BuildOptions
 from arag_mcp.indexer.index.ids import doc_key
 from arag_mcp.indexer.index.keywords.search import keyword_search
+from arag_mcp.indexer.indexes import Index
 from arag_mcp.server.app import create_server
 from arag_mcp.server.search import snippets
 from arag_mcp.server.search.conversations import Conversations
@@ -80,7 +81,7 @@ def records(tmp_path_factory) -> Iterator[LiveIndex]:
     ]
     (corpus / "records.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     index = tmp_path_factory.mktemp("records-index") / "idx"
-    build_index([corpus], str(index), BuildOptions(progress=False))
+    Index(str(index)).add([corpus], BuildOptions(progress=False))
     with live_index(index) as live:
         yield live
 

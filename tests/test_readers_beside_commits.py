@@ -11,11 +11,12 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from arag_mcp.indexer.build import BuildOptions, build_index, sync_index
+from arag_mcp.indexer.build_options import BuildOptions
 from arag_mcp.indexer.index import compaction, snapshot, writer
 from arag_mcp.indexer.index.manifest import check_manifest
 from arag_mcp.indexer.index.reading import VersionGone
 from arag_mcp.indexer.index.snapshot import checked_index, list_documents
+from arag_mcp.indexer.indexes import Index
 
 from .conftest import run_cli
 
@@ -29,7 +30,7 @@ def notes_index(tmp_path: Path) -> tuple[Path, Path]:
     notes.mkdir()
     for number in range(4):
         (notes / f"note-{number}.md").write_text(f"# Note {number}\n\nNote {number} is short.\n")
-    build_index([notes], str(tmp_path / "idx"), QUIET)
+    Index(str(tmp_path / "idx")).add([notes], QUIET)
     return notes, tmp_path / "idx"
 
 
@@ -46,7 +47,7 @@ def test_a_reader_a_few_commits_behind(notes_index: tuple[Path, Path], monkeypat
     for batch in range(3):
         time.sleep(1.2)  # cleanup keeps what is within a second of the version a command started from
         rewrite(notes, batch)
-        sync_index(str(index), QUIET)
+        Index(str(index)).sync(QUIET)
     if grace:
         assert len(list_documents(str(index), read_before)) == 4  # its versions are still there
         return
@@ -67,7 +68,7 @@ def test_list_and_info_beside_a_writer_committing_batches(notes_index: tuple[Pat
         try:
             for batch in range(BATCHES):
                 rewrite(notes, batch)
-                sync_index(str(index), QUIET)
+                Index(str(index)).sync(QUIET)
         except BaseException as exc:  # noqa: BLE001 - reported below
             failures.append(exc)
         finally:

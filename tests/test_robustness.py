@@ -11,12 +11,13 @@ from pathlib import Path
 
 import anyio
 import pytest
-from arag_mcp.indexer.build import BuildOptions, build_index
+from arag_mcp.indexer.build_options import BuildOptions
 from arag_mcp.indexer.index.errors import IndexStoreError
 from arag_mcp.indexer.index.ids import doc_key, parse_chunk_id
 from arag_mcp.indexer.index.keywords.search import keyword_search
 from arag_mcp.indexer.index.keywords.segment_store import FOLDER
 from arag_mcp.indexer.index.snapshot import open_index
+from arag_mcp.indexer.indexes import Index
 from arag_mcp.server.app import create_server
 from arag_mcp.server.tools.profiles import PROFILES
 from mcp import Client
@@ -157,7 +158,7 @@ def many_chunks(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("many")
     records = [{"id": f"d{i}", "title": f"T{i}", "text": f"Word w{i} and w{i + 1} are here."} for i in range(400)]
     (folder / "docs.jsonl").write_text("\n".join(json.dumps(record) for record in records))
-    build_index([folder / "docs.jsonl"], str(folder / "idx"), BuildOptions(progress=False))
+    Index(str(folder / "idx")).add([folder / "docs.jsonl"], BuildOptions(progress=False))
     return folder / "idx"
 
 

@@ -11,9 +11,10 @@ from pathlib import Path
 import index_dump
 import numpy as np
 import pytest
-from arag_mcp.indexer.build import BuildOptions, build_index
+from arag_mcp.indexer.build_options import BuildOptions
 from arag_mcp.indexer.index.keywords.definition import WordCorpus, folded_words, keyword_ranking
 from arag_mcp.indexer.index.snapshot import open_index
+from arag_mcp.indexer.indexes import Index
 from arag_mcp.server.app import create_server
 from arag_mcp.server.search.live_index import LiveIndex
 from arag_mcp.server.tools.profiles import PROFILES
@@ -90,7 +91,7 @@ def corpus(tmp_path_factory) -> Path:
     (root / "kb" / "records").mkdir()
     (root / "kb" / "records" / "parts.jsonl").write_text("\n".join(json.dumps(r) for r in RECORDS) + "\n")
     index = root / "idx"
-    build_index([root / "kb"], str(index), BuildOptions(progress=False, chunk_tokens=40))
+    Index(str(index)).add([root / "kb"], BuildOptions(progress=False, chunk_tokens=40))
     return index
 
 
@@ -170,7 +171,7 @@ async def test_a_one_file_collection_does_not_repeat_its_source_and_type_in_ever
     text (the structured content keeps them)."""
     records = [{"id": f"r{n}", "title": f"Valve {n}", "text": f"Valve {n} drains the tank."} for n in range(3)]
     (tmp_path / "parts.jsonl").write_text("\n".join(json.dumps(record) for record in records))
-    build_index([tmp_path / "parts.jsonl"], str(tmp_path / "idx"), BuildOptions(progress=False))
+    Index(str(tmp_path / "idx")).add([tmp_path / "parts.jsonl"], BuildOptions(progress=False))
     with live_index(tmp_path / "idx", load_model=False) as one_file:
         async with Client(create_server(one_file)) as client:
             found = await client.call_tool("keyword_search", {"keywords": ["valve"]})

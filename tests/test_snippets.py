@@ -9,8 +9,9 @@ import json
 from collections.abc import Iterator
 
 import pytest
-from arag_mcp.indexer.build import BuildOptions, build_index
+from arag_mcp.indexer.build_options import BuildOptions
 from arag_mcp.indexer.index.ids import doc_key
+from arag_mcp.indexer.indexes import Index
 from arag_mcp.server.app import create_server
 from arag_mcp.server.search.live_index import LiveIndex
 from arag_mcp.server.search.snippets import LONG_SENTENCE_CHARS, WHOLE_CHUNK_CHARS, WHOLE_CHUNK_SENTENCES
@@ -74,7 +75,7 @@ def live(tmp_path_factory) -> Iterator[LiveIndex]:
     ]
     (corpus / "pages.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     index = tmp_path_factory.mktemp("snippets-index") / "idx"
-    build_index([corpus], str(index), BuildOptions(progress=False))
+    Index(str(index)).add([corpus], BuildOptions(progress=False))
     with live_index(index) as live:
         yield live
 

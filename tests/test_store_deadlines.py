@@ -12,13 +12,14 @@ from urllib.parse import urlparse
 
 import anyio
 import pytest
-from arag_mcp.indexer.build import BuildOptions, build_index
+from arag_mcp.indexer.build_options import BuildOptions
 from arag_mcp.indexer.index.errors import StoreUnanswered
 from arag_mcp.indexer.index.ids import doc_key
 from arag_mcp.indexer.index.schema import CHUNKS
 from arag_mcp.indexer.index.snapshot import open_index
 from arag_mcp.indexer.index.store import DEFAULT_STORE_SECONDS, set_store_deadline
 from arag_mcp.indexer.index.store_reads import STORE_WAITERS
+from arag_mcp.indexer.indexes import Index
 from arag_mcp.server.app import create_server
 from arag_mcp.server.search.live_index import LiveIndex
 from mcp import Client
@@ -52,7 +53,7 @@ def store(s3_endpoint: str) -> Iterator[Store]:
         env.setenv("AWS_ENDPOINT_URL", proxy.endpoint)
         set_store_deadline(DEADLINE)
         source = f"s3://{BUCKET}/deadlines"
-        build_index([SAMPLE], source, BuildOptions(progress=False))
+        Index(source).add([SAMPLE], BuildOptions(progress=False))
         try:
             yield Store(proxy, source)
         finally:

@@ -12,7 +12,14 @@ from pathlib import Path
 import pytest
 from arag_mcp.indexer.index import manifest as manifest_module
 from arag_mcp.indexer.index.errors import IndexBusy, IndexStoreError
-from arag_mcp.indexer.index.manifest import FORMAT, MANIFEST_FILE, read_manifest, write_manifest
+from arag_mcp.indexer.index.manifest import (
+    FORMAT,
+    MANIFEST_FILE,
+    Manifest,
+    check_manifest,
+    read_manifest,
+    write_manifest,
+)
 from arag_mcp.indexer.index.store_reads import StoreState
 from arag_mcp.indexer.index.stores import OBJECT_READS, LocalStore, ObjectStore, open_store
 
@@ -91,9 +98,14 @@ def test_a_manifest_that_stays_cut_is_called_corrupt_in_one_line(held: HeldObjec
     )
 
 
-def test_a_manifest_is_written_through_the_store_and_read_back(held: HeldObjects):
-    write_manifest(held.uri, {"format": FORMAT, "built_at": "now"})
-    assert read_manifest(held.uri) == {"format": FORMAT, "built_at": "now"}
+def test_a_manifest_is_written_through_the_store_and_read_back(sample_index: Path, monkeypatch: pytest.MonkeyPatch):
+    stored = read_manifest(str(sample_index))
+    manifest = Manifest.from_dict("s3://bucket/index", stored)
+    held = HeldObjects(manifest.uri)
+    monkeypatch.setattr(manifest_module, "open_store", lambda uri: held)
+    write_manifest(manifest)
+    assert check_manifest(held.uri) == manifest
+    assert read_manifest(held.uri) == stored  # every stored key is a field, written back as it was read
 
 
 def test_a_local_manifest_is_read_once_and_a_folder_is_locked_against_a_second_builder(tmp_path: Path):

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import index_dump
 import pytest
-from arag_mcp.indexer.build import BuildOptions, build_index
+from arag_mcp.indexer.build_options import BuildOptions
 from arag_mcp.indexer.index.ids import doc_key
 from arag_mcp.indexer.index.snapshot import open_index
+from arag_mcp.indexer.indexes import Index
 from arag_mcp.server.app import create_server
 from arag_mcp.server.search.conversations import Conversations
 from arag_mcp.server.search.live_index import LiveIndex
@@ -154,7 +155,7 @@ async def test_chunk_read_is_bounded_and_names_what_it_held_back(tmp_path: Path)
         for number in range(12):
             handle.write(json.dumps({"id": f"doc{number}", "title": f"Doc {number}", "text": sentence * 50}) + "\n")
     index = tmp_path / "idx"
-    build_index([corpus], str(index), BuildOptions(progress=False))
+    Index(str(index)).add([corpus], BuildOptions(progress=False))
     ids = [f"{doc_key(f'doc{number}')}-0" for number in range(12)]
     with live_index(index, load_model=False) as live:
         async with client_for(live) as client:

@@ -11,13 +11,14 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pytest
-from arag_mcp.indexer.build import BuildOptions, build_index
+from arag_mcp.indexer.build_options import BuildOptions
 from arag_mcp.indexer.index import vectors, writer
 from arag_mcp.indexer.index.ids import chunk_id, doc_key
 from arag_mcp.indexer.index.schema import chunks_schema, documents_schema, sentences_schema
 from arag_mcp.indexer.index.snapshot import open_index
 from arag_mcp.indexer.index.vectors import SentenceMatches
 from arag_mcp.indexer.index.writer import IndexWriter
+from arag_mcp.indexer.indexes import Index
 from arag_mcp.server.search import retrieval
 
 from .conftest import SAMPLE, live_index
@@ -45,7 +46,7 @@ def found(nearest: SentenceMatches | pa.Table, snapshot=None) -> list[tuple[str,
 
 def write_synthetic(uri: Path, matrix: np.ndarray, per_chunk: int = 10) -> None:
     """An index of len(matrix) sentences with these vectors, written through the indexer's IndexWriter."""
-    writer = IndexWriter(str(uri), matrix.shape[1], rebuild=True)
+    writer = IndexWriter(str(uri), matrix.shape[1], None, rebuild=True)
     chunk_rows, sentence_rows, document_rows = [], [], []
     for number in range(len(matrix) // per_chunk):
         key = doc_key(f"doc-{number}")
@@ -164,7 +165,7 @@ def test_a_new_build_reuses_the_vectors_of_unchanged_documents(tmp_path: Path, e
     corpus = tmp_path / "corpus"
     shutil.copytree(SAMPLE, corpus)
     index = str(tmp_path / "idx")
-    build_index([corpus], index, BuildOptions(progress=False))
+    Index(index).add([corpus], BuildOptions(progress=False))
     first = open_index(index)
     first.sentences.in_memory.load()
 
@@ -172,7 +173,7 @@ def test_a_new_build_reuses_the_vectors_of_unchanged_documents(tmp_path: Path, e
     (corpus / "pierre-curie.md").write_text(pierre.replace("horse-drawn", "heavy horse-drawn"))
     (corpus / "university-of-paris.txt").unlink()
     (corpus / "einsteinium.md").write_text("# Einsteinium\n\nEinsteinium was found in the debris of the Ivy Mike test.")
-    build_index([corpus], index, BuildOptions(progress=False))
+    Index(index).add([corpus], BuildOptions(progress=False))
 
     with caplog.at_level(logging.INFO, logger=vectors.__name__):
         second = open_index(index, previous=first)
@@ -203,7 +204,7 @@ def test_settings_that_change_vectors_prevent_reuse(sample_index, caplog):
     total = first.sentences.table.count_rows()
     for settings, reused in [({}, total), ({"sentence_context": "another"}, 0)]:
         caplog.clear()
-        manifest = dataclasses.replace(first.manifest, raw={**first.manifest.raw, **settings})
+        manifest = dataclasses.replace(first.manifest, **settings)
         again = vectors.SentenceVectors(
             first.sentences.table, first.chunks.table, first.catalogue, manifest, first.sentences.in_memory
         )
@@ -216,7 +217,7 @@ def test_live_index_follows_a_new_build_with_exact_search(tmp_path: Path):
     corpus = tmp_path / "corpus"
     shutil.copytree(SAMPLE, corpus)
     index = str(tmp_path / "idx")
-    build_index([corpus], index, BuildOptions(progress=False))
+    Index(index).add([corpus], BuildOptions(progress=False))
     with live_index(index, reload_seconds=0.0) as live:
         question = "What was found in the debris of the Ivy Mike test?"
         before = live.snapshot()
@@ -226,7 +227,7 @@ def test_live_index_follows_a_new_build_with_exact_search(tmp_path: Path):
         (corpus / "einsteinium.md").write_text(
             "# Einsteinium\n\nEinsteinium was found in the debris of the Ivy Mike test."
         )
-        build_index([corpus], index, BuildOptions(progress=False))
+        Index(index).add([corpus], BuildOptions(progress=False))
         after = live.snapshot()
         assert after is not before and after.sentences.in_memory is not None
         hits = retrieval.semantic_search(after, live.query_vectors(after, [question], 60)[0], top_k=3)

@@ -10,9 +10,9 @@ import time
 from pathlib import Path
 
 import pytest
-from arag_mcp.indexer import build
-from arag_mcp.indexer.build import BuildOptions, build_index
-from arag_mcp.indexer.watch import WatchOptions, watch_index
+from arag_mcp.indexer import build_model
+from arag_mcp.indexer.build_options import BuildOptions, WatchOptions
+from arag_mcp.indexer.indexes import Index
 
 QUIET = BuildOptions(progress=False)
 
@@ -22,18 +22,18 @@ def test_a_watcher_loads_its_model_before_it_watches(tmp_path: Path, caplog: pyt
     notes.mkdir()
     (notes / "a.md").write_text("# A\n\nThe first note.\n")
     index = tmp_path / "idx"
-    build_index([notes], str(index), QUIET)
-    build._embedder.cache_clear()  # as a new watcher process starts
+    Index(str(index)).add([notes], QUIET)
+    build_model._embedder.cache_clear()  # as a new watcher process starts
     stop = threading.Event()
     caplog.set_level(logging.INFO, logger="arag_mcp.indexer.watch")
-    watcher = threading.Thread(target=watch_index, args=(str(index), [], WatchOptions(QUIET), stop))
+    watcher = threading.Thread(target=Index(str(index)).watch, args=([], WatchOptions(QUIET), stop))
     watcher.start()
     try:
         deadline = time.monotonic() + 120
         while not any(record.getMessage().startswith("watching ") for record in caplog.records):
             assert watcher.is_alive() and time.monotonic() < deadline, "the watcher did not start watching"
             time.sleep(0.1)
-        assert build._embedder.cache_info().currsize == 1, "the model was not loaded at start"
+        assert build_model._embedder.cache_info().currsize == 1, "the model was not loaded at start"
         synced = [record.getMessage() for record in caplog.records if record.getMessage().startswith("synced: ")]
         assert synced and "+0 ~0 -0" in synced[0], "the first sync had nothing to embed"
     finally:
@@ -54,7 +54,7 @@ def test_a_command_waits_for_the_index_another_holds_then_runs(tmp_path: Path):
     notes.mkdir()
     (notes / "a.md").write_text("# A\n\nThe first note.\n")
     index = tmp_path / "idx"
-    build_index([notes], str(index), QUIET)
+    Index(str(index)).add([notes], QUIET)
     (tmp_path / "b.md").write_text("# B\n\nThe second note.\n")
     results = []
     with filelock.FileLock(index / LOCK_FILE, timeout=0):

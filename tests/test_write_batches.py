@@ -4,18 +4,20 @@ packaged model."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import lancedb
 import numpy as np
 import pyarrow as pa
 import pytest
-from arag_mcp.indexer.build import BuildOptions, build_index
+from arag_mcp.indexer.build_options import BuildOptions
 from arag_mcp.indexer.index.completeness import IncompleteWrite
-from arag_mcp.indexer.index.manifest import read_manifest, write_manifest
+from arag_mcp.indexer.index.manifest import check_manifest, read_manifest, write_manifest
 from arag_mcp.indexer.index.schema import CHUNKS, DOCUMENTS, SENTENCES, chunks_schema, documents_schema
 from arag_mcp.indexer.index.snapshot import list_documents, open_index
 from arag_mcp.indexer.index.writer import IndexWriter
+from arag_mcp.indexer.indexes import Index
 
 from .conftest import run_cli
 
@@ -68,8 +70,8 @@ def _assert_whole(index: Path, documents: int) -> None:
 def test_documents_across_write_batches_equal_a_one_batch_build(tmp_path: Path, batch: int):
     corpus = _corpus(tmp_path / "docs", batch)
     batched, whole = tmp_path / "batched", tmp_path / "whole"
-    summary = build_index([corpus], str(batched), _options(batch))
-    build_index([corpus], str(whole), BuildOptions(flush_sentences=ONE_BATCH, chunk_tokens=40, progress=False))
+    summary = Index(str(batched)).add([corpus], _options(batch))
+    Index(str(whole)).add([corpus], BuildOptions(flush_sentences=ONE_BATCH, chunk_tokens=40, progress=False))
 
     assert (summary.added, summary.documents) == (4, 4)
     _assert_whole(batched, 4)
@@ -104,7 +106,7 @@ def test_a_document_past_the_default_write_batch_is_found_by_its_last_word(tmp_p
 
 def test_a_commit_of_a_document_written_in_part_is_refused(tmp_path: Path):
     index = tmp_path / "idx"
-    writer = IndexWriter(str(index), 384)
+    writer = IndexWriter(str(index), 384, None)
     rows = [
         {"chunk_id": f"k-{part}", "doc_key": "k", "doc_id": "doc", "doc_hash": "h", "part": part, "parts": 3}
         | {"text": "Some text.", "tokens": 3}
@@ -128,7 +130,7 @@ def test_a_commit_of_a_document_written_in_part_is_refused(tmp_path: Path):
         pa.Table.from_pylist([document], schema=documents_schema()),
     )
     with pytest.raises(IncompleteWrite, match="1 document.*doc: 2 of its 3 chunks"):
-        writer.commit({}, {})
+        writer.commit(None, {})  # refused before the record is read
     assert read_manifest(str(index)) is None
 
 
@@ -148,17 +150,17 @@ def _damage(index: Path) -> tuple[tuple[str, str], int]:
     sentences.delete(f"chunk_id = '{cut_id}'")
     documents.delete(f"doc_id = '{cut}'")
     chunks.add(chunks.search().where(f"doc_id = '{doubled}' AND part = 0").limit(None).to_arrow())
-    manifest = read_manifest(str(index))
-    for table in (chunks, documents, sentences):
-        manifest["tables"][table.name] = table.version
-    write_manifest(str(index), manifest)
+    manifest = check_manifest(str(index))
+    write_manifest(
+        replace(manifest, tables={**manifest.tables, **{t.name: t.version for t in (chunks, documents, sentences)}})
+    )
     return (cut, doubled), lost
 
 
 def test_sync_embeds_again_just_the_documents_an_earlier_build_wrote_in_part(tmp_path: Path):
     corpus = _corpus(tmp_path / "docs", 7)
     index = tmp_path / "idx"
-    build_index([corpus], str(index), _options(7))
+    Index(str(index)).add([corpus], _options(7))
     expected = _rows(index)[:2]
     damaged, lost = _damage(index)
     assert len(list_documents(str(index))) == 3
@@ -181,14 +183,15 @@ def test_a_slow_model_gets_write_batches_that_let_commits_land_on_time():
     """A commit waits for the batch in hand, so a batch is sized to take about half of
     --commit-seconds at the rate the model has shown (a slow machine took 7 minutes over a 4,096-
     sentence batch and committed every 7 minutes instead of every minute)."""
-    from arag_mcp.indexer.build import FIRST_BATCH_SENTENCES, MIN_BATCH_SENTENCES, BuildSummary, _batch_limit
+    from arag_mcp.indexer.build_summary import BuildSummary
+    from arag_mcp.indexer.embed_steps import FIRST_BATCH_SENTENCES, MIN_BATCH_SENTENCES, batch_limit
 
     options = BuildOptions(flush_sentences=4096, commit_seconds=60)
-    assert _batch_limit(options, BuildSummary()) == FIRST_BATCH_SENTENCES  # the rate is not known yet
+    assert batch_limit(options, BuildSummary()) == FIRST_BATCH_SENTENCES  # the rate is not known yet
     slow = BuildSummary(embedded_sentences=100, embedding_seconds=10.0)  # 10 sentences/s
-    assert _batch_limit(options, slow) == 300
+    assert batch_limit(options, slow) == 300
     fast = BuildSummary(embedded_sentences=1500, embedding_seconds=10.0)
-    assert _batch_limit(options, fast) == 4096
+    assert batch_limit(options, fast) == 4096
     crawling = BuildSummary(embedded_sentences=1, embedding_seconds=10.0)
-    assert _batch_limit(options, crawling) == MIN_BATCH_SENTENCES
-    assert _batch_limit(BuildOptions(flush_sentences=16), BuildSummary()) == 16
+    assert batch_limit(options, crawling) == MIN_BATCH_SENTENCES
+    assert batch_limit(BuildOptions(flush_sentences=16), BuildSummary()) == 16

@@ -151,33 +151,181 @@ class SegmentEntry:
 
 
 @dataclass(frozen=True)
+class RecordedSource:
+    """A source the index records: a folder or file read whole, with how it is read (the options
+    `arag-index add` was given for it)."""
+
+    path: str
+    exclude: tuple[str, ...] = ()
+    """gitignore-style patterns left out of it."""
+    follow_links: bool = False
+    gitignore: bool = True
+    """Whether its `.gitignore` files leave paths out."""
+    include: tuple[str, ...] = ()
+    """gitignore-style patterns of files of other types read as plain text."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """As stored: the options only where they are not the default."""
+        return {
+            "path": self.path,
+            "exclude": list(self.exclude),
+            **({"follow_links": True} if self.follow_links else {}),
+            **({} if self.gitignore else {"gitignore": False}),
+            **({"include": list(self.include)} if self.include else {}),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any) -> RecordedSource:
+        """ValueError where the record is malformed."""
+        if not isinstance(data, dict) or not isinstance(data.get("path"), str):
+            raise ValueError("sources")
+        exclude, include = data.get("exclude", []), data.get("include", [])
+        if not all(
+            isinstance(patterns, list) and all(isinstance(p, str) for p in patterns) for patterns in (exclude, include)
+        ):
+            raise ValueError("sources")
+        return cls(
+            data["path"],
+            tuple(exclude),
+            bool(data.get("follow_links", False)),
+            bool(data.get("gitignore", True)),
+            tuple(include),
+        )
+
+
+@dataclass(frozen=True)
+class Composition:
+    """Documents by file type and by folder (collection.py makes the summary from them)."""
+
+    file_types: dict[str, int] = field(default_factory=dict)
+    folders: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class Manifest:
-    """A committed build, as readers need it; `from_dict` checks every field they use."""
+    """A build: how it was made, what it holds and which table versions and keyword segments make it
+    up. Every key the manifest file stores is a field here; `from_dict` checks each and `to_dict`
+    writes each, so the rest of the code never looks a key up by name."""
 
     uri: str
+    """Where the index is (not stored)."""
     model: str
     embedding_backend: str
     dimension: int
+    query_prompt: str
+    document_prompt: str
+    chunk_tokens: int
+    sentence_tokens: int
+    """The most tokens one sentence embeds (longer ones are cut)."""
+    splitter: str
+    """The sentence splitter's version (sentences.py)."""
+    sentence_context: str
+    """What each sentence is embedded with (context.py)."""
+    encoder: EncoderFiles | None
+    """The ONNX query encoder the index carries, or None where it was embedded with torch."""
+    sources: tuple[RecordedSource, ...]
+    described_as: str
+    """The description given to `arag-index describe` ("" where none was: `description` is then
+    the summary)."""
+    readers: int | None
+    """The readers' version every file of the index was read with (formats.py), None where the files
+    were read by several."""
     counts: Counts
+    composition: Composition
+    summary: str
+    """What the build derived the collection to be (collection.py)."""
     tables: dict[str, int]
     """Table name → the LanceDB version this build committed (every table it has)."""
+    segments: tuple[SegmentEntry, ...]
+    """The keyword segments of its chunks, in chunk-number order (segment_set.py)."""
     vector_index: dict[str, Any] | None
     """The IVF-PQ index's parameters and search settings, or None where search is exact."""
     built_at: str
-    summary: str
-    """What the build derived the collection to be (collection.py)."""
-    encoder: EncoderFiles | None
-    """The ONNX query encoder the index carries, or None where it was embedded with torch."""
-    segments: tuple[SegmentEntry, ...]
-    """The keyword segments of its chunks, in chunk-number order (segment_set.py)."""
-    raw: dict[str, Any] = field(repr=False)
-    """The manifest as stored, for display (`arag-index info`, the `arag://index` resource)."""
+    build_seconds: float
+
+    @classmethod
+    def record(
+        cls,
+        uri: str,
+        *,
+        embedding: dict[str, Any],
+        encoder: EncoderFiles | None = None,
+        sources: tuple[RecordedSource, ...] = (),
+        described_as: str = "",
+        readers: int | None = None,
+    ) -> Manifest:
+        """What a build records beside its tables, before a commit adds the tally, the table
+        versions, the keyword segments and its time. `embedding`: model, embedding_backend, dimension,
+        query_prompt, document_prompt, chunk_tokens, sentence_tokens, splitter and sentence_context."""
+        return cls(
+            uri=uri,
+            **embedding,
+            encoder=encoder,
+            sources=sources,
+            described_as=described_as,
+            readers=readers,
+            counts=Counts(0, 0, 0),
+            composition=Composition(),
+            summary="",
+            tables={},
+            segments=(),
+            vector_index=None,
+            built_at="",
+            build_seconds=0.0,
+        )
 
     @property
     def description(self) -> str:
         """What the collection is: the description given to arag-index, else the summary the last
         build derived, by the rule for what hosts read (collection.py), whoever wrote the manifest."""
-        return metadata_line(str(self.raw.get("description") or self.summary))
+        return metadata_line(self.described_as or self.summary)
+
+    @property
+    def vector_settings(self) -> tuple[Any, ...]:
+        """What, with a document's content, determines its sentences' vectors: a build with the same
+        settings embeds a sentence as the last one did."""
+        return (
+            self.model,
+            self.embedding_backend,
+            self.dimension,
+            self.document_prompt,
+            self.chunk_tokens,
+            self.sentence_tokens,
+            self.splitter,
+            self.sentence_context,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The manifest as stored."""
+        return {
+            "format": FORMAT,
+            "format_version": FORMAT_VERSION,
+            "model": self.model,
+            "embedding_backend": self.embedding_backend,
+            "dimension": self.dimension,
+            "query_prompt": self.query_prompt,
+            "document_prompt": self.document_prompt,
+            "chunk_tokens": self.chunk_tokens,
+            "sentence_tokens": self.sentence_tokens,
+            "splitter": self.splitter,
+            "sentence_context": self.sentence_context,
+            "encoder": self.encoder.to_dict() if self.encoder else None,
+            "sources": [source.to_dict() for source in self.sources],
+            "description": self.described_as,
+            "readers": self.readers,
+            "counts": {
+                "documents": self.counts.documents,
+                "chunks": self.counts.chunks,
+                "sentences": self.counts.sentences,
+            },
+            "composition": {"file_types": dict(self.composition.file_types), "folders": dict(self.composition.folders)},
+            "summary": self.summary,
+            "tables": dict(self.tables),
+            "segments": [entry.to_dict() for entry in self.segments],
+            "vector_index": self.vector_index,
+            "built_at": self.built_at,
+            "build_seconds": self.build_seconds,
+        }
 
     @classmethod
     def from_dict(cls, uri: str, data: dict[str, Any]) -> Manifest:
@@ -190,36 +338,58 @@ class Manifest:
                 )
             return value
 
+        def records(name: str, read: Any) -> Any:
+            try:
+                return read(data.get(name))
+            except ValueError:
+                return need(None, dict, name)
+
         counts = need(data.get("counts"), dict, "counts")
+        composition = need(data.get("composition"), dict, "composition")
         stored_tables = need(data.get("tables"), dict, "tables")
-        try:
-            encoder = EncoderFiles.from_dict(data.get("encoder"))
-        except ValueError:
-            need(None, dict, "encoder")
-        try:
-            segments = tuple(SegmentEntry.from_dict(entry) for entry in need(data.get("segments"), list, "segments"))
-        except ValueError:
-            need(None, dict, "segments")
         return cls(
             uri=uri,
             model=need(data.get("model"), str, "model"),
             embedding_backend=need(data.get("embedding_backend"), str, "embedding_backend"),
             dimension=need(data.get("dimension"), int, "dimension"),
+            query_prompt=need(data.get("query_prompt"), str, "query_prompt"),
+            document_prompt=need(data.get("document_prompt"), str, "document_prompt"),
+            chunk_tokens=need(data.get("chunk_tokens"), int, "chunk_tokens"),
+            sentence_tokens=need(data.get("sentence_tokens"), int, "sentence_tokens"),
+            splitter=need(data.get("splitter"), str, "splitter"),
+            sentence_context=need(data.get("sentence_context"), str, "sentence_context"),
+            encoder=records("encoder", EncoderFiles.from_dict),
+            sources=records(
+                "sources", lambda listed: tuple(RecordedSource.from_dict(item) for item in _listed(listed))
+            ),
+            described_as=need(data.get("description", ""), str, "description"),
+            readers=need(data.get("readers"), (int, type(None)), "readers"),
             counts=Counts(
                 *(need(counts.get(name), int, f"counts.{name}") for name in ("documents", "chunks", "sentences"))
             ),
+            composition=Composition(
+                dict(need(composition.get("file_types"), dict, "composition.file_types")),
+                dict(need(composition.get("folders"), dict, "composition.folders")),
+            ),
+            summary=need(data.get("summary"), str, "summary"),
             tables={name: need(stored_tables.get(name), int, f"tables.{name}") for name in TABLES},
+            segments=records(
+                "segments", lambda listed: tuple(SegmentEntry.from_dict(item) for item in _listed(listed))
+            ),
             vector_index=need(data.get("vector_index"), (dict, type(None)), "vector_index"),
             built_at=need(data.get("built_at"), str, "built_at"),
-            summary=need(data.get("summary"), str, "summary"),
-            encoder=encoder,
-            segments=segments,
-            raw=data,
+            build_seconds=float(need(data.get("build_seconds", 0.0), (int, float), "build_seconds")),
         )
 
 
+def _listed(value: Any) -> list[Any]:
+    if not isinstance(value, list):
+        raise ValueError("not a list")
+    return value
+
+
 def read_manifest(uri: str) -> dict[str, Any] | None:
-    """The committed manifest at `uri`, or None where no build has completed there."""
+    """The committed manifest at `uri` as stored, or None where no build has completed there."""
     store = open_store(uri)
     for attempt in range(store.manifest_reads):
         raw = store.read_file(MANIFEST_FILE)
@@ -239,9 +409,24 @@ def read_manifest(uri: str) -> dict[str, Any] | None:
     return manifest
 
 
-def write_manifest(uri: str, manifest: dict[str, Any]) -> None:
+def committed_manifest(uri: str, other_format: bool = False) -> Manifest | None:
+    """The committed build at `uri`, or None where no build has completed there; IndexStoreError
+    where it has another format than this arag-mcp reads, or with `other_format` (a rebuild, which
+    replaces it) None."""
+    stored = read_manifest(uri)
+    if stored is None:
+        return None
+    if stored.get("format_version") != FORMAT_VERSION:
+        if other_format:
+            return None
+        check_format(uri, stored)
+    return Manifest.from_dict(uri, stored)
+
+
+def write_manifest(manifest: Manifest) -> None:
     """Replace the manifest atomically (rename locally; a single PUT on object stores)."""
-    open_store(uri).write_file(MANIFEST_FILE, json.dumps(manifest, indent=2, sort_keys=True).encode("utf-8"))
+    stored = json.dumps(manifest.to_dict(), indent=2, sort_keys=True).encode("utf-8")
+    open_store(manifest.uri).write_file(MANIFEST_FILE, stored)
 
 
 def describe_missing(uri: str) -> str:
@@ -254,11 +439,10 @@ def describe_missing(uri: str) -> str:
 
 def check_manifest(uri: str) -> Manifest:
     """The committed manifest at `uri` (normalised); IndexStoreError names the fix when there is none."""
-    manifest = read_manifest(uri)
+    manifest = committed_manifest(uri)
     if manifest is None:
         raise IndexStoreError(describe_missing(uri))
-    check_format(uri, manifest)
-    return Manifest.from_dict(uri, manifest)
+    return manifest
 
 
 def check_format(uri: str, manifest: dict[str, Any]) -> None:

@@ -10,19 +10,17 @@ the index.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from .collection import folder_of, summary
+from .manifest import Composition, Counts, Manifest
 from .schema import ChunkColumn
 
 TALLIED_COLUMNS = (ChunkColumn.PART, ChunkColumn.SOURCE, ChunkColumn.FILE_TYPE)
 """The chunk columns a tally is adjusted by: a document is counted at its first chunk (part 0)."""
-COMPOSITION = "composition"
-"""The manifest's key for the documents by file type and by folder (its "counts" hold the rest)."""
 
 
 @dataclass
@@ -34,17 +32,17 @@ class CollectionTally:
     folders: Counter[str] = field(default_factory=Counter)
 
     @classmethod
-    def of(cls, manifest: dict[str, Any] | None) -> CollectionTally:
+    def of(cls, manifest: Manifest | None) -> CollectionTally:
         """The tally a manifest records (an empty one for a new index)."""
         if manifest is None:
             return cls()
-        counts, composition = manifest["counts"], manifest[COMPOSITION]
+        counts, composition = manifest.counts, manifest.composition
         return cls(
-            counts["documents"],
-            counts["chunks"],
-            counts["sentences"],
-            Counter(composition["file_types"]),
-            Counter(composition["folders"]),
+            counts.documents,
+            counts.chunks,
+            counts.sentences,
+            Counter(composition.file_types),
+            Counter(composition.folders),
         )
 
     def change(self, chunk_rows: pa.Table, sentences: int, sign: int = 1) -> None:
@@ -61,13 +59,14 @@ class CollectionTally:
             for key in [key for key, count in tallied.items() if count <= 0]:
                 del tallied[key]
 
-    def counts(self) -> dict[str, int]:
-        return {"documents": self.documents, "chunks": self.chunks, "sentences": self.sentences}
+    def counts(self) -> Counts:
+        return Counts(self.documents, self.chunks, self.sentences)
 
-    def manifest_fields(self) -> dict[str, Any]:
-        """What a commit records of the tally."""
-        return {
-            "summary": summary(self.file_types, self.folders),
-            "counts": self.counts(),
-            COMPOSITION: {"file_types": dict(self.file_types), "folders": dict(self.folders)},
-        }
+    def recorded(self, manifest: Manifest) -> Manifest:
+        """`manifest` with this tally: what a commit records of it."""
+        return replace(
+            manifest,
+            summary=summary(self.file_types, self.folders),
+            counts=self.counts(),
+            composition=Composition(dict(self.file_types), dict(self.folders)),
+        )

@@ -35,18 +35,6 @@ HELD_COLUMNS = (SentenceColumn.CHUNK_ID, SentenceColumn.POSITION, SentenceColumn
 VECTOR_BATCH_ROWS = 8_192
 """Sentences per batch read into the matrix: each batch is held beside it (12 MB of 384-dimension
 vectors) until copied in."""
-VECTOR_SETTINGS = (
-    "model",
-    "embedding_backend",
-    "dimension",
-    "document_prompt",
-    "chunk_tokens",
-    "sentence_tokens",
-    "splitter",
-    "sentence_context",
-)
-"""Manifest fields that, with a document's content, determine its sentences' vectors: a build
-that changes none of them leaves the vectors of unchanged documents as they were."""
 QUANTISED_MIN_ROWS = 20_000
 """From this many rows, int8 codes preselect the candidates the float32 product scores exactly
 (quantised.py); below it the whole float32 product is as fast or faster. Measured on 2 idle cores,
@@ -111,7 +99,8 @@ class SentenceVectors:
         self._sentences = sentences
         self._chunks = chunks
         self._catalogue = catalogue
-        self._settings = {field: manifest.raw.get(field) for field in VECTOR_SETTINGS}
+        self._settings = manifest.vector_settings
+        """A build that changes none of them leaves the vectors of unchanged documents as they were."""
         reusable = previous is not None and previous._settings == self._settings
         self._previous = previous._matrix if reusable else None
         self._matrix: _Matrix | None = None

@@ -25,6 +25,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -37,7 +38,7 @@ from .completeness import WrittenRows
 from .file_states import FileState, RecordedFiles, write_file_states
 from .ids import chunk_id, doc_key
 from .keywords import SEGMENT_COLUMNS, KeywordSegments, chunk_terms
-from .manifest import FORMAT, FORMAT_VERSION, SegmentEntry, read_manifest, write_manifest
+from .manifest import Manifest, write_manifest
 from .reading import scan, sql_list, sql_lists
 from .schema import (
     CHUNK_VECTORS,
@@ -169,20 +170,23 @@ class IndexWriter:
         self,
         uri: str,
         dimension: int,
+        committed: Manifest | None,
         rebuild: bool = False,
         check_contents: bool = False,
         merge_segments: bool = True,
     ) -> None:
-        """`check_contents`: read the committed keyword segments through to check their checksums
-        (their sizes are always checked), as a command run by hand does and a watcher's batch does not.
+        """`committed`: the index's manifest as the command found it, under its lock (None: a new
+        index, or one of another format that is rebuilt). `check_contents`: read the committed
+        keyword segments through to check their checksums (their sizes are always checked), as a
+        command run by hand does and a watcher's batch does not.
         `merge_segments`: merge the keyword segments that are due after each commit (a watcher's
         batches leave them to its idle moments)."""
         self.uri = normalise_uri(uri)
         self.merge_segments = merge_segments
         self.dimension = dimension
         open_store(self.uri).prepare()
-        self.committed = read_manifest(self.uri)
-        """The index as this build found it (None: a new index)."""
+        self.committed = committed
+        """The index as this build found it."""
         self.kept_from = self.committed
         """The manifest whose table versions, and all later ones, this build keeps: the one it
         found, or on a new index the first one it commits (before that, no server reads any)."""
@@ -196,9 +200,7 @@ class IndexWriter:
         """What `add` wrote since the last commit: `commit` refuses a document written in part."""
         self.tally = CollectionTally.of(self.previous)
         """What the tables hold, as of the rows written so far."""
-        self.keyword_segments = KeywordSegments(
-            self.uri, [SegmentEntry.from_dict(entry) for entry in (self.previous or {}).get("segments", [])]
-        )
+        self.keyword_segments = KeywordSegments(self.uri, self.previous.segments if self.previous else ())
         """The keyword segments committed, and what changed in them since."""
         if self.previous is not None and (problem := self.keyword_segments.damage(check_contents)):
             log.warning("%s; writing the keyword segments again from the chunks table", problem)
@@ -212,7 +214,7 @@ class IndexWriter:
         if self.previous is None:
             return self._db.create_table(name, schema=schema, mode="overwrite")
         table = self._db.open_table(name)
-        committed = self.previous["tables"][name]
+        committed = self.previous.tables[name]
         if table.version != committed:
             table.restore(committed)
         return table
@@ -329,14 +331,12 @@ class IndexWriter:
         self.written.record(chunk_rows, document_rows)
         self.tally.change(chunk_rows, sentences)
 
-    def commit_step(
-        self, manifest: dict[str, Any], files: dict[str, FileState], in_progress: str | None = None
-    ) -> dict[str, Any]:
+    def commit_step(self, record: Manifest, files: dict[str, FileState], in_progress: str | None = None) -> Manifest:
         """Commit what is written so far (whole documents, and the chunks of `in_progress` written
         so far): the manifest names the table versions and the keyword segments; the vector index
         is extended at the end."""
-        previous_index = self.previous and self.previous.get("vector_index")
-        return self.commit({**manifest, "vector_index": previous_index}, files, in_progress)
+        previous_index = self.previous.vector_index if self.previous else None
+        return self.commit(replace(record, vector_index=previous_index), files, in_progress)
 
     def finish_tables(self) -> dict[str, Any] | None:
         """Compact the tables that are due (`_due`), keep the lookup indexes, and the vector index
@@ -363,9 +363,6 @@ class IndexWriter:
         if not any(index.columns == [column] for index in table.list_indices()):
             table.create_index(column, config=BTree(), replace=True)
 
-    def counts(self) -> dict[str, int]:
-        return self.tally.counts()
-
     def recount(self) -> None:
         """Count the tally from the tables, where they hold rows that no commit counted: documents an
         earlier build wrote in part (`existing_documents`)."""
@@ -381,7 +378,7 @@ class IndexWriter:
         behind the kept version's time (another machine's clock, a clock set back) cleans up nothing."""
         if self.kept_from is None:
             return timedelta(0)
-        named = self.kept_from.get("tables", {}).get(table.name)
+        named = self.kept_from.tables.get(table.name)
         stamps = [version["timestamp"] for version in table.list_versions() if version["version"] == named]
         if not stamps:
             return NO_CLEANUP
@@ -391,7 +388,7 @@ class IndexWriter:
     def _vector_index(self) -> dict[str, Any] | None:
         """Train the IVF-PQ index once; each later compaction adds the new rows to it (compaction.py),
         and search follows the index's size (vector_search)."""
-        previous = self.previous and self.previous.get("vector_index")
+        previous = self.previous.vector_index if self.previous else None
         rows = self.sentences.count_rows()
         if previous:
             return {**previous, **vector_search(rows)}
@@ -409,24 +406,21 @@ class IndexWriter:
         self.sentences.create_index(SentenceColumn.VECTOR, config=config, replace=True)
         return params
 
-    def commit(
-        self, manifest: dict[str, Any], files: dict[str, FileState], in_progress: str | None = None
-    ) -> dict[str, Any]:
+    def commit(self, record: Manifest, files: dict[str, FileState], in_progress: str | None = None) -> Manifest:
         """Name the tables' current versions in the manifest, atomically: readers see the build from here on.
+        `record` is what the build records beside them (how it embeds, its sources, its description);
+        the tally, the tables and the keyword segments are this writer's.
         `files` are the source files' states the committed documents were read from (file_states.py).
         Refused (IncompleteWrite) if a document written since the last commit lacks a chunk or its
         row, but `in_progress`, a document committed in parts (the next build completes it)."""
         self.written.check(in_progress)
-        manifest = {
-            **manifest,
-            **self.tally.manifest_fields(),
-            "format": FORMAT,
-            "format_version": FORMAT_VERSION,
-            "tables": {name: getattr(self, name).version for name in TABLES},
-            "segments": [entry.to_dict() for entry in self.keyword_segments.commit()],
-        }
-        self.recorded_files = write_file_states(self.uri, manifest["tables"], files, since=self.recorded_files)
-        write_manifest(self.uri, manifest)
+        manifest = replace(
+            self.tally.recorded(record),
+            tables={name: getattr(self, name).version for name in TABLES},
+            segments=tuple(self.keyword_segments.commit()),
+        )
+        self.recorded_files = write_file_states(self.uri, manifest.tables, files, since=self.recorded_files)
+        write_manifest(manifest)
         self.kept_from = self.kept_from or manifest
         if self.merge_segments:
             return self.keyword_segments.merge_due(manifest)

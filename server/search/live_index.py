@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from arag_mcp.indexer.index.encoder_files import check_encoder_present, encoder_folder
 from arag_mcp.indexer.index.errors import IndexStoreError, StoreUnanswered
-from arag_mcp.indexer.index.manifest import EncoderFiles, Manifest, check_manifest, read_manifest
+from arag_mcp.indexer.index.manifest import EncoderFiles, Manifest, check_manifest, committed_manifest
 from arag_mcp.indexer.index.store_reads import StoreState
 from arag_mcp.indexer.index.stores import normalise_uri, open_store
 
@@ -151,23 +151,23 @@ class LiveIndex:
 
         try:
             manifest = self._read_manifest()
-            served = self._snapshot.manifest.raw
-            if manifest and any(manifest.get(key) != served.get(key) for key in ("tables", "segments")):
+            served = self._snapshot.manifest
+            if manifest and (manifest.tables, manifest.segments) != (served.tables, served.segments):
                 self._snapshot = open_index(self.uri, previous=self._snapshot)
                 self.manifest = self._snapshot.manifest
                 log.info("serving the build of %s committed at %s", self.uri, self.manifest.built_at)
                 self._queue_reads(self._snapshot)
-            elif manifest and manifest != self._snapshot.manifest.raw:  # the same build, described anew
-                self.manifest = Manifest.from_dict(self.uri, manifest)
-                self._snapshot = self._snapshot.replaced(manifest=self.manifest)
+            elif manifest and manifest != served:  # the same build, described anew
+                self.manifest = manifest
+                self._snapshot = self._snapshot.replaced(manifest=manifest)
         except StoreUnanswered:
             pass  # keep serving the build we have; the store's silence is logged once (store_reads.py)
         except Exception as exc:  # noqa: BLE001 - keep serving the build we have
             log.warning("could not open the new build of %s, still serving the previous one: %s", self.uri, exc)
 
-    def _read_manifest(self) -> dict | None:
+    def _read_manifest(self) -> Manifest | None:
         """The committed manifest, read within the store deadline on an object store."""
-        return self.store.read(lambda: read_manifest(self.uri))
+        return self.store.read(lambda: committed_manifest(self.uri))
 
     def store_state(self) -> StoreState | None:
         """How the object store holding the index answers (None for a local index). Looks at the store

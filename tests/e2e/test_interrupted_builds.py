@@ -14,11 +14,11 @@ from pathlib import Path
 
 import lancedb
 import pytest
-from arag_mcp.indexer.build import build_index
 from arag_mcp.indexer.index.keywords.search import keyword_search
 from arag_mcp.indexer.index.manifest import read_manifest
 from arag_mcp.indexer.index.schema import SENTENCES
 from arag_mcp.indexer.index.snapshot import list_documents, open_index
+from arag_mcp.indexer.indexes import Index
 
 from ..conftest import run_cli
 from ..test_build import _write_corpus
@@ -59,7 +59,7 @@ def test_a_killed_build_keeps_its_committed_steps_and_the_next_embeds_only_the_r
     assert kept.sentences.table.count_rows() == committed == 2 * kept.manifest.counts.documents
     assert len(list_documents(str(index))) == kept.manifest.counts.documents
 
-    summary = build_index([corpus], str(index), QUIET)
+    summary = Index(str(index)).add([corpus], QUIET)
     assert summary.embedded_sentences == 1200 - committed
     assert (summary.documents, summary.sentences) == (600, 1200)
     assert open_index(str(index)).sentences.table.to_pandas()["chunk_id"].nunique() == 600
@@ -126,18 +126,18 @@ def test_a_build_interrupted_before_its_commit_leaves_an_index_older_than_a_week
     _write(corpus / "new.md", "# New\n\nA new document.")
     import arag_mcp.indexer.index.writer as store
 
-    def killed(uri: str, manifest: dict) -> None:
+    def killed(manifest: object) -> None:
         raise KeyboardInterrupt  # the process dies after its table writes, before the commit
 
     monkeypatch.setattr(store, "write_manifest", killed)
     with pytest.raises(KeyboardInterrupt):
-        build_index([corpus], str(index), QUIET)
+        Index(str(index)).add([corpus], QUIET)
     monkeypatch.undo()
 
     info = run_cli("arag_mcp.indexer", "info", "--index", str(index))
     assert info.returncode == 0, info.stderr
     assert open_index(str(index)).version == before
-    assert build_index([corpus], str(index), QUIET).added == 1
+    assert Index(str(index)).add([corpus], QUIET).added == 1
     assert _titles(index) == ["New", "Old"]
 
 
@@ -146,7 +146,7 @@ def test_a_build_on_a_clock_behind_the_index_completes(tmp_path: Path):
     corpus = tmp_path / "docs"
     _write(corpus / "now.md", "# Now\n\nWritten now.")
     index = tmp_path / "idx"
-    build_index([corpus], str(index), QUIET)
+    Index(str(index)).add([corpus], QUIET)
     _write(corpus / "later.md", "# Later\n\nWritten by a machine whose clock is a week behind.")
     command = [sys.executable, "-m", "arag_mcp.indexer", "build", str(corpus), "--index", str(index), "--quiet"]
     behind = subprocess.run(["faketime", "-f", "-8d", *command], capture_output=True, text=True, timeout=300)
@@ -158,7 +158,7 @@ def test_killed_build_leaves_previous_index_and_next_run_completes(tmp_path: Pat
     corpus = tmp_path / "docs"
     _write_corpus(corpus, {"first.txt": "The first document. It is small."})
     index = tmp_path / "idx"
-    build_index([corpus], str(index), QUIET)
+    Index(str(index)).add([corpus], QUIET)
     before = open_index(str(index))
     committed = before.version
 
@@ -176,7 +176,7 @@ def test_killed_build_leaves_previous_index_and_next_run_completes(tmp_path: Pat
     assert after_kill.chunks.table.count_rows() == 1 and after_kill.sentences.table.count_rows() == 2
     assert read_manifest(str(index))["counts"]["documents"] == 1
 
-    summary = build_index([corpus], str(index), QUIET)
+    summary = Index(str(index)).add([corpus], QUIET)
     assert summary.documents == 301 and summary.unchanged == 1
     final = open_index(str(index))
     assert final.chunks.table.count_rows() == 301
@@ -190,7 +190,7 @@ def test_a_build_killed_inside_a_long_document_keeps_the_last_commit_and_the_nex
     corpus.mkdir()
     (written / "tiny.txt").rename(corpus / "tiny.txt")
     index = tmp_path / "idx"
-    build_index([corpus], str(index), _options(7))
+    Index(str(index)).add([corpus], _options(7))
     for path in written.iterdir():
         path.rename(corpus / path.name)
     committed = open_index(str(index)).version
@@ -202,7 +202,7 @@ def test_a_build_killed_inside_a_long_document_keeps_the_last_commit_and_the_nex
     assert open_index(str(index)).version == committed
     _assert_whole(index, 1)
 
-    summary = build_index([corpus], str(index), _options(7))
+    summary = Index(str(index)).add([corpus], _options(7))
     assert (summary.added, summary.unchanged) == (3, 1)
     _assert_whole(index, 4)
 
@@ -235,7 +235,7 @@ def test_a_build_killed_45_s_in_with_commit_seconds_15_keeps_its_timed_commits(t
     kept = open_index(str(index))
     assert 0 < kept.manifest.counts.documents < 300
     assert len(list_documents(str(index))) == kept.manifest.counts.documents
-    summary = build_index([corpus], str(index), QUIET)
+    summary = Index(str(index)).add([corpus], QUIET)
     assert summary.embedded_sentences == 60 * (300 - kept.manifest.counts.documents)
 
 
@@ -265,6 +265,6 @@ def test_a_document_longer_than_commit_seconds_is_committed_in_parts_and_the_nex
     found = keyword_search(kept, ["harbour 0"], 5)
     assert [hit.chunk.title for hit in found.hits] == ["book"]
 
-    summary = build_index([corpus], str(index), QUIET)
+    summary = Index(str(index)).add([corpus], QUIET)
     assert summary.embedded_sentences == 3000 - committed
     _assert_whole(index, 1)

@@ -13,9 +13,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from arag_mcp.indexer.build import BuildOptions, build_index
+from arag_mcp.indexer.build_options import BuildOptions
 from arag_mcp.indexer.index.manifest import read_manifest
 from arag_mcp.indexer.index.schema import DOCUMENTS, SENTENCES
+from arag_mcp.indexer.indexes import Index
 from arag_mcp.indexer.sources.files import Source, iter_documents
 
 from .same_index import assert_same_index, committed_table, corpus_with_notes, write_notes
@@ -42,9 +43,9 @@ def ray_address() -> Iterator[str]:
 
 def test_ray_build_equals_local_build(tmp_path: Path, ray_address: str):
     corpus = corpus_with_notes(tmp_path / "docs", 70)
-    local = build_index([corpus], str(tmp_path / "local"), LOCAL)
+    local = Index(str(tmp_path / "local")).add([corpus], LOCAL)
     started = time.perf_counter()
-    on_ray = build_index([corpus], str(tmp_path / "ray"), ON_RAY)
+    on_ray = Index(str(tmp_path / "ray")).add([corpus], ON_RAY)
     print(f"--ray build of {on_ray.sentences} sentences: {time.perf_counter() - started:.1f} s")
     assert (on_ray.added, on_ray.documents, on_ray.sentences) == (local.added, local.documents, local.sentences)
     assert on_ray.embedded_sentences == local.embedded_sentences
@@ -75,14 +76,14 @@ def test_incremental_ray_add_embeds_only_the_new_document(tmp_path: Path, ray_ad
     corpus = corpus_with_notes(tmp_path / "docs", 3)
     late = tmp_path / "late.md"
     (corpus / "pierre-curie.md").rename(late)
-    build_index([corpus], str(tmp_path / "ray"), ON_RAY)
+    Index(str(tmp_path / "ray")).add([corpus], ON_RAY)
     late.rename(corpus / "pierre-curie.md")
     (corpus / "note-000.txt").write_text("Note 0 was rewritten. It now says something else.")
 
-    summary = build_index([corpus], str(tmp_path / "ray"), ON_RAY)
+    summary = Index(str(tmp_path / "ray")).add([corpus], ON_RAY)
     assert (summary.added, summary.updated, summary.removed) == (1, 1, 0)
     assert summary.unchanged == summary.documents - 2
-    local = build_index([corpus], str(tmp_path / "local"), LOCAL)
+    local = Index(str(tmp_path / "local")).add([corpus], LOCAL)
     changed = {"pierre-curie.md", "note-000.txt"}
     assert summary.embedded_sentences == sum(
         row["sentences"]
@@ -165,7 +166,7 @@ def test_a_killed_build_leaves_the_previous_index_and_the_next_build_whole(
 ):
     corpus = corpus_with_notes(tmp_path / "docs", 0)
     index = tmp_path / "idx"
-    build_index([corpus], str(index), LOCAL)
+    Index(str(index)).add([corpus], LOCAL)
     previous = read_manifest(str(index))
     before = len(list((index / f"{SENTENCES}.lance" / "data").iterdir()))
     write_notes(corpus, 400)
@@ -176,7 +177,7 @@ def test_a_killed_build_leaves_the_previous_index_and_the_next_build_whole(
     else:
         assert _kill_during_build(arguments, _driver_of(index, before)) == -signal.SIGKILL
         assert read_manifest(str(index)) == previous
-    summary = build_index([corpus], str(index), ON_RAY)
+    summary = Index(str(index)).add([corpus], ON_RAY)
     assert summary.documents == 406
-    build_index([corpus], str(tmp_path / "local"), LOCAL)
+    Index(str(tmp_path / "local")).add([corpus], LOCAL)
     assert_same_index(index, tmp_path / "local")

@@ -10,8 +10,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from arag_mcp.indexer.build import BuildOptions, build_index
+from arag_mcp.indexer.build_options import BuildOptions
 from arag_mcp.indexer.index.manifest import read_manifest
+from arag_mcp.indexer.indexes import Index
 
 from ..conftest import BUCKET
 from .same_index import assert_same_index, corpus_with_notes
@@ -34,14 +35,14 @@ def ray_with_s3(s3_endpoint: str) -> Iterator[None]:
 def test_ray_build_into_a_bucket_equals_a_local_build(tmp_path: Path, ray_with_s3: None):
     corpus = corpus_with_notes(tmp_path / "docs", 70)
     index = f"s3://{BUCKET}/ray-idx"
-    on_ray = build_index([corpus], index, BuildOptions(progress=False, ray="local"))
-    local = build_index([corpus], str(tmp_path / "local"), BuildOptions(progress=False))
+    on_ray = Index(index).add([corpus], BuildOptions(progress=False, ray="local"))
+    local = Index(str(tmp_path / "local")).add([corpus], BuildOptions(progress=False))
     assert (on_ray.added, on_ray.documents, on_ray.sentences) == (local.added, local.documents, local.sentences)
     assert_same_index(index, tmp_path / "local")
 
     (corpus / "note-000.txt").write_text("Note 0 was rewritten. It now says something else.")
-    again = build_index([corpus], index, BuildOptions(progress=False, ray="local"))
+    again = Index(index).add([corpus], BuildOptions(progress=False, ray="local"))
     assert (again.added, again.updated, again.removed, again.embedded_sentences) == (0, 1, 0, 2)
-    build_index([corpus], str(tmp_path / "local"), BuildOptions(progress=False))
+    Index(str(tmp_path / "local")).add([corpus], BuildOptions(progress=False))
     assert_same_index(index, tmp_path / "local")
     assert read_manifest(index)["counts"]["documents"] == 76

@@ -12,8 +12,8 @@ import threading
 from pathlib import Path
 
 import pytest
-from arag_mcp.indexer.build import build_index
 from arag_mcp.indexer.index.manifest import read_manifest
+from arag_mcp.indexer.indexes import Index
 
 from ..test_index_management import QUIET
 from .test_watch import wait_for
@@ -36,7 +36,7 @@ def test_list_and_info_in_a_loop_beside_a_watcher_committing_twelve_batches(tmp_
     notes.mkdir()
     for number in range(4):
         (notes / f"note-{number}.md").write_text(f"# Note {number}\n\nNote {number} is short.\n")
-    build_index([notes], str(index), QUIET)
+    Index(str(index)).add([notes], QUIET)
     with log.open("ab") as stderr:
         watching = subprocess.Popen(
             [sys.executable, "-c", WATCH_COMPACTING_EVERY_BATCH, "watch", str(notes), "--index", str(index)],

@@ -12,8 +12,9 @@ from urllib.parse import urlparse
 import anyio
 import httpx2
 import pytest
-from arag_mcp.indexer.build import BuildOptions, build_index
+from arag_mcp.indexer.build_options import BuildOptions
 from arag_mcp.indexer.index.ids import doc_key
+from arag_mcp.indexer.indexes import Index
 
 from ..conftest import BUCKET, SAMPLE
 from ..mcp_helpers import http_client, http_server, read_documents
@@ -41,7 +42,7 @@ def index_uri(proxy: StallingProxy) -> str:
     uri = f"s3://{BUCKET}/outage"
     with pytest.MonkeyPatch.context() as env:
         env.setenv("AWS_ENDPOINT_URL", proxy.endpoint)
-        build_index([SAMPLE], uri, BuildOptions(progress=False))
+        Index(uri).add([SAMPLE], BuildOptions(progress=False))
     return uri
 
 

@@ -10,8 +10,9 @@ from pathlib import Path
 import anyio
 import httpx2
 import pytest
-from arag_mcp.indexer.build import BuildOptions, build_index
+from arag_mcp.indexer.build_options import BuildOptions
 from arag_mcp.indexer.index.ids import doc_key
+from arag_mcp.indexer.indexes import Index
 
 from ..mcp_helpers import MODES, http_client, http_server
 from ..test_http_security import ACCEPT, ENDPOINTS, PING
@@ -120,7 +121,7 @@ def long_name_index(tmp_path_factory) -> Path:
     (folder / "docs").mkdir()
     (folder / "docs" / ("a" * 200 + ".md")).write_text("# Long\n\nThe harbour pump moves water out of the dock.")
     (folder / "docs" / "short.md").write_text("# Short\n\nThe crane lifts boats out of the water.")
-    build_index([folder / "docs"], str(folder / "idx"), BuildOptions(progress=False))
+    Index(str(folder / "idx")).add([folder / "docs"], BuildOptions(progress=False))
     return folder / "idx"
 
 

@@ -18,11 +18,11 @@ import anyio
 import filelock
 import numpy as np
 import pytest
-from arag_mcp.indexer.build import build_index
 from arag_mcp.indexer.index.keywords.search import keyword_search
 from arag_mcp.indexer.index.manifest import read_manifest
 from arag_mcp.indexer.index.snapshot import list_documents, open_index
 from arag_mcp.indexer.index.stores import LOCK_FILE
+from arag_mcp.indexer.indexes import Index
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
@@ -200,7 +200,7 @@ def test_a_first_build_killed_after_its_first_timed_commit_opens_and_the_next_em
     kept = open_index(str(index))
     committed = kept.manifest.counts.sentences
     assert 0 < committed < 1200
-    summary = build_index([docs], str(index), QUIET)
+    summary = Index(str(index)).add([docs], QUIET)
     assert summary.embedded_sentences == 1200 - committed
     assert (summary.documents, summary.sentences) == (600, 1200)
 
@@ -210,7 +210,7 @@ async def test_a_server_with_watch_finds_a_word_written_after_it_started_and_a_s
     docs = tmp_path / "docs"
     _write(docs / "a.md", "# Alpha\n\nAlpha is the first letter.")
     index = tmp_path / "idx"
-    build_index([docs], str(index), QUIET)
+    Index(str(index)).add([docs], QUIET)
     first_log, second_log = (tmp_path / "first.log").open("w+"), (tmp_path / "second.log").open("w+")
 
     def server(errlog) -> Client:  # noqa: ANN001 - a text file
@@ -384,7 +384,7 @@ def test_a_batch_commits_unmerged_and_the_watcher_merges_its_segments_once_idle(
     notes, index, log = tmp_path / "notes", tmp_path / "idx", tmp_path / "watch.log"
     notes.mkdir()
     (notes / "base.md").write_text("# Base\n\nThe base note.\n")
-    build_index([notes], str(index), QUIET)
+    Index(str(index)).add([notes], QUIET)
     with log.open("ab") as stderr:
         watching = subprocess.Popen(
             [sys.executable, "-c", WATCH_MERGING_BY_TWOS, "watch", "--index", str(index)], stderr=stderr

@@ -7,10 +7,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from arag_mcp.indexer.build import BuildOptions, build_index
+from arag_mcp.indexer.build_options import BuildOptions
 from arag_mcp.indexer.index.ids import doc_key
 from arag_mcp.indexer.index.keywords.search import keyword_search
 from arag_mcp.indexer.index.snapshot import IndexSnapshot, open_index
+from arag_mcp.indexer.indexes import Index
 from arag_mcp.server.app import create_server
 from arag_mcp.server.search.live_index import LiveIndex
 from mcp import Client
@@ -28,7 +29,7 @@ def cid(doc_id: str) -> str:
 @pytest.fixture(scope="module")
 def index(tmp_path_factory) -> Path:
     index = tmp_path_factory.mktemp("keywords") / "idx"
-    build_index([CORPUS], str(index), BuildOptions(progress=False))
+    Index(str(index)).add([CORPUS], BuildOptions(progress=False))
     return index
 
 

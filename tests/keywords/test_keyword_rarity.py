@@ -6,10 +6,11 @@ substring mode."""
 from __future__ import annotations
 
 import pytest
-from arag_mcp.indexer.build import BuildOptions, build_index
+from arag_mcp.indexer.build_options import BuildOptions
 from arag_mcp.indexer.index.ids import doc_key
 from arag_mcp.indexer.index.keywords.search import keyword_search
 from arag_mcp.indexer.index.snapshot import IndexSnapshot, open_index
+from arag_mcp.indexer.indexes import Index
 
 from ..conftest import FIXTURES
 
@@ -21,7 +22,7 @@ def cid(doc_id: str) -> str:
 @pytest.fixture(scope="module")
 def snapshot(tmp_path_factory) -> IndexSnapshot:
     index = tmp_path_factory.mktemp("rarity") / "idx"
-    build_index([FIXTURES / "rarity.jsonl"], str(index), BuildOptions(progress=False))
+    Index(str(index)).add([FIXTURES / "rarity.jsonl"], BuildOptions(progress=False))
     return open_index(str(index))
 
 

@@ -9,12 +9,13 @@ import json
 import time
 
 import pytest
-from arag_mcp.indexer.build import BuildOptions, build_index
+from arag_mcp.indexer.build_options import BuildOptions
 from arag_mcp.indexer.index.keywords.definition import WordCorpus, keyword_ranking
 from arag_mcp.indexer.index.keywords.search import keyword_search
 from arag_mcp.indexer.index.keywords.terms import MARKED_PREFIX
 from arag_mcp.indexer.index.keywords.words import fold
 from arag_mcp.indexer.index.snapshot import IndexSnapshot, open_index
+from arag_mcp.indexer.indexes import Index
 from arag_mcp.indexer.normal_forms import GRAPHEME_JOINER, normalized, stream_safe
 from arag_mcp.server.search.snippets import keyword_spans
 from index_dump import all_chunks
@@ -43,7 +44,7 @@ def snapshot(tmp_path_factory) -> IndexSnapshot:
     with (folder / "docs.jsonl").open("w", encoding="utf-8") as handle:
         for doc_id, title, text in DOCUMENTS:
             handle.write(json.dumps({"id": doc_id, "title": title, "text": text}, ensure_ascii=False) + "\n")
-    build_index([folder / "docs.jsonl"], str(folder / "idx"), BuildOptions(progress=False))
+    Index(str(folder / "idx")).add([folder / "docs.jsonl"], BuildOptions(progress=False))
     return open_index(str(folder / "idx"))
 
 

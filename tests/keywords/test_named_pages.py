@@ -9,10 +9,11 @@ import json
 
 import index_dump
 import pytest
-from arag_mcp.indexer.build import BuildOptions, build_index
+from arag_mcp.indexer.build_options import BuildOptions
 from arag_mcp.indexer.index.keywords.definition import WordCorpus, keyword_ranking
 from arag_mcp.indexer.index.keywords.search import keyword_search
 from arag_mcp.indexer.index.snapshot import IndexSnapshot, open_index
+from arag_mcp.indexer.indexes import Index
 from arag_mcp.server.app import create_server
 from arag_mcp.server.search.limits import MAX_KEYWORD_WORDS
 from arag_mcp.server.tools.profiles import PROFILES
@@ -56,7 +57,7 @@ def index(tmp_path_factory) -> str:
     corpus.write_text(
         "".join(json.dumps({"id": f"p{at}", "title": t, "text": x}) + "\n" for at, (t, x) in enumerate(PAGES))
     )
-    build_index([corpus], str(folder / "idx"), BuildOptions(progress=False))
+    Index(str(folder / "idx")).add([corpus], BuildOptions(progress=False))
     return str(folder / "idx")
 
 

@@ -16,16 +16,16 @@ from __future__ import annotations
 
 import math
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..ids import DOC_KEY_CHARS
-from ..manifest import SegmentEntry, write_manifest
+from ..manifest import Manifest, SegmentEntry, write_manifest
 from ..schema import ChunkColumn
 from .segment_store import DEAD_PREFIX, segment_name, segment_store
 from .segments import (
@@ -192,13 +192,13 @@ class KeywordSegments:
         self.entries = entries
         return list(entries)
 
-    def merge_due(self, manifest: Mapping[str, Any]) -> dict[str, Any]:
+    def merge_due(self, manifest: Manifest) -> Manifest:
         """Merge what is due, writing a manifest (`manifest` with the segments it names) after each
         merge, then remove the segments no manifest names; the manifest last written."""
-        written = dict(manifest)
+        written = manifest
         while inputs := self.due():
-            written = {**written, "segments": [entry.to_dict() for entry in self.merge(inputs)]}
-            write_manifest(self.uri, written)
+            written = replace(written, segments=tuple(self.merge(inputs)))
+            write_manifest(written)
         self.remove_unused()
         return written
 
@@ -220,8 +220,7 @@ class KeywordSegments:
         }
 
 
-def segments_damage(uri: str, manifest: Mapping[str, Any], contents: bool = False) -> str | None:
+def segments_damage(manifest: Manifest, contents: bool = False) -> str | None:
     """What is wrong with the keyword segments a manifest names (KeywordSegments.damage): a
     command that finds nothing else to do writes them again where something is."""
-    entries = [SegmentEntry.from_dict(entry) for entry in manifest.get("segments", [])]
-    return KeywordSegments(uri, entries).damage(contents)
+    return KeywordSegments(manifest.uri, manifest.segments).damage(contents)
