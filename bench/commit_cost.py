@@ -50,8 +50,7 @@ def folder_bytes(folder: Path) -> int:
 
 def timed_sync(index: Path, paths: list[Path]) -> dict:
     """One sync of `paths`, with what it cost."""
-    from arag_mcp.indexer.build_options import BuildOptions
-    from arag_mcp.indexer.indexes import Index
+    from arag_mcp.indexer import BuildOptions, Index
 
     os.sync()
     size, written, started = folder_bytes(index), written_bytes(), time.perf_counter()

@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+from arag_mcp.indexer import Embedder  # noqa: E402
 from arag_mcp.indexer.embedding.bert_graph import write_bert_graph
-from arag_mcp.indexer.embedding.embedder import Embedder  # noqa: E402
 from arag_mcp.indexer.embedding.onnx_export import _model_recipe, _trace
 from arag_mcp.indexer.embedding.onnx_runtime import OnnxEncoder
 from arag_mcp.indexer.embedding.settings import DEFAULT_MODEL_DIR

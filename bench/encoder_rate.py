@@ -19,7 +19,7 @@ import argparse
 import statistics
 import time
 
-from arag_mcp.indexer.embedding.embedder import Embedder
+from arag_mcp.indexer import Embedder
 from arag_mcp.indexer.rows import (
     EMBED_SLICE_BATCHES,
     RowBatch,

@@ -79,8 +79,7 @@ def prepared(name: str, write: callable) -> tuple[Path, Path]:  # type: ignore[v
 
 def synthetic(count: int) -> tuple[Path, Path]:
     """(notes folder, index): a synthetic index of `count` chunks with a folder of 100 notes added to it."""
-    from arag_mcp.indexer.embedding.embedder import Embedder
-    from arag_mcp.indexer.index.manifest import read_manifest
+    from arag_mcp.indexer import Embedder, read_manifest
     from speed import _current, passages, synthetic_chunks, vector_pool, write_index
 
     folder = RESULTS / "work" / f"synthetic-{count}"
@@ -105,8 +104,7 @@ def beside(index: Path) -> tuple[Path, Path]:
 def with_notes(index: Path, sources: Path) -> Path:
     """`sources`, a folder of 100 MuSiQue notes, added to `index` (a synthetic one: bench/speed.py's
     or bench/scale.py's) unless it is there already."""
-    from arag_mcp.indexer.build_options import BuildOptions
-    from arag_mcp.indexer.indexes import Index
+    from arag_mcp.indexer import BuildOptions, Index
     from speed import passages
 
     if not sources.is_dir():
@@ -118,8 +116,7 @@ def with_notes(index: Path, sources: Path) -> Path:
 
 
 def no_change_sync(index: Path) -> dict:
-    from arag_mcp.indexer.build_options import BuildOptions
-    from arag_mcp.indexer.indexes import Index
+    from arag_mcp.indexer import BuildOptions, Index
 
     command = [sys.executable, "-m", "arag_mcp.indexer", "sync", "--index", str(index), "--quiet"]
     subprocess.run(command, check=True, capture_output=True)  # catches up after an earlier run's edits
@@ -263,7 +260,7 @@ async def idle(server: Server, seconds: float) -> dict:
 
 
 async def burst(server: Server, sources: Path, count: int, index: Path) -> dict:
-    from arag_mcp.indexer.index.snapshot import list_documents
+    from arag_mcp.indexer import list_documents
 
     files = sorted(sources.rglob("*.md"))[:count]
     before_batches, before_documents = server.batches(), len(list_documents(str(index)))
@@ -294,7 +291,7 @@ async def burst(server: Server, sources: Path, count: int, index: Path) -> dict:
 
 
 def _holding(index: Path, word: str) -> int:
-    from arag_mcp.indexer.index.snapshot import open_index
+    from arag_mcp.indexer import open_index
 
     chunks = open_index(str(index)).chunks.table.to_pandas()
     return int(chunks[chunks["text"].str.contains(word)]["doc_id"].nunique())

@@ -30,11 +30,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import index_dump  # noqa: E402
-from arag_mcp.indexer.build_options import BuildOptions
-from arag_mcp.indexer.embedding.embedder import Embedder  # noqa: E402
+from arag_mcp.indexer import (
+    BuildOptions,
+    Embedder,  # noqa: E402
+    Index,
+    open_index,  # noqa: E402
+)
 from arag_mcp.indexer.index.keywords.search import keyword_search  # noqa: E402
-from arag_mcp.indexer.index.snapshot import open_index  # noqa: E402
-from arag_mcp.indexer.indexes import Index
 from arag_mcp.server.search import retrieval  # noqa: E402
 from common import BENCH_DATA, RESULTS, log, read_jsonl  # noqa: E402
 from quality import Labels, evaluate, extract_keywords, load, write_jsonl  # noqa: E402

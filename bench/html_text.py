@@ -36,8 +36,10 @@ from lxml import etree
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from arag_mcp.indexer.build_options import BuildOptions
-from arag_mcp.indexer.embedding.embedder import Embedder  # noqa: E402
+from arag_mcp.indexer import (
+    BuildOptions,
+    Embedder,  # noqa: E402
+)
 from arag_mcp.indexer.rows import chunk_document  # noqa: E402
 from arag_mcp.indexer.sources.document import SkippedFile
 from arag_mcp.indexer.sources.files import Source, list_files, read_file  # noqa: E402

@@ -4,9 +4,8 @@ and benchmarks. The server never holds a whole index this way."""
 from __future__ import annotations
 
 import numpy as np
-from arag_mcp.indexer.index.chunks import Chunk
+from arag_mcp.indexer import Chunk, IndexSnapshot
 from arag_mcp.indexer.index.schema import ChunkVectorColumn, SentenceColumn
-from arag_mcp.indexer.index.snapshot import IndexSnapshot
 
 
 def all_chunks(snapshot: IndexSnapshot) -> list[Chunk]:

@@ -31,10 +31,10 @@ import index_dump
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from arag_mcp.indexer import IndexSnapshot
 from arag_mcp.indexer.index.keywords.search import MATCHERS, _as_written_or_by_words, _ExactTopK, _Order
 from arag_mcp.indexer.index.keywords.weights import K1, B
 from arag_mcp.indexer.index.ranked import top_chunks
-from arag_mcp.indexer.index.snapshot import IndexSnapshot
 
 Ranking = Callable[[Sequence[str], int], list[int]]
 """Keywords and top k to the chunk numbers ranked first, best first."""

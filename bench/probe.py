@@ -292,7 +292,7 @@ async def one_client(base: str, transport: str, mode: str, calls: int, rng: rand
 
 async def concurrent(index: Path, total: int, clients: int, seed: int) -> dict:
     """`total` calls split over `clients` concurrent clients per transport, half in each mode."""
-    from arag_mcp.indexer.index.snapshot import open_index
+    from arag_mcp.indexer import open_index
 
     ids = open_index(str(index)).catalogue.chunk_ids.to_pylist()
     rng = random.Random(seed)

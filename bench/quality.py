@@ -52,16 +52,20 @@ from scipy import sparse
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import index_dump  # noqa: E402
+from arag_mcp.indexer import (  # noqa: E402  # noqa: E402
+    BACKENDS,
+    DEFAULT_BACKEND,
+    BuildOptions,
+    Embedder,  # noqa: E402
+    Index,
+    IndexSnapshot,
+    IndexStoreError,
+    open_index,
+    read_manifest,  # noqa: E402
+)
 from arag_mcp.indexer.build_model import check_compatible
-from arag_mcp.indexer.build_options import BuildOptions
-from arag_mcp.indexer.embedding.embedder import Embedder  # noqa: E402
-from arag_mcp.indexer.embedding.settings import BACKENDS, DEFAULT_BACKEND  # noqa: E402
-from arag_mcp.indexer.index.errors import IndexStoreError
 from arag_mcp.indexer.index.keywords.definition import WordCorpus, keyword_ranking  # noqa: E402
 from arag_mcp.indexer.index.keywords.search import keyword_search  # noqa: E402
-from arag_mcp.indexer.index.manifest import read_manifest  # noqa: E402
-from arag_mcp.indexer.index.snapshot import IndexSnapshot, open_index  # noqa: E402
-from arag_mcp.indexer.indexes import Index
 from arag_mcp.server.output import chunk_results as rendered  # noqa: E402
 from arag_mcp.server.search import retrieval  # noqa: E402
 from arag_mcp.server.search.snippets import Excerpt, excerpt, keyword_cut, leading, snippet  # noqa: E402

@@ -69,16 +69,19 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from arag_mcp.indexer.embedding.settings import DEFAULT_MODEL, limit_cpu_threads  # noqa: E402
+from arag_mcp.indexer import DEFAULT_MODEL, limit_cpu_threads  # noqa: E402
 
 limit_cpu_threads()
 
 import index_dump  # noqa: E402
-from arag_mcp.indexer.embedding.embedder import Embedder  # noqa: E402
-from arag_mcp.indexer.index.chunks import Chunk  # noqa: E402
+from arag_mcp.indexer import (  # noqa: E402
+    Chunk,  # noqa: E402
+    Embedder,  # noqa: E402
+    IndexSnapshot,
+    open_index,
+)
 from arag_mcp.indexer.index.keywords.identifiers import stand_ins, with_stand_ins  # noqa: E402
 from arag_mcp.indexer.index.keywords.search import keyword_search  # noqa: E402
-from arag_mcp.indexer.index.snapshot import IndexSnapshot, open_index  # noqa: E402
 from arag_mcp.indexer.sources.code import GRAMMARS, _definitions  # noqa: E402
 from arag_mcp.server.search.limits import EXCLUDE_ROUNDS, MAX_KEYWORDS  # noqa: E402
 from arag_mcp.server.search.near_duplicates import NearDuplicates  # noqa: E402

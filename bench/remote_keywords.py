@@ -121,7 +121,7 @@ def main() -> None:
     parser.add_argument("--chunks", type=int, default=10_000, help="size of bench/speed.py's synthetic index")
     parser.add_argument("--output", type=Path, default=RESULTS / "remote_keywords.json")
     args = parser.parse_args()
-    from arag_mcp.indexer.embedding.embedder import Embedder
+    from arag_mcp.indexer import Embedder
 
     records = passages(BENCH_DATA)
     chunks = synthetic_chunks(records, args.chunks)

@@ -36,13 +36,16 @@ import ray
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from arag_mcp.indexer.build_options import BuildOptions
-from arag_mcp.indexer.embedding.embedder import Embedder  # noqa: E402
+from arag_mcp.indexer import (  # noqa: E402
+    BuildOptions,
+    Embedder,  # noqa: E402
+    Index,
+    IndexSnapshot,
+    open_index,
+)
 from arag_mcp.indexer.index.reading import scan  # noqa: E402
 from arag_mcp.indexer.index.schema import SentenceColumn as S  # noqa: E402
-from arag_mcp.indexer.index.snapshot import IndexSnapshot, open_index  # noqa: E402
 from arag_mcp.indexer.index.writer import IndexWriter  # noqa: E402
-from arag_mcp.indexer.indexes import Index
 from arag_mcp.indexer.ray_build import Written, write_rows  # noqa: E402
 from arag_mcp.server.search import retrieval  # noqa: E402
 from common import BENCH_DATA, RESULTS, log, read_jsonl, write_json  # noqa: E402

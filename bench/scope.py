@@ -22,9 +22,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from arag_mcp.indexer import open_index  # noqa: E402
 from arag_mcp.indexer.index.reading import sql_list  # noqa: E402
 from arag_mcp.indexer.index.schema import ChunkColumn, SentenceColumn  # noqa: E402
-from arag_mcp.indexer.index.snapshot import open_index  # noqa: E402
 from arag_mcp.server.search.scope import in_scope  # noqa: E402
 from common import RESULTS, log  # noqa: E402
 

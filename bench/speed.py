@@ -54,8 +54,13 @@ import pyarrow as pa
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import index_dump  # noqa: E402
-from arag_mcp.indexer.embedding.embedder import Embedder  # noqa: E402
-from arag_mcp.indexer.embedding.settings import BACKENDS, DEFAULT_BACKEND  # noqa: E402
+from arag_mcp.indexer import (  # noqa: E402  # noqa: E402
+    BACKENDS,
+    DEFAULT_BACKEND,
+    Embedder,  # noqa: E402
+    IndexSnapshot,
+    open_index,
+)
 from arag_mcp.indexer.index.ids import chunk_id, doc_key  # noqa: E402
 from arag_mcp.indexer.index.keywords.definition import WordCorpus, keyword_ranking  # noqa: E402
 from arag_mcp.indexer.index.keywords.search import keyword_search  # noqa: E402
@@ -67,7 +72,6 @@ from arag_mcp.indexer.index.schema import (  # noqa: E402
     chunks_schema,
     documents_schema,
 )
-from arag_mcp.indexer.index.snapshot import IndexSnapshot, open_index  # noqa: E402
 from arag_mcp.indexer.index.vectors import SentenceVectors  # noqa: E402
 from arag_mcp.indexer.index.writer import IndexWriter, sentence_rows_of, vector_search  # noqa: E402
 from arag_mcp.indexer.text.context import SENTENCE_CONTEXT  # noqa: E402

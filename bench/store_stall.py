@@ -68,8 +68,7 @@ def main() -> None:
         ARAG_MCP_CACHE=os.environ.get("ARAG_MCP_CACHE", tempfile.mkdtemp()),
     )
     boto3.client("s3").create_bucket(Bucket=BUCKET)
-    from arag_mcp.indexer.build_options import BuildOptions
-    from arag_mcp.indexer.indexes import Index
+    from arag_mcp.indexer import BuildOptions, Index
 
     uri = f"s3://{BUCKET}/idx"
     Index(uri).add([SAMPLE], BuildOptions(progress=False))

@@ -20,9 +20,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from arag_mcp.indexer.embedding.embedder import Embedder  # noqa: E402
+from arag_mcp.indexer import (
+    Embedder,  # noqa: E402
+    open_index,  # noqa: E402
+)
 from arag_mcp.indexer.index.ids import doc_key  # noqa: E402
-from arag_mcp.indexer.index.snapshot import open_index  # noqa: E402
 from arag_mcp.server.search import retrieval  # noqa: E402
 from common import BENCH_DATA, RESULTS, read_jsonl, write_json  # noqa: E402
 from host_run import SETS  # noqa: E402

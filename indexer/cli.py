@@ -10,6 +10,7 @@ import argparse
 import logging
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from arag_mcp.indexer.embedding.settings import (
     BACKENDS,
@@ -78,19 +79,20 @@ def _tuning_options(parser: argparse.ArgumentParser) -> None:
         parser.add_argument(flag, type=positive_int, default=None, help=argparse.SUPPRESS)
 
 
-def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="arag-index",
-        description="Build and manage arag-mcp indexes. Every option can also be set from the "
-        "environment variable named in its help.",
-    )
-    add_version(parser)
+def _located() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
+    """The options of every command (`located`: which index, logging, the store deadline), and those
+    with --quiet (`common`)."""
     located = argparse.ArgumentParser(add_help=False)
     INDEX.add(located, ENV_PREFIX, required=True, help="index folder or object-store URI (s3://, gs://, az://)")
     LOG_LEVEL.add(located, ENV_PREFIX)
     STORE_TIMEOUT.add(located, ENV_PREFIX)
     common = argparse.ArgumentParser(add_help=False, parents=[located])
     env_option(common, "--quiet", _env("--quiet"), action="store_true", help="no progress bars")
+    return located, common
+
+
+def _embedding_options() -> argparse.ArgumentParser:
+    """How the commands that embed run: device, threads, commit pace, file budgets."""
     embedding = argparse.ArgumentParser(add_help=False)
     DEVICE.add(embedding, ENV_PREFIX)
     THREADS.add(embedding, ENV_PREFIX)
@@ -125,6 +127,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="the most memory reading one file may take, beyond the reader's own; a file that needs more is "
         f"skipped, saying so (default: {FileBudget.memory // MB})",
     )
+    return embedding
+
+
+def _batch_options() -> argparse.ArgumentParser:
+    """For the commands that read sources in one go: --strict and --ray."""
     batch = argparse.ArgumentParser(add_help=False)
     env_option(
         batch,
@@ -145,6 +152,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         f"(per GPU with --device cuda); without ADDRESS (or '{LOCAL_RAY}'), on a Ray started here. Every node must "
         'see the sources at the same paths. Needs `pip install "arag-mcp[ray]"`',
     )
+    return batch
+
+
+def _adding_options() -> argparse.ArgumentParser:
+    """For the commands that add sources: the sources, how each is read, and the model that embeds them."""
     adding = argparse.ArgumentParser(add_help=False)
     adding.add_argument("sources", nargs="+", metavar="SOURCE", help=f"files or folders; arag-index reads {TYPES_READ}")
     env_option(
@@ -193,23 +205,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="target tokens per chunk (default: the index's, else 1000)",
     )
 
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    commands.add_parser(
-        "add",
-        parents=[adding, embedding, batch, common],
-        help="add files and folders: embed their new and changed documents, leave every other document as it is",
-    )
-    build = commands.add_parser(
-        "build",
-        parents=[adding, embedding, batch, common],
-        help="create an index from files and folders; on an existing index the same as add",
-    )
-    build.add_argument("--rebuild", action="store_true", help="start over: the sources given become the only ones")
-    commands.add_parser(
-        "sync",
-        parents=[embedding, batch, common],
-        help="re-read every recorded source: add new, update changed and remove vanished documents",
-    )
+    return adding
+
+
+def _watch_command(commands: Any, embedding: argparse.ArgumentParser, located: argparse.ArgumentParser) -> None:
+    """`watch`: its sources (optional), how they are read, how changes are found."""
     watch = commands.add_parser(
         "watch",
         parents=[embedding, located],
@@ -251,6 +251,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "report (default: 300)",
     )
     watch.add_argument("--parent-pid", type=int, default=None, help=argparse.SUPPRESS)  # arag-mcp --watch
+
+
+def _managing_commands(commands: Any, common: argparse.ArgumentParser) -> None:
+    """`remove`, `list`, `info` and `describe`."""
     remove = commands.add_parser(
         "remove", parents=[common], help="remove documents by id, or everything read from a path"
     )
@@ -268,6 +272,37 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     describe.add_argument(
         "text", nargs="?", type=_description, metavar="TEXT", help="the new description ('' clears it)"
     )
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="arag-index",
+        description="Build and manage arag-mcp indexes. Every option can also be set from the "
+        "environment variable named in its help.",
+    )
+    add_version(parser)
+    located, common = _located()
+    embedding, batch, adding = _embedding_options(), _batch_options(), _adding_options()
+
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands.add_parser(
+        "add",
+        parents=[adding, embedding, batch, common],
+        help="add files and folders: embed their new and changed documents, leave every other document as it is",
+    )
+    build = commands.add_parser(
+        "build",
+        parents=[adding, embedding, batch, common],
+        help="create an index from files and folders; on an existing index the same as add",
+    )
+    build.add_argument("--rebuild", action="store_true", help="start over: the sources given become the only ones")
+    commands.add_parser(
+        "sync",
+        parents=[embedding, batch, common],
+        help="re-read every recorded source: add new, update changed and remove vanished documents",
+    )
+    _watch_command(commands, embedding, located)
+    _managing_commands(commands, common)
     return parse_command(parser, argv)
 
 

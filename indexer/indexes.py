@@ -111,11 +111,15 @@ class Index:
     def sync_paths(
         self, paths: Sequence[Path], options: BuildOptions = BuildOptions(), renamed_from: Sequence[Path] = ()
     ) -> BuildSummary:
-        """Re-read these paths (files or folders, present or not; absolute) where they lie under a
-        recorded source and are not left out of it: embed their new and changed documents and drop
-        those whose files are gone. What a watcher does with the paths it saw change. `renamed_from`:
-        vanished paths whose documents move to a file read now with their content (a rename), and
-        otherwise stay."""
+        """Re-read these paths (files or folders, present or not; relative ones from the working
+        folder) where they lie under a recorded source and are not left out of it: embed their new
+        and changed documents and drop those whose files are gone. What a watcher does with the paths
+        it saw change. `renamed_from`: vanished paths whose documents move to a file read now with
+        their content (a rename), and otherwise stay."""
+        paths, renamed_from = (
+            [Path(os.path.abspath(p)) for p in paths],
+            [Path(os.path.abspath(p)) for p in renamed_from],
+        )
         with self.store.lock(options.wait_for_lock):
             committed = check_manifest(self.uri)
             roots = recorded_sources(committed)

@@ -10,6 +10,7 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
 from arag_mcp.indexer.index.file_states import read_file_states
 from arag_mcp.indexer.index.manifest import Manifest, check_manifest, read_manifest, write_manifest
 from arag_mcp.indexer.index.snapshot import list_documents, open_index
@@ -120,6 +121,17 @@ def test_sync_paths_reads_only_the_paths_given(tmp_path: Path):
     gone = Index(str(index)).sync_paths([files["c"]], QUIET)
     assert (gone.removed, gone.updated) == (1, 0)
     assert Index(str(index)).sync(QUIET).updated == 1  # b, which no path named
+
+
+def test_sync_paths_reads_relative_paths_from_the_working_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    files = _corpus(tmp_path / "docs")
+    index = Index(tmp_path / "idx")
+    index.add([tmp_path / "docs"], QUIET)
+    files["a"].write_text("# Alpha\n\nAlpha changed.")
+    files["c"].unlink()
+    monkeypatch.chdir(tmp_path / "docs")
+    summary = index.sync_paths([Path("a.md"), Path("sub/c.txt")], QUIET)
+    assert (summary.updated, summary.removed) == (1, 1)
 
 
 def test_files_skipped_before_and_unchanged_are_one_line(tmp_path: Path):

@@ -12,8 +12,9 @@ import numpy as np
 import pyarrow as pa
 import pytest
 from arag_mcp.indexer.build_options import BuildOptions
-from arag_mcp.indexer.index import vectors, writer
+from arag_mcp.indexer.index import vectors
 from arag_mcp.indexer.index.ids import chunk_id, doc_key
+from arag_mcp.indexer.index.manifest import Manifest
 from arag_mcp.indexer.index.schema import chunks_schema, documents_schema, sentences_schema
 from arag_mcp.indexer.index.snapshot import open_index
 from arag_mcp.indexer.index.vectors import SentenceMatches
@@ -91,15 +92,19 @@ def write_synthetic(uri: Path, matrix: np.ndarray, per_chunk: int = 10) -> None:
         sentences,
         pa.Table.from_pylist(document_rows, schema=documents_schema()),
     )
-    manifest = {
+    embedding = {
         "model": "synthetic",
         "embedding_backend": "onnx",
         "dimension": matrix.shape[1],
-        "counts": {"documents": len(chunk_rows), "chunks": len(chunk_rows), "sentences": len(sentence_rows)},
-        "vector_index": writer.finish_tables(),
-        "built_at": "synthetic",
+        "query_prompt": "",
+        "document_prompt": "",
+        "chunk_tokens": 1000,
+        "sentence_tokens": 224,
+        "splitter": "synthetic",
+        "sentence_context": "synthetic",
     }
-    writer.commit(manifest, {})
+    record = Manifest.record(writer.uri, embedding=embedding)
+    writer.commit(dataclasses.replace(record, vector_index=writer.finish_tables(), built_at="synthetic"), {})
 
 
 def clustered(count: int, seed: int) -> np.ndarray:
@@ -235,7 +240,7 @@ def test_live_index_follows_a_new_build_with_exact_search(tmp_path: Path):
 
 
 def test_above_the_threshold_the_vector_index_answers(tmp_path: Path, monkeypatch):
-    monkeypatch.setattr(writer, "VECTOR_INDEX_MIN_ROWS", 5_000)
+    monkeypatch.setattr(vectors, "VECTOR_INDEX_MIN_ROWS", 5_000)
     matrix = clustered(8_000, seed=3)
     write_synthetic(tmp_path / "idx", matrix)
     snapshot = open_index(str(tmp_path / "idx"))

@@ -11,25 +11,25 @@ from __future__ import annotations
 import copy
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import pyarrow as pa
 
+from . import vectors
 from .catalogue import ChunkCatalogue
 from .chunk_reader import ChunkReader
+from .chunk_vector_search import ChunkVectorSearch
 from .document_assembly import DocumentAssembler
 from .errors import IndexStoreError, StoreUnanswered
 from .keywords import KeywordLookup, SegmentGone, open_segments
 from .manifest import Manifest, check_manifest
 from .reading import read, reading, scan
 from .schema import CHUNK_VECTORS, CHUNKS, DOCUMENTS, SENTENCES, ChunkColumn, DocumentColumn, SentenceColumn
+from .sentence_search import SentenceSearch
 from .store import connect
 from .stores import normalise_uri
+from .vectors import SentenceVectors
 
-if TYPE_CHECKING:
-    from .chunk_vector_search import ChunkVectorSearch
-    from .sentence_search import SentenceSearch
-    from .vectors import SentenceVectors
 T = TypeVar("T")
 OPEN_ATTEMPTS = 3
 """Times an open reads the manifest anew when a segment it names is gone (replaced by a writer)."""
@@ -119,15 +119,11 @@ class IndexSnapshot:
         return self._sentences
 
     def _open_sentences(self) -> SentenceSearch:
-        from .sentence_search import SentenceSearch
-        from .vectors import SentenceVectors
-        from .writer import VECTOR_INDEX_MIN_ROWS
-
         uri, manifest = self.uri, self.manifest
         table = self.tables[SENTENCES]
         read(uri, SENTENCES, lambda: scan(table.search().select([SentenceColumn.POSITION])).read_all())
         in_memory = None
-        if not manifest.vector_index or manifest.counts.sentences < VECTOR_INDEX_MIN_ROWS:
+        if not manifest.vector_index or manifest.counts.sentences < vectors.VECTOR_INDEX_MIN_ROWS:
             sentences, chunks = self.tables[SENTENCES], self.tables[CHUNKS]
             in_memory = SentenceVectors(sentences, chunks, self.catalogue, manifest, self._earlier_vectors)
         self._earlier_vectors = None
@@ -136,8 +132,6 @@ class IndexSnapshot:
     @property
     def chunk_vectors(self) -> ChunkVectorSearch:
         if self._chunk_vectors is None:
-            from .chunk_vector_search import ChunkVectorSearch
-
             opened = ChunkVectorSearch(self.uri, self.tables[CHUNK_VECTORS], self.catalogue)
             with self._lock:
                 if self._chunk_vectors is None:

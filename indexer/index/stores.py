@@ -185,7 +185,8 @@ class ObjectStore:
 
     @contextmanager
     def lock(self, wait: bool = True) -> Iterator[None]:
-        problem = missing_bucket(self.uri)
+        with silence_named(self.uri):
+            problem = missing_bucket(self.uri)
         if problem:
             raise IndexStoreError(problem)
         yield

@@ -4,7 +4,7 @@ LanceDB's flat search reads and scores the vector column on every query (hundred
 100k sentences); in memory, int8 codes of the vectors preselect candidates that provably hold
 the nearest sentences (quantised.py) and one float32 product over those scores them exactly.
 The sentence columns semantic search shows are held beside them, so a query touches no storage.
-Above `store.VECTOR_INDEX_MIN_ROWS` the IVF-PQ index answers instead: the float32 matrix would
+Above VECTOR_INDEX_MIN_ROWS the IVF-PQ index answers instead: the float32 matrix would
 outgrow the server's memory budget (1.5 GB at 1M sentences).
 
 The matrix is read on first use, not when a snapshot is opened, so opening (and the MCP
@@ -32,6 +32,11 @@ from .schema import ChunkColumn, SentenceColumn
 
 HELD_COLUMNS = (SentenceColumn.CHUNK_ID, SentenceColumn.POSITION, SentenceColumn.TEXT)
 """Sentence columns held in memory beside the vectors: what semantic search returns."""
+VECTOR_INDEX_MIN_ROWS = 200_000
+"""Below this many sentences semantic search is exact (a float32 matrix in memory); from here on
+an IVF-PQ index is built (writer.py), and search re-ranks its candidates with the exact vectors.
+Where the two cross, and the recall the index's search settings give, are measured by
+bench/speed.py (bench/README.md)."""
 VECTOR_BATCH_ROWS = 8_192
 """Sentences per batch read into the matrix: each batch is held beside it (12 MB of 384-dimension
 vectors) until copied in."""

@@ -33,9 +33,11 @@ import numpy as np
 import pyarrow as pa
 from lancedb.index import BTree, IvfPq
 
+from . import vectors
 from .compaction import compact, compaction_due
 from .completeness import WrittenRows
 from .file_states import FileState, RecordedFiles, write_file_states
+from .fragments import append, appended_rows
 from .ids import chunk_id, doc_key
 from .keywords import SEGMENT_COLUMNS, KeywordSegments, chunk_terms
 from .manifest import Manifest, write_manifest
@@ -67,17 +69,6 @@ NO_CLEANUP = timedelta(days=365_000)
 READER_GRACE = timedelta(minutes=2)
 """Versions younger than this are never cleaned up: a reader that read the manifest just before a
 few quick commits (a watcher's) still finds the versions it names."""
-VECTOR_INDEX_MIN_ROWS = 200_000
-"""Below this many sentences semantic search is exact (vectors.py: a float32 matrix in memory);
-from here on an IVF-PQ index is built, and search re-ranks its candidates with the exact vectors.
-The crossover: at 200k sentences (bench/speed.py --chunks 20000, one run on 2 busy cores) the
-whole semantic_search took p50 38 ms through the IVF-PQ index (recall@10 0.958) against 88 ms
-exact in memory, whose matrix alone would then hold 300 MB.
-Search probes 60 of its ~sqrt(rows) partitions and re-ranks 10x the candidates it needs: at 1M
-sentences, over 150 questions (bench/speed.py's index and questions), recall@10 of semantic_search
-against exact search and its p50 on 2 busy cores were, on one training of the index: 30 probes / 8x
-0.938 (19.6 ms), 40 / 8x 0.949 (20.2 ms), 50 / 10x 0.958 (23.0 ms), 60 / 10x 0.960 (24.2 ms),
-80 / 10x 0.972 (27.0 ms); another training gave 0.961 at 30 / 8x."""
 VECTOR_SEARCH = {"nprobes": 60, "refine_factor": 10}
 """How search uses the vector index up to REFINE_GROWS_FROM sentences; recorded in the manifest with
 the index's own parameters."""
@@ -318,8 +309,6 @@ class IndexWriter:
         """Append fragments written elsewhere (fragments.py) to the tables, in the order `add` writes
         them; `chunk_rows` and `document_rows` are the rows they hold, checked before the next commit
         (the chunk rows with TALLIED_COLUMNS too), `sentences` how many sentence rows they hold."""
-        from .fragments import append, appended_rows
-
         for name in APPEND_ORDER:
             if fragments.get(name):
                 table = getattr(self, name)
@@ -392,7 +381,7 @@ class IndexWriter:
         rows = self.sentences.count_rows()
         if previous:
             return {**previous, **vector_search(rows)}
-        if rows < VECTOR_INDEX_MIN_ROWS:
+        if rows < vectors.VECTOR_INDEX_MIN_ROWS:
             return None
         params = {
             "type": "IVF_PQ",
