@@ -8,8 +8,11 @@ from __future__ import annotations
 import json
 import os
 import random
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
 from arag_mcp.indexer.build_options import BuildOptions
 from arag_mcp.indexer.index.manifest import read_manifest
 from arag_mcp.indexer.index.snapshot import list_documents, open_index
@@ -228,3 +231,31 @@ def test_every_command_takes_quiet(tmp_path: Path):
     for command in (["build", str(a)], ["add", str(a)], ["sync"], ["list"], ["info"], ["describe"], ["remove", str(a)]):
         result = run_cli("arag_mcp.indexer", *command, "--index", str(index), "--quiet")
         assert result.returncode == 0, (command, result.stderr)
+
+
+UNGUARDED_SCRIPT = """
+import sys
+from arag_mcp.indexer import BuildOptions, Index
+
+summary = Index(sys.argv[2]).add([sys.argv[1]], BuildOptions(progress=False))
+print(summary.documents)
+"""
+
+
+@pytest.mark.parametrize("how", ["file", "stdin"])
+def test_a_script_that_builds_at_its_top_level_reads_its_files_in_the_reader_process(tmp_path: Path, how: str):
+    """The reader process is spawned: a script without `if __name__ == "__main__":` is not run again
+    in it (it would build again there and wait for the index's lock for ever)."""
+    _write(tmp_path / "docs" / "a.md", "# Alpha\n\nAlpha text.")
+    script = tmp_path / "build_notes.py"
+    script.write_text(UNGUARDED_SCRIPT)
+    command = [sys.executable, str(script) if how == "file" else "-"]
+    result = subprocess.run(
+        [*command, str(tmp_path / "docs"), str(tmp_path / "idx")],
+        input=UNGUARDED_SCRIPT if how == "stdin" else None,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0 and result.stdout.strip() == "1", result.stderr
+    assert "reader process did not start" not in result.stderr, result.stderr

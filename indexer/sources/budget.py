@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
+import sys
 import threading
 import time
 import traceback
@@ -162,7 +163,8 @@ class BudgetedReader:
         context = multiprocessing.get_context("spawn")  # the build holds model threads: a fork could copy held locks
         self._connection, child = context.Pipe()
         self._process = context.Process(target=_serve, args=(child, self.budget.memory), daemon=True)
-        self._process.start()
+        with _main_script_hidden():
+            self._process.start()
         child.close()
 
     def _next(self, path: Path, source: Source) -> tuple[str, object]:
@@ -183,6 +185,25 @@ class BudgetedReader:
                 f"its reader stopped (exit code {self._process.exitcode}), most likely over the memory limit "
                 f"({MEMORY_OPTION} {self.budget.memory // MB}); raise {MEMORY_OPTION} or exclude the file"
             )
+
+
+@contextmanager
+def _main_script_hidden() -> Iterator[None]:
+    """A spawned process runs the parent's main script again before its target (so that what the
+    script defines can be unpickled there). The reader needs nothing of it, and a script that
+    builds an index at its top level, with no `if __name__ == "__main__":`, would build again in
+    the reader and wait for the index's lock forever: while the reader starts, the script's path is
+    hidden from multiprocessing, which then starts it as it would from `python -c`."""
+    main = sys.modules["__main__"]
+    path = getattr(main, "__file__", None)
+    if path is None or getattr(main, "__spec__", None) is not None:  # `python -m` runs are not run again
+        yield
+        return
+    del main.__file__
+    try:
+        yield
+    finally:
+        main.__file__ = path
 
 
 def _serve(connection: Connection, memory: int) -> None:
