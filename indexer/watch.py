@@ -8,8 +8,9 @@ many batches pass meanwhile, so that a `git checkout` or a save that deletes and
 the document; beside an added file it is offered as a rename (moved without embedding where the
 contents match) and otherwise waits. A sync of every source every `reconcile_seconds` (cheap:
 metadata only) catches events the system dropped. A batch commits without merging keyword
-segments; the merges that are due run once no change came for IDLE_MERGE_SECONDS, so that a save is
-searchable as soon as its batch commits, however large the index. One watcher per index: a second
+segments; the merges that are due run once no change came for IDLE_MERGE_SECONDS (or, where changes
+keep coming, between two batches after MERGE_AT_LATEST_SECONDS), so that a save is searchable as
+soon as its batch commits, however large the index. One watcher per index: a second
 one stops at once with WatcherRunning.
 """
 
@@ -26,7 +27,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -54,6 +55,9 @@ WAKE_MS = 1000
 BUSY_RETRY_SECONDS = 5.0
 IDLE_MERGE_SECONDS = 5.0
 """How long no change must come before the keyword segments a batch left due are merged."""
+MERGE_AT_LATEST_SECONDS = 60.0
+"""How long the merges a batch left due wait at most while changes keep coming: a folder saved
+every few seconds never idles, and its segments would gather without end."""
 M_ARENA_MAX = -8
 """glibc's mallopt parameter for the number of malloc arenas."""
 
@@ -146,8 +150,8 @@ def _keep_current(index: WatchedIndex, roots: Sequence[Source], options: WatchOp
     """Paths waiting → when they are synced if nothing else changes: vanished ones, and all of a
     batch while another command holds the index."""
     busy = False
-    swept = last_sync = time.monotonic()
-    merges_may_be_due = False
+    swept = time.monotonic()
+    merges = MergeSchedule()
     events = watchfiles.watch(
         *watched,
         watch_filter=lambda change, path: wanted(Path(path)),
@@ -179,7 +183,9 @@ def _keep_current(index: WatchedIndex, roots: Sequence[Source], options: WatchOp
                 for path in ripe:
                     held.pop(path, None)
                 busy = False
-                merges_may_be_due, last_sync = True, time.monotonic()
+                merges.synced(time.monotonic())
+                if merges.due(time.monotonic(), changing=True) and _merge(index):
+                    merges.merged()
             else:
                 held.update(dict.fromkeys(batch, now + BUSY_RETRY_SECONDS))
                 if not busy:
@@ -188,15 +194,42 @@ def _keep_current(index: WatchedIndex, roots: Sequence[Source], options: WatchOp
         elif now - swept >= options.reconcile_seconds:
             swept = now
             _sync(lambda: index.sync(options.build))
-            merges_may_be_due = True  # a sweep that found nothing to do does not put merges off
-        elif merges_may_be_due and now - last_sync >= IDLE_MERGE_SECONDS and not held:
-            merges_may_be_due = not _merge(index)
+            merges.swept(now)
+        elif merges.due(now, changing=bool(held)) and _merge(index):
+            merges.merged()
         if options.parent_pid is not None and os.getppid() != options.parent_pid:
             log.info("the process that started this watcher is gone")
             stop.set()
         if stop.is_set():
             break
     log.info("stopped watching %s", uri)
+
+
+@dataclass
+class MergeSchedule:
+    """When the keyword segments that batches left due are merged: once no change came for
+    IDLE_MERGE_SECONDS, or between two batches once they waited MERGE_AT_LATEST_SECONDS."""
+
+    waiting_since: float | None = None
+    """When the first batch since the last merge committed (None: no merge may be due)."""
+    last_sync: float = 0.0
+
+    def synced(self, now: float) -> None:
+        self.waiting_since = self.waiting_since if self.waiting_since is not None else now
+        self.last_sync = now
+
+    def swept(self, now: float) -> None:
+        """A sweep that found nothing to do leaves merges due, and does not put them off."""
+        self.waiting_since = self.waiting_since if self.waiting_since is not None else now
+
+    def due(self, now: float, changing: bool) -> bool:
+        if self.waiting_since is None:
+            return False
+        idle = not changing and now - self.last_sync >= IDLE_MERGE_SECONDS
+        return idle or now - self.waiting_since >= MERGE_AT_LATEST_SECONDS
+
+    def merged(self) -> None:
+        self.waiting_since = None
 
 
 def _share_malloc_arenas() -> None:

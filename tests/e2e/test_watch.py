@@ -380,6 +380,42 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
+WATCH_NEVER_IDLE = """
+import sys
+from arag_mcp.indexer import watch
+from arag_mcp.indexer.index.keywords import segment_writer
+segment_writer.MERGE_FACTOR, segment_writer.SMALLEST_TIER = 2, 1
+watch.IDLE_MERGE_SECONDS, watch.MERGE_AT_LATEST_SECONDS = 3600.0, 4.0
+from arag_mcp.indexer.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_where_changes_keep_coming_the_watcher_merges_between_batches(tmp_path: Path):
+    notes, index, log = tmp_path / "notes", tmp_path / "idx", tmp_path / "watch.log"
+    notes.mkdir()
+    (notes / "base.md").write_text("# Base\n\nThe base note.\n")
+    Index(index).add([notes], QUIET)
+    with log.open("ab") as stderr:
+        watching = subprocess.Popen(
+            [sys.executable, "-c", WATCH_NEVER_IDLE, "watch", "--index", str(index)], stderr=stderr
+        )
+    try:
+        wait_for(lambda: "watching " in log.read_text() or watching.poll() is not None, 120, "the watch to start")
+        assert watching.poll() is None, log.read_text()
+        deadline = time.monotonic() + 90
+        number = 0
+        while "merged keyword segments" not in log.read_text():  # a save every second: never idle
+            assert time.monotonic() < deadline, log.read_text()
+            number += 1
+            (notes / f"river-{number}.md").write_text(f"# River {number}\n\nRiver {number} floods.\n")
+            time.sleep(1.0)
+        assert len(read_manifest(str(index))["segments"]) < number + 1
+    finally:
+        watching.terminate()
+        watching.wait(60)
+
+
 def test_a_batch_commits_unmerged_and_the_watcher_merges_its_segments_once_idle(tmp_path: Path):
     notes, index, log = tmp_path / "notes", tmp_path / "idx", tmp_path / "watch.log"
     notes.mkdir()
