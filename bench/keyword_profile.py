@@ -69,8 +69,8 @@ STAGES: dict[tuple[str, str], str] = {
     ("ChunkReader", "at"): "chunk rows read",
     ("WordMatch", "matching_sentences"): "matched sentences",
     ("ChunkCatalogue", "headers_at"): "headers",
-    ("Toolkit", "_nothing_new"): "already-sent check",
-    ("Toolkit", "_snippets"): "snippets",
+    ("", "nothing_new"): "already-sent check",
+    ("", "sent_snippets"): "snippets",
     ("", "keyword_output"): "answer (model and text)",
     ("", "_result"): "answer (model and text)",
 }

@@ -10,11 +10,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
-from arag_mcp.indexer.file_types import LINE_LAID_TYPES
-from arag_mcp.indexer.index.chunks import Chunk
 from arag_mcp.indexer.index.keywords import words_of
 from arag_mcp.indexer.index.schema import ChunkColumn
 from arag_mcp.server.output.chunk_results import (
@@ -39,9 +36,8 @@ from arag_mcp.server.output.document_results import (
     search_output,
     search_text,
 )
-from arag_mcp.server.search.conversations import Conversation, Conversations, Delivery, Origin
+from arag_mcp.server.search.conversations import Conversations, Origin
 from arag_mcp.server.search.limits import (
-    EXCLUDE_ROUNDS,
     MAX_CHUNK_IDS,
     MAX_FIND_PATTERN_CHARS,
     MAX_FIND_PATTERNS,
@@ -50,7 +46,6 @@ from arag_mcp.server.search.limits import (
     MAX_KEYWORD_WORDS,
     MAX_KEYWORDS,
     MAX_OFFSET,
-    MAX_PASSED_OVER,
     MAX_QUERIES,
     MAX_QUERY_CHARS,
     MAX_RESULTS_PER_QUERY,
@@ -59,7 +54,6 @@ from arag_mcp.server.search.limits import (
     quoted,
 )
 from arag_mcp.server.search.live_index import LiveIndex, ModelNotReady
-from arag_mcp.server.search.snippets import Excerpt, Snippet, excerpt, keyword_cut, leading, snippet
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel, BeforeValidator, Field
@@ -67,9 +61,9 @@ from pydantic import BaseModel, BeforeValidator, Field
 if TYPE_CHECKING:
     import numpy as np
     from arag_mcp.indexer.index.document_lines import DocumentLines
-    from arag_mcp.indexer.index.keywords import KeywordFindings, KeywordMatch
+    from arag_mcp.indexer.index.keywords import KeywordMatch
     from arag_mcp.indexer.index.snapshot import IndexSnapshot
-    from arag_mcp.server.search.retrieval import Hit, MergedHit
+    from arag_mcp.server.search.search_calls import SearchCall
 
 
 def _not_a_boolean(value: Any) -> Any:
@@ -137,33 +131,6 @@ INDEX_WIDE = (ChunkColumn.SOURCE, ChunkColumn.FILE_TYPE)
 OutputWithMessage = TypeVar("OutputWithMessage", KeywordSearchOutput, SemanticSearchOutput, DocumentSearchOutput)
 
 
-@dataclass(frozen=True)
-class VectorRanking:
-    """A vector search tool's ranking: its search function, the tool's name, whether it sends whole
-    chunks, and what its results are ranked by (said in the message)."""
-
-    search: Callable[..., list[Hit]]
-    tool: str
-    whole_chunks: bool
-    ranked_by: str
-
-
-@dataclass(frozen=True)
-class SearchCall:
-    """What one search tool call works within: the served build, the chunks its scope admits and the
-    conversation; its result says what a scoped search searched."""
-
-    snapshot: IndexSnapshot
-    scope: dict[str, Any] | None
-    mask: np.ndarray | None
-    current: Conversation
-
-    def result(self, output: OutputWithMessage, render: Callable[[Any], str]) -> CallToolResult:
-        catalogue = self.snapshot.catalogue
-        output._index_wide = frozenset(c for c in INDEX_WIDE if catalogue.only_value(c) is not None)
-        return _result(_with_scope(output, self.scope, self.mask), render)
-
-
 class Toolkit:
     """The tools over `live`; with `full_text`, searches send whole chunks (the paper's w/o chunk read);
     `keyword_match` chooses what a keyword match is (the keyword engine: arag_mcp.indexer.index.keywords)."""
@@ -189,34 +156,21 @@ class Toolkit:
         forms: Forms = False,
         conversation: ConversationHandle = None,
     ) -> Annotated[CallToolResult, KeywordSearchOutput]:
-        from arag_mcp.indexer.index.keywords import (
-            forms_note,
-            stand_ins,
-            stand_ins_note,
-            with_other_forms,
-            with_stand_ins,
-        )
+        from arag_mcp.server.search.keyword_results import keyword_results
 
         terms = self._checked_keywords(keywords)
         call = self._search_call(scope, conversation)
-        by_words = self.keyword_match == "word"
-        if forms and by_words:
-            terms = with_other_forms(call.snapshot.keywords, terms, MAX_KEYWORDS)
-        findings, same_text = self._new_keyword_findings(call, terms, top_k, offset)
-        standing = stand_ins(call.snapshot.keywords, findings.keywords, findings.per_keyword) if by_words else {}
-        if standing:
-            terms = with_stand_ins(terms, standing, MAX_KEYWORDS)
-            findings, same_text = self._new_keyword_findings(call, terms, top_k, offset)
-        deliveries = self._deliver(call, "keyword_search", findings.hits)
-        cuts = [keyword_cut(hit.keywords, self.keyword_match) for hit in findings.hits]
-        snippets = self._snippets(call, "keyword_search", findings.hits, cuts, deliveries is not None)
-        other_words = stand_ins_note(standing, findings)
-        if by_words and not forms:
-            other_words += forms_note(call.snapshot, findings, call.mask)
+        found = keyword_results(call, "keyword_search", terms, top_k, offset, forms, self.keyword_match, self.full_text)
         output = keyword_output(
-            findings, call.current.handle, call.current.notice, deliveries, snippets, other_words, same_text
+            found.findings,
+            call.current.handle,
+            call.current.notice,
+            found.deliveries,
+            found.snippets,
+            found.other_words,
+            found.same_text,
         )
-        return call.result(output, keyword_text)
+        return _search_result(call, output, keyword_text)
 
     def semantic_search(
         self,
@@ -228,8 +182,9 @@ class Toolkit:
     ) -> Annotated[CallToolResult, SemanticSearchOutput]:
         from arag_mcp.server.search.retrieval import semantic_search
 
-        ranking = VectorRanking(semantic_search, "semantic_search", False, "their best sentence")
-        return self._vector_search(ranking, query, top_k, scope, offset, conversation)
+        return self._vector_search(
+            semantic_search, "semantic_search", False, "their best sentence", query, top_k, scope, offset, conversation
+        )
 
     def naive_embedding_search(
         self,
@@ -241,24 +196,32 @@ class Toolkit:
     ) -> Annotated[CallToolResult, SemanticSearchOutput]:
         from arag_mcp.server.search.retrieval import naive_search
 
-        ranking = VectorRanking(naive_search, "naive_embedding_search", True, "their chunk vector")
-        return self._vector_search(ranking, query, top_k, scope, offset, conversation)
+        return self._vector_search(
+            naive_search,
+            "naive_embedding_search",
+            True,
+            "their chunk vector",
+            query,
+            top_k,
+            scope,
+            offset,
+            conversation,
+        )
 
     def semantic_search_queries(
         self, queries: Queries, top_k: TopK = 5, scope: ScopeConditions = None, conversation: ConversationHandle = None
     ) -> Annotated[CallToolResult, SemanticSearchOutput]:
-        from arag_mcp.server.search.retrieval import merged_semantic_search
+        from arag_mcp.server.search.merged_results import merged_results
 
         checked = _checked_queries(queries)
         call = self._search_call(scope, conversation)
-        found = merged_semantic_search(call.snapshot, self._query_vectors(call.snapshot, checked), top_k, call.mask)
-        hits = [merged.hit for merged in found]
-        snippets = self._snippets(call, "semantic_search", hits, [leading] * len(hits), False)
+        found = merged_results(call, "semantic_search", self._query_vectors(call.snapshot, checked), top_k)
+        hits = [merged.hit for merged in found.merged]
         ranked_by = f"their best sentence over {len(checked)} {'query' if len(checked) == 1 else 'queries'}"
-        output = semantic_output(hits, call.current.handle, call.current.notice, None, snippets, ranked_by)
-        for result, merged in zip(output.results, found):
+        output = semantic_output(hits, call.current.handle, call.current.notice, None, found.snippets, ranked_by)
+        for result, merged in zip(output.results, found.merged):
             result.queries = merged.queries
-        return call.result(output, semantic_text)
+        return _search_result(call, output, semantic_text)
 
     def search(
         self,
@@ -268,21 +231,18 @@ class Toolkit:
         scope: ScopeConditions = None,
         conversation: ConversationHandle = None,
     ) -> Annotated[CallToolResult, DocumentSearchOutput]:
-        from arag_mcp.indexer.index.keywords import keyword_search
-        from arag_mcp.server.search.retrieval import merged_semantic_search, with_keyword_hits
+        from arag_mcp.server.search.merged_results import merged_with_keywords
 
         checked = _checked_queries(queries)
         terms = self._checked_keywords(keywords) if keywords else []
         call = self._search_call(scope, conversation)
-        found = merged_semantic_search(call.snapshot, self._query_vectors(call.snapshot, checked), top_k, call.mask)
-        findings = keyword_search(call.snapshot, terms, top_k, self.keyword_match, call.mask) if terms else None
-        if findings is not None:
-            found = with_keyword_hits(found, findings.hits)
-        hits = [replace(merged.hit, matched=self._search_matched(merged)) for merged in found]
-        snippets = self._snippets(call, "search", hits, [self._search_cut(merged) for merged in found], False)
-        lines = [call.snapshot.documents.line_count(hit.chunk.chunk_id) or 0 for hit in hits]
-        output = search_output(found, snippets, lines, checked, findings, call.current.handle, call.current.notice)
-        return call.result(output, search_text)
+        vectors = self._query_vectors(call.snapshot, checked)
+        found = merged_with_keywords(call, "search", vectors, terms, top_k, self.keyword_match)
+        lines = [call.snapshot.documents.line_count(merged.hit.chunk.chunk_id) or 0 for merged in found.merged]
+        output = search_output(
+            found.merged, found.snippets, lines, checked, found.findings, call.current.handle, call.current.notice
+        )
+        return _search_result(call, output, search_text)
 
     def find(
         self,
@@ -357,111 +317,37 @@ class Toolkit:
 
     def _vector_search(
         self,
-        ranking: VectorRanking,
+        ranking: Callable[..., Any],
+        tool: str,
+        whole_chunks: bool,
+        ranked_by: str,
         query: str,
         top_k: int,
         scope: dict[str, Any] | None,
         offset: int,
         conversation: str | None,
     ) -> CallToolResult:
-        """One query's vector ranked by `ranking`'s search (best sentence, or chunk vector), sent as
-        snippets or as whole chunks; the `top_k` places from `offset` on go to chunks with text the
-        conversation has not seen, and the others that ranked there are named."""
-        from arag_mcp.indexer.index.ranked import PassedOver
-        from arag_mcp.server.search.near_duplicates import NearDuplicates
+        """One query's vector ranked by `ranking` (best sentence, or chunk vector), sent as snippets
+        or as whole chunks (vector_results.py)."""
+        from arag_mcp.server.search.vector_results import vector_results
 
         query = _checked_query(query)
         call = self._search_call(scope, conversation)
-        received = self.conversations.received(call.current)
-        depth = offset + top_k + min(len(received), MAX_PASSED_OVER)
-        if not ranking.whole_chunks:
-            depth += top_k  # room for near-duplicates, which take no place
-        ranked = ranking.search(call.snapshot, self._query_vector(call.snapshot, query), depth, call.mask)
-        window = ranked[offset:] if ranking.whole_chunks else _with_texts(call.snapshot, ranked[offset:])
-        stale = self._nothing_new(call, window, [leading] * len(window), ranking.whole_chunks)
-        hits, passed, position = [], [], offset
-        same = NearDuplicates()
-        for hit, known in zip(window, stale):
-            if len(hits) >= top_k:
-                break
-            position += 1
-            if known:
-                passed.append(PassedOver(position, hit.chunk.chunk_id, hit.chunk.title))
-            elif ranking.whole_chunks or same.original(hit.chunk) is None:
-                hits.append(hit)
-        more = position < len(ranked) or len(ranked) == depth
-        deliveries = self._deliver(call, ranking.tool, hits, always=ranking.whole_chunks)
-        snippets = self._snippets(call, ranking.tool, hits, [leading] * len(hits), deliveries is not None)
+        vector = self._query_vectors(call.snapshot, [query])[0]
+        found = vector_results(call, tool, ranking, vector, top_k, offset, whole_chunks, self.full_text)
+        page = found.page
         output = semantic_output(
-            hits,
+            page.hits,
             call.current.handle,
             call.current.notice,
-            deliveries,
-            snippets,
-            ranking.ranked_by,
-            passed,
-            position if more else None,
-            same.of,
+            found.deliveries,
+            found.snippets,
+            ranked_by,
+            page.passed_over,
+            page.next_offset,
+            page.same_text,
         )
-        return call.result(output, semantic_text)
-
-    def _new_keyword_findings(
-        self, call: SearchCall, terms: list[str], top_k: int, offset: int
-    ) -> tuple[KeywordFindings, dict[str, list[tuple[str, str]]]]:
-        """keyword_search whose `top_k` places go to results with text the conversation has not seen:
-        chunks it has whole are passed over in the ranking, and so are those whose matched sentences
-        it was all sent, and those that nearly duplicate a result above them (found by trying, a few
-        rounds at most). Also the near-duplicates left out, by the result they duplicate."""
-        import numpy as np
-        from arag_mcp.indexer.index.keywords import keyword_search
-        from arag_mcp.server.search.near_duplicates import NearDuplicates
-
-        snapshot, current = call.snapshot, call.current
-        exclude = np.zeros(len(snapshot.catalogue), dtype=bool)
-        exclude[snapshot.catalogue.numbers_of(sorted(self.conversations.received(current)))] = True
-        same_text: dict[str, list[tuple[str, str]]] = {}
-        for _ in range(EXCLUDE_ROUNDS):
-            findings = keyword_search(snapshot, terms, top_k, self.keyword_match, call.mask, offset, exclude)
-            cuts = [keyword_cut(hit.keywords, self.keyword_match) for hit in findings.hits]
-            known = self._nothing_new(call, findings.hits, cuts, self.full_text)
-            same = NearDuplicates()
-            duplicates = [not old and same.original(hit.chunk) is not None for hit, old in zip(findings.hits, known)]
-            for original, left_out in same.of.items():
-                same_text.setdefault(original, []).extend(left_out)
-            stale = [hit.chunk.chunk_id for hit, old, twin in zip(findings.hits, known, duplicates) if old or twin]
-            if not stale:
-                break
-            exclude[snapshot.catalogue.numbers_of(stale)] = True
-        shown = {hit.chunk.chunk_id for hit in findings.hits}
-        same_text = {original: twins for original, twins in same_text.items() if original in shown}
-        twins = {chunk_id for left_out in same_text.values() for chunk_id, _ in left_out}
-        passed_over = [passed for passed in findings.passed_over if passed.chunk_id not in twins]
-        return replace(findings, passed_over=passed_over), same_text
-
-    def _nothing_new(
-        self, call: SearchCall, hits: list[Hit], cuts: list[Callable[[str], str]], whole_chunks: bool
-    ) -> list[bool]:
-        """Whether each hit would bring nothing this conversation was not sent: its chunk, where results
-        carry whole chunks; else every piece of its excerpt."""
-        if whole_chunks:
-            received = self.conversations.received(call.current)
-            return [hit.chunk.chunk_id in received for hit in hits]
-        chunks = _chunks_of(call.snapshot, hits)
-        return [
-            self.conversations.has_all_of(
-                call.current, hit.chunk.chunk_id, _excerpt(chunks[hit.chunk.chunk_id], hit.matched, cut).pieces
-            )
-            for hit, cut in zip(hits, cuts)
-        ]
-
-    def _deliver(self, call: SearchCall, tool: str, hits: list[Hit], always: bool = False) -> list[Delivery] | None:
-        """Whole chunks for the conversation (read-before and size bound applied), where this tool sends
-        them; otherwise None."""
-        if not (self.full_text or always):
-            return None
-        wanted = [hit.chunk.chunk_id for hit in hits]
-        origins = [Origin(call.current.calls, tool, rank) for rank in range(1, len(hits) + 1)]
-        return self.conversations.deliver(call.current, wanted, _chunks_of(call.snapshot, hits), origins)
+        return _search_result(call, output, semantic_text)
 
     def _checked_keywords(self, keywords: list[str]) -> list[str]:
         terms = [k.strip() for k in keywords if k.strip()]
@@ -481,51 +367,20 @@ class Toolkit:
                 )
         return terms
 
-    def _search_matched(self, merged: MergedHit) -> list[str]:
-        """A search result's matched sentences: those nearest its queries, then its keyword sentences."""
-        matched = list(merged.hit.matched) if merged.queries else []
-        found = merged.keyword_hit
-        return matched + [s for s in found.matched if s not in matched] if found is not None else matched
-
-    def _search_cut(self, merged: MergedHit) -> Callable[[str], str]:
-        """How a search result shortens a long sentence: around its keywords, where keywords found it."""
-        found = merged.keyword_hit
-        return keyword_cut(found.keywords, self.keyword_match) if found is not None else leading
-
-    def _snippets(
-        self, call: SearchCall, tool: str, hits: list[Hit], cuts: list[Callable[[str], str]], whole_chunks: bool
-    ) -> list[Snippet]:
-        """What each hit shows of its chunk (snippets.excerpt, each long sentence shortened by its
-        `cuts`): where the results carry whole chunks, their matched sentences (the chunk text is what
-        is tracked); else what this conversation was not sent."""
-        if whole_chunks:
-            return [
-                snippet(Excerpt([cut(s) for s in hit.matched], False, hit.chunk.sentence_count), set())
-                for hit, cut in zip(hits, cuts)
-            ]
-        chunks = _chunks_of(call.snapshot, hits)
-        return [
-            self.conversations.send_snippet(
-                call.current,
-                hit.chunk.chunk_id,
-                _excerpt(chunks[hit.chunk.chunk_id], hit.matched, cut),
-                Origin(call.current.calls, tool, rank),
-            )
-            for rank, (hit, cut) in enumerate(zip(hits, cuts), 1)
-        ]
-
     def _search_call(self, scope: dict[str, Any] | None, conversation: str | None) -> SearchCall:
         """The served build, the scope's chunks (a bad scope is a tool error) and the resumed conversation."""
+        from arag_mcp.server.search.scope import ScopeError
+        from arag_mcp.server.search.search_calls import SearchCall
+
         snapshot = self._snapshot()
-        mask = _scope_mask(snapshot, scope)
-        return SearchCall(snapshot, scope, mask, self.conversations.resume(conversation))
+        try:
+            return SearchCall.within(snapshot, scope, self.conversations, conversation)
+        except ScopeError as exc:
+            raise ToolError(str(exc)) from None
 
     def _snapshot(self) -> IndexSnapshot:
         """The served build; its IndexStoreError reaches the model as one line (errors.py)."""
         return self.live.snapshot()
-
-    def _query_vector(self, snapshot: IndexSnapshot, query: str) -> Any:
-        return self._query_vectors(snapshot, [query])[0]
 
     def _query_vectors(self, snapshot: IndexSnapshot, queries: list[str]) -> Any:
         try:
@@ -534,28 +389,12 @@ class Toolkit:
             raise ToolError(str(exc)) from None
 
 
-def _with_texts(snapshot: IndexSnapshot, hits: list[Hit]) -> list[Hit]:
-    """The hits with their chunks' texts, read once for all that later look at them."""
-    chunks = _chunks_of(snapshot, hits)
-    return [replace(hit, chunk=chunks[hit.chunk.chunk_id]) for hit in hits]
-
-
-def _excerpt(chunk: Chunk, matched: list[str], cut: Callable[[str], str]) -> Excerpt:
-    """What a result shows of `chunk` (snippets.excerpt); where it is code, each sentence with the
-    indent of its first line, its lines kept."""
-    if chunk.file_type not in LINE_LAID_TYPES:
-        return excerpt(chunk.sentences, matched, cut)
-    text = chunk.text
-    indented = {text[start:end]: text[text.rfind("\n", 0, start) + 1 : end] for start, end in chunk.sentence_spans}
-    sentences = [indented[sentence] for sentence in chunk.sentences]
-    return excerpt(sentences, [indented.get(sentence, sentence) for sentence in matched], cut, lines=True)
-
-
-def _chunks_of(snapshot: IndexSnapshot, hits: list[Hit]) -> dict[str, Chunk]:
-    """The hits' chunks with their texts, by id: read where a hit names its chunk by header alone."""
-    found = {hit.chunk.chunk_id: hit.chunk for hit in hits if isinstance(hit.chunk, Chunk)}
-    found.update(snapshot.chunks.by_id([hit.chunk.chunk_id for hit in hits if hit.chunk.chunk_id not in found]))
-    return found
+def _search_result(call: SearchCall, output: OutputWithMessage, render: Callable[[Any], str]) -> CallToolResult:
+    """A search's result: its text leaves out the fields every chunk of the index shares, and its
+    message says what a scoped search searched."""
+    catalogue = call.snapshot.catalogue
+    output._index_wide = frozenset(c for c in INDEX_WIDE if catalogue.only_value(c) is not None)
+    return _result(_with_scope(output, call.scope, call.mask), render)
 
 
 def _check_keyword_sizes(terms: list[str]) -> None:
@@ -579,16 +418,6 @@ def _check_keyword_sizes(terms: list[str]) -> None:
                 f"keywords must be short terms; got one of {len(pieces)} words and numbers between "
                 f"punctuation ({quoted(term)}); pass at most {MAX_KEYWORD_PIECES} per keyword"
             )
-
-
-def _scope_mask(snapshot: IndexSnapshot, scope: dict[str, Any] | None) -> np.ndarray | None:
-    """The chunks a scope admits (scope.py), or None for the whole index; a bad scope is a tool error."""
-    from arag_mcp.server.search.scope import ScopeError, in_scope
-
-    try:
-        return in_scope(snapshot, scope)
-    except ScopeError as exc:
-        raise ToolError(str(exc)) from None
 
 
 def _with_scope(output: OutputWithMessage, scope: dict[str, Any] | None, mask: np.ndarray | None) -> OutputWithMessage:
