@@ -1,6 +1,6 @@
 """Where keyword_search spends its time: shares of its stages, for 1, 2 and 3 keywords, on an index speed.py wrote.
 
-The tool call in process (Toolkit.keyword_search: the ranking, per-keyword counts, matched sentences,
+The tool call in process (the keyword_search tool's function, server/tools/keyword_search.py: the ranking, per-keyword counts, matched sentences,
 snippets, the answer) is sampled by pyinstrument over the queries speed.py times, a few rounds; each
 sample goes to the innermost stage on its stack (STAGES; "other": none). The same queries go to the
 real server over stdio, each in turn with the call in process: the CPU time a round trip takes
@@ -40,7 +40,7 @@ from speed import (  # noqa: E402
 )
 
 STAGES: dict[tuple[str, str], str] = {
-    ("Toolkit", "_checked_keywords"): "keyword checks and folding",
+    ("", "checked_keywords"): "keyword checks and folding",
     ("WordMatch", "keywords"): "keyword checks and folding",
     ("", "_as_written_or_by_words"): "marked keywords as written",
     ("PieceCounts", "__init__"): "postings",
@@ -69,18 +69,20 @@ STAGES: dict[tuple[str, str], str] = {
     ("ChunkReader", "at"): "chunk rows read",
     ("WordMatch", "matching_sentences"): "matched sentences",
     ("ChunkCatalogue", "headers_at"): "headers",
-    ("Toolkit", "_nothing_new"): "already-sent check",
-    ("Toolkit", "_snippets"): "snippets",
+    ("", "nothing_new"): "already-sent check",
+    ("", "sent_snippets"): "snippets",
     ("", "keyword_output"): "answer (model and text)",
-    ("", "_result"): "answer (model and text)",
+    ("", "tool_result"): "answer (model and text)",
 }
 """(class, function) of a frame to the stage its time belongs to; the innermost one on a stack wins."""
+TOOL_FILE = os.path.join("tools", "keyword_search.py")
+"""Where the tool's function is: the keyword engine's function has its name too."""
 MCP = "MCP round trip (stdio)"
 ROUNDS = 3
 
 
 def stage_times(root, stages: dict[tuple[str, str], str]) -> dict[str, float]:
-    """Seconds sampled per stage below the frames of Toolkit.keyword_search."""
+    """Seconds sampled per stage below the frames of the keyword_search tool's function."""
     times: dict[str, float] = defaultdict(float)
 
     def walk(frame, stage: str | None) -> None:
@@ -91,7 +93,7 @@ def stage_times(root, stages: dict[tuple[str, str], str]) -> dict[str, float]:
             walk(child, stage)
 
     def calls(frame):
-        if frame.class_name == "Toolkit" and frame.function == "keyword_search":
+        if frame.function == "keyword_search" and (frame.file_path or "").endswith(TOOL_FILE):
             yield frame
             return
         for child in frame.children:

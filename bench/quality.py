@@ -69,6 +69,7 @@ from arag_mcp.indexer.index.keywords.search import keyword_search  # noqa: E402
 from arag_mcp.server.output import chunk_results as rendered  # noqa: E402
 from arag_mcp.server.search import retrieval  # noqa: E402
 from arag_mcp.server.search.snippets import Excerpt, excerpt, keyword_cut, leading, snippet  # noqa: E402
+from arag_mcp.server.tools.keyword_search import keyword_output, keyword_text  # noqa: E402
 from brute_force import SentenceMatrix, vector_ranking  # noqa: E402
 from common import BENCH_DATA, RESULTS, log, read_jsonl  # noqa: E402
 
@@ -350,7 +351,7 @@ class Methods:
         found = keyword_search(self.snapshot, extract_keywords(question["question"]), 5)
         cuts = [keyword_cut(hit.keywords, "word") for hit in found.hits]
         shown = [snippet(excerpt, set()) for excerpt in self.excerpts(found.hits, cuts)]
-        return rendered.keyword_text(rendered.keyword_output(found, HANDLE, "", None, shown))
+        return keyword_text(keyword_output(found, HANDLE, "", None, shown))
 
     def excerpts(self, hits: list[retrieval.Hit], cuts: list[Callable[[str], str]]) -> list[Excerpt]:
         """What each hit shows of its chunk, as the tools choose it (snippets.excerpt)."""

@@ -79,10 +79,13 @@ from arag_mcp.indexer.text.sentences import SPLITTER_VERSION, split_sentences  #
 from arag_mcp.server.search import retrieval  # noqa: E402
 from arag_mcp.server.search.conversations import Conversations  # noqa: E402
 from arag_mcp.server.search.live_index import LiveIndex  # noqa: E402
-from arag_mcp.server.tools.toolkit import Toolkit  # noqa: E402
+from arag_mcp.server.served import ServedIndex  # noqa: E402
+from arag_mcp.server.tools.keyword_search import TOOL as KEYWORD_SEARCH  # noqa: E402
 from brute_force import SentenceMatrix  # noqa: E402
 from common import BENCH_DATA, RESULTS, log, read_jsonl, write_json  # noqa: E402
 from keyword_anchors import Anchor, build_anchors, our_ranking  # noqa: E402
+from mcp.server.context import ServerRequestContext  # noqa: E402
+from mcp.server.mcpserver import Context  # noqa: E402
 
 QUERIES = 50
 REFERENCE_QUERIES_ABOVE_10K = 10
@@ -361,9 +364,11 @@ def keyword_tool(uri: Path) -> Iterator[Callable[[list[str]], object]]:
     ranking, per-keyword counts, snippets and answer text, each call in a new conversation."""
     live = LiveIndex(str(uri))
     live.start(load_model=False)
-    toolkit = Toolkit(live, Conversations())
+    served = ServedIndex(live, Conversations())
+    request = ServerRequestContext(session=None, lifespan_context=served, protocol_version="", method="tools/call")
+    context = Context(request_context=request)  # what a tool reads of its call: the served index
     try:
-        yield lambda keywords: toolkit.keyword_search(keywords, 5)
+        yield lambda keywords: KEYWORD_SEARCH.function(context, keywords, 5)
     finally:
         live.close()
 

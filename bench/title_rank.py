@@ -26,7 +26,7 @@ from quality import DATASETS, Corpus, build, load  # noqa: E402
 
 
 def accepted(title: str) -> bool:
-    """Whether the tool takes `title` as one keyword (toolkit.py's bounds)."""
+    """Whether the tool takes `title` as one keyword (the bounds of server/tools/checks.py)."""
     pieces = words_of([title.lower()])[0]
     return (
         0 < len(pieces) <= MAX_KEYWORD_PIECES

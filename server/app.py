@@ -1,4 +1,5 @@
-"""The MCP layer: a profile's tools, prompt and resources registered on an MCPServer."""
+"""The MCP layer: a profile's tools, prompt and resources on an MCPServer, whose lifespan yields the
+served index (served.py) and whose middleware takes tools' arguments as models send them (arguments.py)."""
 
 from __future__ import annotations
 
@@ -11,41 +12,57 @@ from arag_mcp.indexer.index.keywords import KeywordMatch
 from arag_mcp.indexer.index.schema import DocumentColumn
 from arag_mcp.server.search.conversations import Conversations
 from arag_mcp.server.search.live_index import LiveIndex
-from arag_mcp.server.tools.arguments import coerce_arguments, describe_invalid, unknown_arguments
-from arag_mcp.server.tools.errors import tool_error, unexpected_error
+from arag_mcp.server.served import ServedIndex, lifespan_of
+from arag_mcp.server.tools import (
+    chunk_read,
+    find,
+    keyword_search,
+    naive_embedding_search,
+    search,
+    semantic_search,
+    semantic_search_queries,
+)
+from arag_mcp.server.tools import open as open_lines
+from arag_mcp.server.tools.arguments import ArgumentCheck
+from arag_mcp.server.tools.errors import one_line_errors
 from arag_mcp.server.tools.profiles import DEFAULT_PROFILE, PROFILES, Profile
 from arag_mcp.server.tools.schemas import compact_schema
-from arag_mcp.server.tools.toolkit import Toolkit
-from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from arag_mcp.server.tools.tool_spec import ToolSpec
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError
+from mcp.server.mcpserver.tools import Tool
 from mcp_types import ToolAnnotations
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict
 
+TOOLS = {
+    tool.name: tool
+    for tool in (
+        keyword_search.TOOL,
+        semantic_search.TOOL,
+        chunk_read.TOOL,
+        naive_embedding_search.TOOL,
+        semantic_search_queries.TOOL,
+        search.TOOL,
+        find.TOOL,
+        open_lines.TOOL,
+    )
+}
+"""Every tool a profile can name, by its module's name."""
 PRIVATE_MANIFEST_KEYS = frozenset({"sources"})
 """Left out of what models read: the recorded sources are paths on the indexing machine."""
 
 
-class AragServer(MCPServer):
-    """MCPServer whose argument errors are one actionable line, with common slips coerced and
-    arguments a tool does not take refused, and whose health is the object store's (`health`)."""
+class AragServer(MCPServer[ServedIndex]):
+    """MCPServer over one served index, whose health is its object store's (`health`)."""
 
-    def __init__(self, live: LiveIndex, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.live = live
-
-    def add_tool(self, fn: Callable[..., Any], name: str | None = None, **options: Any) -> None:
-        """A tool whose listed schema admits no other arguments (`call_tool` refuses them), its
-        schemas listed compact (schemas.py)."""
-        super().add_tool(fn, name=name, **options)
-        tool = self._tool_manager.get_tool(name or fn.__name__)
-        tool.parameters = {**compact_schema(tool.parameters), "additionalProperties": False}
-        if tool.fn_metadata.output_schema is not None:
-            tool.fn_metadata.output_schema = compact_schema(tool.fn_metadata.output_schema, descriptions=False)
+    def __init__(self, served: ServedIndex, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, lifespan=lifespan_of(served), **kwargs)
+        self.served = served
 
     def health(self) -> tuple[int, dict[str, Any]]:
         """The HTTP status and body of the health check: 503 while the object store holding the index
         does not answer (a load balancer then sends calls elsewhere), 200 otherwise."""
-        state = self.live.store_state()
+        state = self.served.live.store_state()
         if state is None:
             return 200, {"status": "ok"}
         if state.answering:
@@ -55,22 +72,6 @@ class AragServer(MCPServer):
             "store": f"the object store at {state.location} does not answer "
             f"(for {state.silent_seconds:.0f} s); calls that read it fail until it does",
         }
-
-    async def call_tool(self, name: str, arguments: dict[str, Any], context: Context | None = None) -> Any:
-        tool = self._tool_manager.get_tool(name)
-        properties = tool.parameters.get("properties", {}) if tool else {}
-        coerced = coerce_arguments(arguments, set(properties))
-        unknown = [key for key in coerced if key not in properties]
-        if tool is not None and unknown:
-            raise ToolError(unknown_arguments(name, unknown, properties))
-        try:
-            return await super().call_tool(name, coerced, context)
-        except ToolError as exc:
-            if isinstance(exc.__cause__, ValidationError):
-                raise ToolError(describe_invalid(exc.__cause__, properties)) from None
-            raise tool_error(name, exc) from None
-        except Exception as exc:  # an argument no check foresaw: the model gets our line, not the exception's text
-            raise unexpected_error(name, exc) from None
 
 
 def create_server(
@@ -82,29 +83,25 @@ def create_server(
 ) -> AragServer:
     """An MCP server offering `profile`'s tools over `live`, keywords matched as `keyword_match` says;
     `watch_status` says what the watcher keeping the index current is doing (arag-mcp --watch)."""
+    if conversations is None:  # not `or`: an empty Conversations is falsy
+        conversations = Conversations()
+    served = ServedIndex(live, conversations, keyword_match, profile.full_text, watch_status)
     counts = live.manifest.counts
     collection = live.manifest.description
+    tools = [
+        _offered(TOOLS[tool], name, profile, keyword_match, collection)
+        for tool, name in zip(profile.tools, profile.tool_names)
+    ]
     server = AragServer(
-        live,
+        served,
         "arag-mcp",
         title="A-RAG retrieval",
         instructions=f"{profile.instructions(collection)}\n\nIndex: {counts.documents} documents, "
         f"{counts.chunks} chunks. Profile: {profile.name}.",
         version=_version(),
+        tools=tools,
+        middleware=[ArgumentCheck({tool.name: tool for tool in tools})],
     )
-    if conversations is None:  # not `or`: an empty Conversations is falsy
-        conversations = Conversations()
-    toolkit = Toolkit(live, conversations, profile.full_text, keyword_match)
-    for tool in profile.tools:
-        server.add_tool(
-            getattr(toolkit, tool.method),
-            name=tool.name,
-            title=tool.title,
-            description=profile.description(tool, keyword_match, collection),
-            annotations=ToolAnnotations(
-                read_only_hint=True, idempotent_hint=profile.idempotent(tool), open_world_hint=False
-            ),
-        )
 
     @server.prompt(
         name=profile.prompt_name,
@@ -117,7 +114,7 @@ def create_server(
     @server.resource("arag://index", name="index", title="Index manifest", mime_type="application/json")
     def index_manifest() -> str:
         try:
-            snapshot = live.snapshot()
+            snapshot = served.live.snapshot()
         except IndexStoreError as exc:
             raise ResourceError(str(exc)) from None
         shown = {key: value for key, value in snapshot.manifest.to_dict().items() if key not in PRIVATE_MANIFEST_KEYS}
@@ -128,7 +125,7 @@ def create_server(
                 "profile": profile.name,
                 "tools": profile.tool_names,
                 "last_changed": snapshot.manifest.built_at,
-                "watcher": watch_status() if watch_status else {"state": "not watched by this server"},
+                "watcher": served.watch_status() if served.watch_status else {"state": "not watched by this server"},
                 **shown,
             },
             indent=2,
@@ -140,13 +137,37 @@ def create_server(
         from arag_mcp.indexer.index.snapshot import list_documents  # LanceDB is imported after the handshake
 
         try:
-            listed = list_documents(live.uri, live.snapshot().manifest)
+            listed = list_documents(served.live.uri, served.live.snapshot().manifest)
         except IndexStoreError as exc:
             raise ResourceError(str(exc)) from None
         shown = [{key: value for key, value in row.items() if key != DocumentColumn.ID} for row in listed]
         return json.dumps({"documents": len(shown), "list": shown}, indent=2)
 
     return server
+
+
+def _offered(spec: ToolSpec, name: str, profile: Profile, keyword_match: KeywordMatch, collection: str) -> Tool:
+    """`spec`'s tool as `profile` offers it under `name`: its failures one line each (errors.py), its
+    schemas listed compact (schemas.py), and no argument taken that its listing does not name."""
+    tool = Tool.from_function(
+        one_line_errors(name, spec.function),
+        name=name,
+        title=spec.title,
+        description=spec.described(profile, keyword_match, collection),
+        annotations=ToolAnnotations(
+            read_only_hint=True, idempotent_hint=spec.idempotent_in(profile), open_world_hint=False
+        ),
+    )
+    tool.parameters = {**compact_schema(tool.parameters), "additionalProperties": False}
+    tool.fn_metadata.arg_model = _closed(tool.fn_metadata.arg_model)
+    if tool.fn_metadata.output_schema is not None:
+        tool.fn_metadata.output_schema = compact_schema(tool.fn_metadata.output_schema, descriptions=False)
+    return tool
+
+
+def _closed(model: type[BaseModel]) -> type[BaseModel]:
+    """`model` refusing arguments it does not name, as its listed schema says (additionalProperties)."""
+    return type(model.__name__, (model,), {"model_config": ConfigDict(extra="forbid"), "__module__": model.__module__})
 
 
 def _version() -> str:

@@ -12,7 +12,7 @@ import jsonschema
 import pytest
 from arag_mcp.indexer.index.ids import doc_key
 from arag_mcp.indexer.index.manifest import check_manifest
-from arag_mcp.server.app import create_server
+from arag_mcp.server.app import TOOLS, create_server
 from arag_mcp.server.search.live_index import LiveIndex
 from arag_mcp.server.tools.profiles import PROFILES
 from arag_mcp.server.tools.schemas import compact_schema
@@ -40,9 +40,9 @@ async def test_each_profile_lists_exactly_its_tools_and_prompt(sample_index: Pat
     async with Client(create_server(live, expected)) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         assert list(tools) == expected.tool_names
-        for tool in expected.tools:
-            assert tools[tool.name].description == expected.description(tool, "word", collection)
-            assert tools[tool.name].title == tool.title
+        for tool, name in zip(expected.tools, expected.tool_names):
+            assert tools[name].description == TOOLS[tool].described(expected, "word", collection)
+            assert tools[name].title == TOOLS[tool].title
         assert [prompt.name for prompt in (await client.list_prompts()).prompts] == [expected.prompt_name]
 
 

@@ -1,1 +1,1 @@
-"""What the host model reads: tool results as structured content and text, tool descriptions and prompts."""
+"""What the host model reads that several tools share: result parts as structured content and text, phrasing, instructions and prompts."""

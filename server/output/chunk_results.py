@@ -1,4 +1,6 @@
-"""What each tool returns: a structured model and the same content as text.
+"""What the tools' results share, as structured models and as text, and what the semantic searches
+(semantic_search, naive_embedding_search, semantic_search with queries) return; each tool's own
+output is in its module in server/tools/.
 
 Hosts differ in what they show the model (some only the structured content, some only the
 text), so both carry everything: ids, titles, sources, snippets, chunk text and notices.
@@ -7,21 +9,21 @@ text), so both carry everything: ids, titles, sources, snippets, chunk text and 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from arag_mcp.indexer.index.chunks import PATH_SEPARATOR, below_title
-from arag_mcp.server.search.conversations import Delivery, DeliveryStatus
+from arag_mcp.server.search.conversations import DeliveryStatus
 from arag_mcp.server.search.limits import METADATA_FIELDS, METADATA_VALUE_CHARS
 from arag_mcp.server.search.snippets import SNIPPET_SEPARATOR, Snippet
 from pydantic import BaseModel, Field, PrivateAttr
 
 if TYPE_CHECKING:
-    from arag_mcp.indexer.index.chunks import Chunk, ChunkHeader
-    from arag_mcp.indexer.index.keywords import ChunkCount, KeywordFindings
+    from arag_mcp.indexer.index.chunks import ChunkHeader
+    from arag_mcp.indexer.index.keywords import ChunkCount
     from arag_mcp.indexer.index.ranked import Hit, PassedOver
+    from arag_mcp.server.search.conversations import Delivery
 
-READ_BEFORE = "This chunk has been read before"
 WHOLE_CHUNK_NOTE = "A result marked (whole chunk) shows the complete chunk: no need to read it."
 ALREADY_SENT = "already sent"
 ALREADY_SENT_NOTE = f"A result marked '{ALREADY_SENT}' holds only text this conversation was sent before: it keeps its place, without the text."
@@ -73,20 +75,6 @@ class DeliveryFields(BaseModel):
     text: str | None = Field(None, description="the chunk's full text, where the tool returns whole chunks")
 
 
-class KeywordMatchFields(BaseModel):
-    score: float | int = Field(
-        description="the keyword score the tool description defines: by keyword rarity (BM25, to 2 "
-        "decimals) with whole-word matching; occurrences x keyword length, summed, with substring matching"
-    )
-    keywords: list[str] = Field(description="the keywords this chunk matched")
-    page_of: str | None = Field(None, description="the keyword whose page this is: named pages come first")
-    snippet: str | None = Field(
-        None,
-        description="the whole chunk when it is short, else its sentences that contain a keyword (long ones cut "
-        "around it, each after the sentence before where it opens with a pronoun), joined with ' ... '",
-    )
-
-
 class SemanticMatchFields(BaseModel):
     score: float = Field(description="cosine similarity of the chunk's best sentence (or vector) to the query")
     sentences: list[str] | None = Field(
@@ -99,24 +87,8 @@ class SemanticMatchFields(BaseModel):
 
 # A result is its chunk, how it matched, then its text. Pydantic orders fields from the last base to
 # the first, so the bases are listed in reverse. No docstring: it would become the output schema's.
-class KeywordResult(DeliveryFields, KeywordMatchFields, ChunkFields):
-    pass
-
-
 class SemanticResult(DeliveryFields, SemanticMatchFields, ChunkFields):
     pass
-
-
-class ChunkResult(BaseModel):
-    chunk_id: str
-    status: Literal["ok", "read_before", "not_found", "not_sent"]
-    title: str | None = None
-    source: str | None = None
-    section: str | None = SECTION_FIELD
-    pages: str | None = PAGES_FIELD
-    text: str | None = None
-    previous_chunk_id: str | None = None
-    next_chunk_id: str | None = None
 
 
 class ToolOutput(BaseModel):
@@ -139,18 +111,6 @@ class PassedOverResult(BaseModel):
     title: str
 
 
-class KeywordSearchOutput(ToolOutput):
-    matching_chunks: int = Field(description="chunks any keyword matches, in all (at least, with an upper bound)")
-    matching_chunks_up_to: int | None = None
-    keyword_counts: list[KeywordCount]
-    source: str | None = Field(None, description="the source of every result, when they share one")
-    results: list[KeywordResult]
-    passed_over: list[PassedOverResult] | None = Field(
-        None, description="chunks that ranked among these but whose text shown here this conversation was already sent"
-    )
-    next_offset: int | None = Field(None, description="pass as `offset` to see the results after these")
-
-
 class SemanticSearchOutput(ToolOutput):
     source: str | None = Field(None, description="the source of every result, when they share one")
     results: list[SemanticResult]
@@ -158,10 +118,6 @@ class SemanticSearchOutput(ToolOutput):
         None, description="chunks that ranked among these but whose text shown here this conversation was already sent"
     )
     next_offset: int | None = Field(None, description="pass as `offset` to see the results after these")
-
-
-class ChunkReadOutput(ToolOutput):
-    chunks: list[ChunkResult]
 
 
 def place_fields(chunk: ChunkHeader) -> dict[str, str | None]:
@@ -185,7 +141,7 @@ def _cut(value: str) -> str:
     return value if len(value) <= METADATA_VALUE_CHARS else value[:METADATA_VALUE_CHARS] + "…"
 
 
-def _hit_fields(hit: Hit, source: str | None, delivery: Delivery | None, snippet: Snippet) -> dict:
+def hit_fields(hit: Hit, source: str | None, delivery: Delivery | None, snippet: Snippet) -> dict:
     """What every search result says of its chunk: id, title, source (unless said once for all),
     section and pages, file type, metadata; whether it is shown whole or was sent before (then
     nothing of its text is sent); where whole chunks are sent, its delivery and text."""
@@ -217,60 +173,6 @@ def chunks_phrase(count: ChunkCount) -> str:
     if count.exact:
         return f"{count.at_least} {'chunk' if count.at_least == 1 else 'chunks'}"
     return f"at least {count.at_least} (up to {count.at_most}) chunks"
-
-
-def keyword_output(
-    findings: KeywordFindings,
-    conversation: str,
-    notice: str,
-    deliveries: list[Delivery] | None,
-    snippets: list[Snippet],
-    other_words: str = "",
-    same_text: Mapping[str, list[tuple[str, str]]] | None = None,
-) -> KeywordSearchOutput:
-    """`other_words`: what other words of the keywords match (word_forms.forms_note), said after the
-    counts; `same_text`: the near-duplicates left out, by the result they duplicate (near_duplicates.py)."""
-    source = shared_source(findings.hits)
-    results = []
-    for at, (hit, snippet) in enumerate(zip(findings.hits, snippets)):
-        fields = _hit_fields(hit, source, None if deliveries is None else deliveries[at], snippet)
-        whole = fields["whole_chunk"] and not snippet.already_sent
-        text = None if fields["already_sent"] else snippet_text(snippet, whole)
-        results.append(
-            KeywordResult(
-                **fields, score=round(hit.score, 2), keywords=list(hit.keywords), page_of=hit.page_of, snippet=text
-            )
-        )
-    per_keyword = "; ".join(
-        f"{keyword!r}: {chunks_phrase(count)}" for keyword, count in zip(findings.keywords, findings.per_keyword)
-    )
-    matching = findings.matching
-    if results:
-        verb = "matches" if matching.exact and matching.at_least == 1 else "match"
-        count = f"{chunks_phrase(matching)} {verb} ({per_keyword}); showing {len(results)}, best first."
-        partial = "A snippet marked 'k of n sentences' is partial: chunk_read the relevant ids."
-        message = f"{count} {_next_step(deliveries, partial, results)}"
-    elif findings.passed_over:
-        message = f"{chunks_phrase(matching)} match ({per_keyword}); none holds text this conversation was not sent."
-    else:
-        message = f"No chunk matches ({per_keyword}). Try shorter or alternative terms, or another search."
-    message += other_words + same_text_note(same_text, [hit.chunk.chunk_id for hit in findings.hits])
-    message += passed_over_text(findings.passed_over)
-    message += next_offset_text(findings.next_offset, findings.offset + len(results))
-    return KeywordSearchOutput(
-        message=with_notice(notice, message),
-        conversation=conversation,
-        matching_chunks=matching.at_least,
-        matching_chunks_up_to=None if matching.exact else matching.at_most,
-        keyword_counts=[
-            KeywordCount(keyword=k, chunks=c.at_least, chunks_up_to=None if c.exact else c.at_most)
-            for k, c in zip(findings.keywords, findings.per_keyword)
-        ],
-        source=source,
-        results=results,
-        passed_over=passed_over_results(findings.passed_over),
-        next_offset=findings.next_offset,
-    )
 
 
 def passed_over_results(passed: list[PassedOver]) -> list[PassedOverResult] | None:
@@ -322,13 +224,13 @@ def semantic_output(
     source = shared_source(hits)
     results = []
     for at, (hit, snippet) in enumerate(zip(hits, snippets)):
-        fields = _hit_fields(hit, source, None if deliveries is None else deliveries[at], snippet)
+        fields = hit_fields(hit, source, None if deliveries is None else deliveries[at], snippet)
         sentences = None if fields["already_sent"] else snippet.sentences
         results.append(SemanticResult(**fields, score=round(hit.score, 4), sentences=sentences))
     if results:
         count = f"{len(results)} {'chunk' if len(results) == 1 else 'chunks'} ranked by {ranked_by}."
         partial = "Matched sentences marked 'k of n sentences' are partial: chunk_read the relevant ids."
-        message = f"{count} {_next_step(deliveries, partial, results)}"
+        message = f"{count} {next_step(deliveries, partial, results)}"
     else:
         message = "No chunk is left to show." if passed_over else "The index is empty."
     message += same_text_note(same_text, [hit.chunk.chunk_id for hit in hits])
@@ -343,9 +245,7 @@ def semantic_output(
     )
 
 
-def _next_step(
-    deliveries: list[Delivery] | None, partial: str, results: list[KeywordResult] | list[SemanticResult]
-) -> str:
+def next_step(deliveries: list[Delivery] | None, partial: str, results: Sequence[DeliveryFields]) -> str:
     """What the model should do next: read the chunks, or (whole chunks returned) nothing more; and
     what the marks on the results mean."""
     notes = [WHOLE_CHUNK_NOTE] if any(r.whole_chunk for r in results) else []
@@ -357,45 +257,8 @@ def _next_step(
     return f"{note} Not sent (size limit): {held_back}; search again for them." if held_back else note
 
 
-def chunk_result(delivery: Delivery) -> ChunkResult:
-    chunk: Chunk | None = delivery.chunk if delivery.status == "ok" else None
-    if chunk is None:
-        return ChunkResult(chunk_id=delivery.chunk_id, status=delivery.status)
-    return ChunkResult(
-        chunk_id=chunk.chunk_id,
-        status="ok",
-        title=chunk.title,
-        source=chunk.source,
-        **place_fields(chunk),
-        text=chunk.text,
-        previous_chunk_id=chunk.previous_chunk_id,
-        next_chunk_id=chunk.next_chunk_id,
-    )
-
-
-def chunk_read_output(deliveries: list[Delivery], conversation: str, notice: str) -> ChunkReadOutput:
-    not_sent = [d.chunk_id for d in deliveries if d.status == "not_sent"]
-    message = f"Not sent (size limit): {not_sent}; call chunk_read again with them." if not_sent else ""
-    return ChunkReadOutput(
-        message=with_notice(notice, message), conversation=conversation, chunks=[chunk_result(d) for d in deliveries]
-    )
-
-
 def with_notice(notice: str, message: str) -> str:
     return f"{notice} {message}".strip()
-
-
-def keyword_text(output: KeywordSearchOutput) -> str:
-    rows = [
-        (
-            r,
-            f"{r.score} | matched: {', '.join(repr(k) for k in r.keywords)}"
-            + (f" | page of {r.page_of!r}" if r.page_of else ""),
-            f"snippet: {r.snippet}",
-        )
-        for r in output.results
-    ]
-    return _search_text(output, rows)
 
 
 def semantic_text(output: SemanticSearchOutput) -> str:
@@ -407,15 +270,16 @@ def semantic_text(output: SemanticSearchOutput) -> str:
         )
         for r in output.results
     ]
-    return _search_text(output, rows)
+    return ranked_text(output, output.source, rows)
 
 
-def _search_text(
-    output: KeywordSearchOutput | SemanticSearchOutput, rows: list[tuple[KeywordResult | SemanticResult, str, str]]
-) -> str:
+def ranked_text(output: ToolOutput, source: str | None, rows: Sequence[tuple[Any, str, str]]) -> str:
+    """A ranked search's text: its message, the `source` and file type every result shares (each
+    said once, unless the whole index shares it), then each result (its ChunkFields and
+    DeliveryFields) with its score and body; results sent before in one line each."""
     lines = [output.message]
-    if output.source is not None and "source" not in output._index_wide:
-        lines.append(f"source (every result): {output.source}")
+    if source is not None and "source" not in output._index_wide:
+        lines.append(f"source (every result): {source}")
     types = {result.file_type for result, _, _ in rows}
     shared_type = types.pop() if len(rows) > 1 and len(types) == 1 else None
     if shared_type is not None and "file_type" not in output._index_wide:
@@ -455,25 +319,6 @@ def omitted_text(count: int | None) -> str:
 def metadata_text(metadata: dict[str, Any]) -> str:
     """Metadata on one line, as JSON (unambiguous for values holding commas or quotes)."""
     return json.dumps(metadata, ensure_ascii=False)
-
-
-def chunk_read_text(output: ChunkReadOutput) -> str:
-    lines = [output.message] if output.message else []
-    for chunk in output.chunks:
-        if chunk.status == "ok":
-            neighbours = f"previous: {chunk.previous_chunk_id or 'none'} | next: {chunk.next_chunk_id or 'none'}"
-            lines.append(
-                f"=== chunk_id: {chunk.chunk_id} | title: {chunk.title} | source: {chunk.source}{place_text(chunk.section, chunk.pages)}"
-                f" | {neighbours}"
-            )
-            lines.append(chunk.text or "")
-        elif chunk.status == "read_before":
-            lines.append(f"=== chunk_id: {chunk.chunk_id}: {READ_BEFORE}")
-        elif chunk.status == "not_found":
-            lines.append(f"=== chunk_id: {chunk.chunk_id}: no such chunk in this index (use ids from the search tools)")
-        else:
-            lines.append(f"=== chunk_id: {chunk.chunk_id}: not sent (size limit); call chunk_read again with it")
-    return with_conversation(lines, output.conversation)
 
 
 def snippet_text(snippet: Snippet, whole: bool) -> str:

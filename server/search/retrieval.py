@@ -1,7 +1,7 @@
 """The A-RAG retrieval operations as plain functions over an index snapshot.
 
 Nothing here knows about MCP or conversations: the tools validate arguments, conversations.py
-tracks what a conversation has read, results.py renders hits.
+tracks what a conversation has read, the output modules render hits.
 """
 
 from __future__ import annotations

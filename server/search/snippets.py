@@ -13,9 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import regex
+from arag_mcp.indexer.file_types import LINE_LAID_TYPES
 from arag_mcp.indexer.index.keywords import MarkedKeyword, compared_form, fold, with_and, word_matches, words_of
+
+if TYPE_CHECKING:
+    from arag_mcp.indexer.index.chunks import Chunk
 
 MAX_SNIPPET_CHARS = 1200
 LONG_SENTENCE_CHARS = 300
@@ -136,6 +141,17 @@ def excerpt(
         return whole
     shortened = any(piece != sentences[at] for piece, at in zip(pieces, chosen))
     return Excerpt(pieces, False, len(sentences), shortened, lines)
+
+
+def chunk_excerpt(chunk: Chunk, matched: list[str], cut: Callable[[str], str]) -> Excerpt:
+    """What a result shows of `chunk` (`excerpt`); where it is code, each sentence with the indent of
+    its first line, its lines kept."""
+    if chunk.file_type not in LINE_LAID_TYPES:
+        return excerpt(chunk.sentences, matched, cut)
+    text = chunk.text
+    indented = {text[start:end]: text[text.rfind("\n", 0, start) + 1 : end] for start, end in chunk.sentence_spans}
+    sentences = [indented[sentence] for sentence in chunk.sentences]
+    return excerpt(sentences, [indented.get(sentence, sentence) for sentence in matched], cut, lines=True)
 
 
 def _one_line(sentence: str) -> str:

@@ -1,1 +1,1 @@
-"""The MCP tools: their functions and arguments, the profiles that choose among them, and their errors."""
+"""The MCP tools, a module each, and what they share: argument types, checks, results, errors, and the profiles that choose among them."""

@@ -1,13 +1,21 @@
-"""Tool arguments as models send them: common slips accepted, the rest named in one line."""
+"""Tool arguments as models send them: common slips accepted, the rest named in one line.
+
+`ArgumentCheck` applies this to every tools/call before the SDK validates its arguments (a
+ServerMiddleware: mcp.server.context).
+"""
 
 from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from arag_mcp.server.search.limits import quoted
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.mcpserver.tools import Tool
+from mcp_types import TextContent
 from pydantic import ValidationError
 
 ARGUMENT_HINTS = {
@@ -92,3 +100,43 @@ def describe_invalid(error: ValidationError, properties: dict[str, Any]) -> str:
         given = "nothing" if item["type"] == "missing" else quoted(item.get("input"))
         parts.append(f"{hint}; got {given}")
     return "; ".join(dict.fromkeys(parts))
+
+
+class ArgumentCheck:
+    """The server's arguments middleware: a tools/call's arguments coerced (`coerce_arguments`), and
+    refused in one line where the tool does not take one (`unknown_arguments`) or one is invalid
+    (`describe_invalid`). A refused call still goes to the SDK, which refuses it too (the same
+    argument model, closed to other arguments), so that the answer keeps the envelope the SDK gives
+    every result (a result the middleware made itself would not carry its serverInfo stamp); the
+    refusal's text is ours."""
+
+    def __init__(self, tools: Mapping[str, Tool]) -> None:
+        self.tools = tools
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        params = ctx.params
+        if ctx.method != "tools/call" or not params or not isinstance(params.get("name"), str):
+            return await call_next(ctx)
+        tool, arguments = self.tools.get(params["name"]), params.get("arguments")
+        if tool is None or not isinstance(arguments, dict | None):  # the SDK answers both
+            return await call_next(ctx)
+        properties = tool.parameters.get("properties", {})
+        coerced = coerce_arguments(arguments or {}, set(properties))
+        refusal = _refusal(tool, coerced, properties)
+        answer = await call_next(replace(ctx, params={**params, "arguments": coerced}))
+        if refusal is not None and isinstance(answer, dict) and answer.get("isError"):
+            text = TextContent(type="text", text=refusal).model_dump(mode="json", by_alias=True, exclude_none=True)
+            answer = {**answer, "content": [text]}
+        return answer
+
+
+def _refusal(tool: Tool, arguments: dict[str, Any], properties: dict[str, Any]) -> str | None:
+    """Why `tool` cannot take `arguments`, in one line, validated as the SDK validates them; None when it can."""
+    unknown = [key for key in arguments if key not in properties]
+    if unknown:
+        return unknown_arguments(tool.name, unknown, properties)
+    try:
+        tool.fn_metadata.validate_arguments(arguments)
+    except ValidationError as exc:
+        return describe_invalid(exc, properties)
+    return None

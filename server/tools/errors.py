@@ -5,35 +5,47 @@ rebuild it (the index reader's IndexStoreError); anything else is logged with it
 server and reaches the model as one line without the exception's text, which can carry internal
 paths (LanceDB's messages name Rust source files and data files). An error quotes what it
 refuses through `quoted` (search/limits.py), so that a huge argument is not sent back whole.
+Arguments a tool cannot take are refused before it runs (arguments.py).
 """
 
 from __future__ import annotations
 
+import functools
 import logging
+from collections.abc import Callable
+from typing import ParamSpec
 
 from arag_mcp.indexer.index.errors import IndexStoreError
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import CallToolResult, TextContent
 
 log = logging.getLogger(__name__)
+Arguments = ParamSpec("Arguments")
 
 
-def tool_error(tool: str, failure: ToolError) -> ToolError:
-    """The one-line error for a failed call of `tool`; `failure` is what the SDK raised, with the
-    original exception as its cause."""
-    cause = failure.__cause__
-    if isinstance(cause, ToolError):
-        return cause
-    if isinstance(cause, IndexStoreError):
-        return ToolError(str(cause))
-    if cause is None:
-        return failure
-    return unexpected_error(tool, cause)
+def one_line_errors(tool: str, function: Callable[Arguments, CallToolResult]) -> Callable[Arguments, CallToolResult]:
+    """`function` (the tool offered as `tool`) answering its failures as results of one line: a
+    foreseen one (ToolError) and an unusable index in their own words, anything else in
+    `unexpected_error`'s. Its signature is the function's (`functools.wraps`), which the SDK reads."""
+
+    @functools.wraps(function)
+    def answered(*args: Arguments.args, **kwargs: Arguments.kwargs) -> CallToolResult:
+        try:
+            return function(*args, **kwargs)
+        except (ToolError, IndexStoreError) as exc:
+            return error_result(str(exc))
+        except Exception as exc:  # an argument no check foresaw: the model gets our line, not the exception's text
+            return error_result(unexpected_error(tool, exc))
+
+    return answered
 
 
-def unexpected_error(tool: str, cause: BaseException) -> ToolError:
+def error_result(line: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=line)], is_error=True)
+
+
+def unexpected_error(tool: str, cause: BaseException) -> str:
     """The one line for a failure nobody foresaw: the exception's type, never its text, which is
     logged with its traceback on the server."""
     log.error("%s failed", tool, exc_info=cause)
-    return ToolError(
-        f"{tool} failed on the server ({type(cause).__name__}; its log has the details); retry, or use another tool"
-    )
+    return f"{tool} failed on the server ({type(cause).__name__}; its log has the details); retry, or use another tool"
