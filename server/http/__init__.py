@@ -123,7 +123,7 @@ def serve_http(
     """Run the server with uvicorn; its logs go to stderr and the access log is off."""
     import uvicorn
 
-    from .header_deadline import HeaderDeadlineProtocol
+    from .header_deadline import HeaderDeadlineProtocol  # uvicorn's protocols: only where HTTP is served
 
     refusals = RefusalLog()
     ServerRefusals(refusals).install()

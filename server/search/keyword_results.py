@@ -32,7 +32,7 @@ class KeywordResults:
     """What other words of the keywords match (word_forms.forms_note, identifiers.stand_ins_note)."""
 
 
-def keyword_results(
+def keyword_results_for(
     call: SearchCall,
     tool: str,
     terms: list[str],

@@ -112,9 +112,7 @@ class LiveIndex:
 
     def _open(self, load_model: bool) -> None:
         try:
-            from arag_mcp.indexer.index.snapshot import open_index
-
-            self._snapshot = open_index(self.uri)
+            self._snapshot = _opened(self.uri)
             self.manifest = self._snapshot.manifest
             self._checked = time.monotonic()
         except IndexStoreError as exc:
@@ -147,13 +145,11 @@ class LiveIndex:
         self._checked = 0.0
 
     def _reload_if_changed(self) -> None:
-        from arag_mcp.indexer.index.snapshot import open_index
-
         try:
             manifest = self._read_manifest()
             served = self._snapshot.manifest
             if manifest and (manifest.tables, manifest.segments) != (served.tables, served.segments):
-                self._snapshot = open_index(self.uri, previous=self._snapshot)
+                self._snapshot = _opened(self.uri, self._snapshot)
                 self.manifest = self._snapshot.manifest
                 log.info("serving the build of %s committed at %s", self.uri, self.manifest.built_at)
                 self._queue_reads(self._snapshot)
@@ -217,7 +213,7 @@ class LiveIndex:
         return event
 
     def _load(self, key: EmbeddingKey, done: threading.Event) -> None:
-        from arag_mcp.indexer.embedding.embedder import Embedder
+        from arag_mcp.indexer.embedding.embedder import Embedder  # ONNX Runtime: off the handshake's path
 
         started = time.perf_counter()
         model, backend, encoder = key
@@ -249,3 +245,10 @@ class LiveIndex:
                 "(keyword_search and chunk_read work meanwhile)"
             )
         return embedder.encode_queries(queries)
+
+
+def _opened(uri: str, previous: IndexSnapshot | None = None) -> IndexSnapshot:
+    """The committed build at `uri` (snapshot.open_index), taking over what `previous` read."""
+    from arag_mcp.indexer.index.snapshot import open_index  # LanceDB and Arrow: off the handshake's path
+
+    return open_index(uri, previous=previous)

@@ -31,7 +31,7 @@ class MergedResults:
     """What the keywords found, where there were keywords."""
 
 
-def merged_results(call: SearchCall, tool: str, vectors: Sequence[np.ndarray], top_k: int) -> MergedResults:
+def merged_results_for(call: SearchCall, tool: str, vectors: Sequence[np.ndarray], top_k: int) -> MergedResults:
     """`tool`'s results for the queries' `vectors`, `top_k` each, merged; snippets cut to their sentences' starts."""
     found = merged_semantic_search(call.snapshot, vectors, top_k, call.mask)
     hits = [merged.hit for merged in found]
@@ -41,7 +41,7 @@ def merged_results(call: SearchCall, tool: str, vectors: Sequence[np.ndarray], t
 def merged_with_keywords(
     call: SearchCall, tool: str, vectors: Sequence[np.ndarray], terms: list[str], top_k: int, match: KeywordMatch
 ) -> MergedResults:
-    """`merged_results`, then the chunks keyword search finds for `terms` (top_k of them) joined:
+    """`merged_results_for`, then the chunks keyword search finds for `terms` (top_k of them) joined:
     on the result of a chunk both found, or after the others."""
     found = merged_semantic_search(call.snapshot, vectors, top_k, call.mask)
     findings = keyword_search(call.snapshot, terms, top_k, match, call.mask) if terms else None

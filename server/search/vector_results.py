@@ -30,7 +30,7 @@ class VectorResults:
     snippets: list[Snippet]
 
 
-def vector_results(
+def vector_results_for(
     call: SearchCall,
     tool: str,
     ranking: Callable[[IndexSnapshot, np.ndarray, int, np.ndarray | None], list[Hit]],

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from arag_mcp.indexer.index import keywords as keyword_engine
 from arag_mcp.indexer.index.keywords import words_of
+from arag_mcp.server import search as searching
 from arag_mcp.server.search.limits import (
     MAX_KEYWORD_CHARS,
     MAX_KEYWORD_PIECES,
@@ -56,9 +58,7 @@ def checked_keywords(keywords: list[str], match: KeywordMatch) -> list[str]:
         raise ToolError(f"{len(terms)} keywords given; pass at most {MAX_KEYWORDS}, the most specific first")
     _check_keyword_sizes(terms)
     if match == "word":
-        from arag_mcp.indexer.index.keywords import wordless  # Arrow loads with the first search, after the handshake
-
-        unmatchable = wordless(terms)
+        unmatchable = keyword_engine.wordless(terms)  # Arrow loads with the first search, after the handshake
         if unmatchable:
             raise ToolError(
                 f"keyword {quoted(unmatchable[0])} has no letter or digit; keywords match whole words, "
@@ -93,14 +93,10 @@ def _check_keyword_sizes(terms: list[str]) -> None:
 def search_call(served: ServedIndex, scope: dict[str, Any] | None, conversation: str | None) -> SearchCall:
     """The served build, the chunks `scope` admits (a scope that cannot match is a tool error) and the
     resumed conversation."""
-    # NumPy and Arrow load with the first search, after the handshake
-    from arag_mcp.server.search.scope import ScopeError
-    from arag_mcp.server.search.search_calls import SearchCall
-
     snapshot = served.live.snapshot()
-    try:
-        return SearchCall.within(snapshot, scope, served.conversations, conversation)
-    except ScopeError as exc:
+    try:  # NumPy and Arrow load with the first search, after the handshake
+        return searching.SearchCall.within(snapshot, scope, served.conversations, conversation)
+    except searching.ScopeError as exc:
         raise ToolError(str(exc)) from None
 
 

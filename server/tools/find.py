@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated, Literal
 
+from arag_mcp.server import search as searching
 from arag_mcp.server.output.chunk_results import CONVERSATION_FIELD, with_conversation, with_notice
 from arag_mcp.server.output.descriptions import CONVERSATION_NOTE
 from arag_mcp.server.output.document_results import ALREADY_HERE, numbered, sent_by
@@ -75,8 +76,6 @@ def find(
     semantic: Annotated[bool, Field(description="match by meaning (nearest sentences) instead of by text")] = False,
     conversation: ConversationHandle = None,
 ) -> Annotated[CallToolResult, FindOutput]:
-    # NumPy loads with the first call, after the handshake
-    from arag_mcp.server.search import within_document
 
     served = served_index(ctx)
     wanted = _checked_patterns(patterns)
@@ -85,9 +84,9 @@ def find(
     current = served.conversations.resume(conversation)
     if semantic:
         vectors = query_vectors(served, snapshot, [checked_query(p) for p in wanted])
-        found = within_document.find_semantic(document, wanted, vectors, snapshot.sentences.of_document(document))
+        found = searching.find_semantic(document, wanted, vectors, snapshot.sentences.of_document(document))
     else:
-        found = within_document.find(document, wanted)
+        found = searching.find(document, wanted)
     seen = served.conversations.lines_seen(current, document)
     output = find_output(document, ref.strip(), found, seen, current.handle, current.notice, semantic)
     sent = [line for p in found for passage in p.passages for line in passage.lines]

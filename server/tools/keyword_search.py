@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated
 
+from arag_mcp.server import search as searching
 from arag_mcp.server.output.chunk_results import (
     ChunkFields,
     DeliveryFields,
@@ -114,13 +115,13 @@ def keyword_search(
     forms: Forms = False,
     conversation: ConversationHandle = None,
 ) -> Annotated[CallToolResult, KeywordSearchOutput]:
-    # NumPy and Arrow load with the first call, after the handshake
-    from arag_mcp.server.search.keyword_results import keyword_results
 
     served = served_index(ctx)
     terms = checked_keywords(keywords, served.keyword_match)
     call = search_call(served, scope, conversation)
-    found = keyword_results(call, "keyword_search", terms, top_k, offset, forms, served.keyword_match, served.full_text)
+    found = searching.keyword_results_for(
+        call, "keyword_search", terms, top_k, offset, forms, served.keyword_match, served.full_text
+    )
     output = keyword_output(
         found.findings,
         call.current.handle,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
+from arag_mcp.server import search as searching
 from arag_mcp.server.output.chunk_results import SemanticSearchOutput, semantic_output, semantic_text
 from arag_mcp.server.output.descriptions import CONVERSATION_NOTE, METADATA_NOTE
 from arag_mcp.server.served import served_index
@@ -33,15 +34,13 @@ def naive_embedding_search(
     offset: Offset = 0,
     conversation: ConversationHandle = None,
 ) -> Annotated[CallToolResult, SemanticSearchOutput]:
-    # NumPy and Arrow load with the first call, after the handshake
-    from arag_mcp.server.search import retrieval, vector_results
 
     served = served_index(ctx)
     query = checked_query(query)
     call = search_call(served, scope, conversation)
     vector = query_vectors(served, call.snapshot, [query])[0]
-    found = vector_results.vector_results(
-        call, "naive_embedding_search", retrieval.naive_search, vector, top_k, offset, True, served.full_text
+    found = searching.vector_results_for(
+        call, "naive_embedding_search", searching.naive_search, vector, top_k, offset, True, served.full_text
     )
     page = found.page
     output = semantic_output(

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated
 
+from arag_mcp.server import search as searching
 from arag_mcp.server.output.chunk_results import CONVERSATION_FIELD, with_conversation, with_notice
 from arag_mcp.server.output.descriptions import CONVERSATION_NOTE
 from arag_mcp.server.output.document_results import ALREADY_HERE, numbered, sent_by
@@ -52,8 +53,6 @@ def open_lines(
     start_line: Annotated[int, Field(ge=0, description="the first line to show (from 0)"), WholeNumber] = 0,
     conversation: ConversationHandle = None,
 ) -> Annotated[CallToolResult, OpenOutput]:
-    # NumPy loads with the first call, after the handshake
-    from arag_mcp.server.search.within_document import window
 
     served = served_index(ctx)
     document = checked_document(served.live.snapshot(), ref)
@@ -63,7 +62,7 @@ def open_lines(
             f"(0-{len(document.lines) - 1})"
         )
     current = served.conversations.resume(conversation)
-    lines = window(document, start_line)
+    lines = searching.window(document, start_line)
     seen = served.conversations.lines_seen(current, document)
     output = open_output(document, ref.strip(), lines, seen, current.handle, current.notice)
     served.conversations.mark_lines_shown(current, document, lines, Origin(current.calls, "open"))

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Annotated, Any
 
+from arag_mcp.server import search as searching
 from arag_mcp.server.output import descriptions
 from arag_mcp.server.output.chunk_results import (
     ALREADY_SENT_FIELD,
@@ -120,15 +121,13 @@ def search(
     scope: ScopeConditions = None,
     conversation: ConversationHandle = None,
 ) -> Annotated[CallToolResult, DocumentSearchOutput]:
-    # NumPy and Arrow load with the first call, after the handshake
-    from arag_mcp.server.search.merged_results import merged_with_keywords
 
     served = served_index(ctx)
     checked = checked_queries(queries)
     terms = checked_keywords(keywords, served.keyword_match) if keywords else []
     call = search_call(served, scope, conversation)
     vectors = query_vectors(served, call.snapshot, checked)
-    found = merged_with_keywords(call, "search", vectors, terms, top_k, served.keyword_match)
+    found = searching.merged_with_keywords(call, "search", vectors, terms, top_k, served.keyword_match)
     lines = [call.snapshot.documents.line_count(merged.hit.chunk.chunk_id) or 0 for merged in found.merged]
     output = search_output(
         found.merged, found.snippets, lines, checked, found.findings, call.current.handle, call.current.notice

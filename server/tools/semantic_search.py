@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated
 
+from arag_mcp.server import search as searching
 from arag_mcp.server.output.chunk_results import SemanticSearchOutput, semantic_output, semantic_text
 from arag_mcp.server.output.descriptions import FULL_TEXT_AFTER, SNIPPET_AFTER
 from arag_mcp.server.served import served_index
@@ -43,15 +44,13 @@ def semantic_search(
     offset: Offset = 0,
     conversation: ConversationHandle = None,
 ) -> Annotated[CallToolResult, SemanticSearchOutput]:
-    # NumPy and Arrow load with the first call, after the handshake
-    from arag_mcp.server.search import retrieval, vector_results
 
     served = served_index(ctx)
     query = checked_query(query)
     call = search_call(served, scope, conversation)
     vector = query_vectors(served, call.snapshot, [query])[0]
-    found = vector_results.vector_results(
-        call, "semantic_search", retrieval.semantic_search, vector, top_k, offset, False, served.full_text
+    found = searching.vector_results_for(
+        call, "semantic_search", searching.semantic_search, vector, top_k, offset, False, served.full_text
     )
     page = found.page
     output = semantic_output(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated
 
+from arag_mcp.server import search as searching
 from arag_mcp.server.output.chunk_results import SemanticSearchOutput, semantic_output, semantic_text
 from arag_mcp.server.output.descriptions import CONVERSATION_NOTE, METADATA_NOTE, SNIPPET_AFTER
 from arag_mcp.server.served import served_index
@@ -50,13 +51,11 @@ def semantic_search_queries(
     scope: ScopeConditions = None,
     conversation: ConversationHandle = None,
 ) -> Annotated[CallToolResult, SemanticSearchOutput]:
-    # NumPy and Arrow load with the first call, after the handshake
-    from arag_mcp.server.search.merged_results import merged_results
 
     served = served_index(ctx)
     checked = checked_queries(queries)
     call = search_call(served, scope, conversation)
-    found = merged_results(call, "semantic_search", query_vectors(served, call.snapshot, checked), top_k)
+    found = searching.merged_results_for(call, "semantic_search", query_vectors(served, call.snapshot, checked), top_k)
     hits = [merged.hit for merged in found.merged]
     ranked_by = f"their best sentence over {len(checked)} {'query' if len(checked) == 1 else 'queries'}"
     output = semantic_output(hits, call.current.handle, call.current.notice, None, found.snippets, ranked_by)
