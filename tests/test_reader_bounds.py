@@ -300,10 +300,12 @@ def _list(index: Path) -> str:
 
 
 def test_files_are_read_in_process_where_the_reader_process_cannot_start(tmp_path: Path):
-    """A main module read from standard input cannot be imported again by a spawned process."""
+    """A reader process that cannot start (here its interpreter exits at once) leaves the reading
+    to this process, saying so."""
     (tmp_path / "radium.md").write_text(NORMAL)
     script = (
-        "import sys\n"
+        "import multiprocessing, shutil, sys\n"
+        "multiprocessing.set_executable(shutil.which('false'))\n"
         "from arag_mcp.indexer.sources.budget import BudgetedReader\n"
         "from arag_mcp.indexer.sources.files import Source, list_files\n"
         "skipped = []\n"
