@@ -362,11 +362,11 @@ class Methods:
         """What one call at top_k=5 shows the host: for our searches, the snippets as the tools choose them."""
         if method == "semantic":
             hits = retrieval.semantic_search(self.snapshot, self.query_vectors[question["question"]], 5)
-            return " ".join(s for found in self.excerpts(hits, [leading] * len(hits)) for s in found.pieces)
+            return " ".join(s for found in self.excerpts(hits, [leading] * len(hits)) for s in found.sentences)
         if method == "keyword":
             found = keyword_search(self.snapshot, extract_keywords(question["question"]), 5)
             cuts = [keyword_cut(hit.keywords, "word") for hit in found.hits]
-            return " ".join(s for excerpt in self.excerpts(found.hits, cuts) for s in excerpt.pieces)
+            return " ".join(s for excerpt in self.excerpts(found.hits, cuts) for s in excerpt.sentences)
         if method in ("naive", "naive_text"):
             index = {cid: i for i, cid in enumerate(self.corpus.chunk_ids)}
             return " ".join(self.corpus.texts[index[cid]] for cid in getattr(self, method)(question, 5))

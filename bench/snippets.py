@@ -81,7 +81,7 @@ def shown(results: list, sentence_bound: int, left_out_bound: int) -> tuple[floa
     snippets.WHOLE_CHUNK_SENTENCES, snippets.LEFT_OUT_CHARS = sentence_bound, left_out_bound
     excerpts = [snippets.excerpt(r.sentences, r.matched, r.cut) for r in results]
     whole = float(np.mean([e.whole for e in excerpts]))
-    return 100 * whole, 5 * float(np.mean([sum(map(len, e.pieces)) for e in excerpts]))
+    return 100 * whole, 5 * float(np.mean([sum(map(len, e.sentences)) for e in excerpts]))
 
 
 def measure(dataset: quality.Dataset, embedder: Embedder) -> dict:

@@ -323,7 +323,7 @@ def metadata_text(metadata: dict[str, Any]) -> str:
 
 def snippet_text(snippet: Snippet, whole: bool) -> str:
     """A result's snippet as one text: a whole chunk's sentences joined as its text joins them (by a
-    space, or lines of code by a line break), pieces by SNIPPET_SEPARATOR."""
+    space, or lines of code by a line break), a snippet's by SNIPPET_SEPARATOR."""
     return (
         ("\n" if snippet.lines else " ").join(snippet.sentences) if whole else SNIPPET_SEPARATOR.join(snippet.sentences)
     )

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from .line_runs import LineRuns
-from .snippets import Excerpt, Snippet, piece_key, snippet
+from .snippets import Excerpt, Snippet, sentence_key, snippet
 
 if TYPE_CHECKING:
     from arag_mcp.indexer.index.chunks import Chunk
@@ -72,8 +72,8 @@ class Conversation:
     """Tool calls made in it so far, this one included."""
     received: dict[str, Origin] = field(default_factory=dict)
     """The chunks whose full text this conversation was sent, by id, with the call that sent it."""
-    sent_pieces: dict[str, set[int]] = field(default_factory=dict)
-    """Chunk id → the keys (snippets.piece_key) of the snippet sentences of it this conversation was sent."""
+    sent_sentences: dict[str, set[int]] = field(default_factory=dict)
+    """Chunk id → the keys (snippets.sentence_key) of the snippet sentences of it this conversation was sent."""
     shown_lines: dict[str, LineRuns] = field(default_factory=dict)
     """Document key → the numbered lines of it this conversation was sent (find, open)."""
     line_origins: dict[str, list[tuple[int, int, Origin]]] = field(default_factory=dict)
@@ -86,8 +86,9 @@ class Conversation:
     def remembered_bytes(self) -> int:
         runs = sum(len(lines) for lines in self.shown_lines.values())
         runs += sum(len(origins) for origins in self.line_origins.values())
-        pieces = sum(len(keys) for keys in self.sent_pieces.values())
-        return ENTRY_BYTES * (1 + len(self.received) + len(self.sent_pieces) + pieces + len(self.shown_lines) + runs)
+        sentences = sum(len(keys) for keys in self.sent_sentences.values())
+        chunks = len(self.sent_sentences)
+        return ENTRY_BYTES * (1 + len(self.received) + chunks + sentences + len(self.shown_lines) + runs)
 
 
 @dataclass(frozen=True)
@@ -165,19 +166,19 @@ class Conversations:
         return deliveries
 
     def send_snippet(self, conversation: Conversation, chunk_id: str, found: Excerpt, origin: Origin) -> Snippet:
-        """What a search result (`origin`) shows of its excerpt (snippets.snippet): not the pieces the
-        conversation was sent, as pieces or in its chunk's whole text; the shown ones become sent, and
+        """What a search result (`origin`) shows of its excerpt (snippets.snippet): not the sentences the
+        conversation was sent, as snippets or in its chunk's whole text; the shown ones become sent, and
         the chunk received once the conversation has all of it."""
         with self._lock:
             if chunk_id in conversation.received:
-                return Snippet([], 0, len(found.pieces), True, found.chunk_sentences)
-            sent = conversation.sent_pieces.get(chunk_id, set())
+                return Snippet([], 0, len(found.sentences), True, found.chunk_sentences)
+            sent = conversation.sent_sentences.get(chunk_id, set())
             shown = snippet(found, sent)
             if shown.shown:
-                conversation.sent_pieces.setdefault(chunk_id, set()).update(map(piece_key, shown.shown))
+                conversation.sent_sentences.setdefault(chunk_id, set()).update(map(sentence_key, shown.shown))
             if shown.whole:
                 conversation.received[chunk_id] = origin
-                conversation.sent_pieces.pop(chunk_id, None)
+                conversation.sent_sentences.pop(chunk_id, None)
             self._count(conversation)
         return shown
 
@@ -186,14 +187,14 @@ class Conversations:
         with self._lock:
             return set(conversation.received)
 
-    def has_all_of(self, conversation: Conversation, chunk_id: str, pieces: list[str]) -> bool:
-        """Whether the conversation was sent every one of these pieces of a chunk (or its whole text):
+    def has_all_of(self, conversation: Conversation, chunk_id: str, sentences: list[str]) -> bool:
+        """Whether the conversation was sent every one of these excerpt sentences of a chunk (or its whole text):
         a result showing them would bring nothing new."""
         with self._lock:
             if chunk_id in conversation.received:
                 return True
-            sent = conversation.sent_pieces.get(chunk_id, set())
-            return bool(pieces) and all(piece_key(piece) in sent for piece in pieces)
+            sent = conversation.sent_sentences.get(chunk_id, set())
+            return bool(sentences) and all(sentence_key(sentence) in sent for sentence in sentences)
 
     def lines_seen(self, conversation: Conversation, document: DocumentLines) -> dict[int, Origin]:
         """The lines of `document` this conversation has, each with the call that first sent it: as

@@ -3,8 +3,8 @@
 A short chunk, or one whose matched sentences leave little out, is shown whole. Otherwise the
 result shows its matched sentences, each with the sentence before where it opens with a pronoun
 (whose name is there); a long sentence (an infobox row, a table flattened into one line) is cut to
-the text around the keywords it matched, or to its start, never inside a date or number. The pieces
-a conversation was already sent are left out and counted; what remains is bounded. Nothing here
+the text around the keywords it matched, or to its start, never inside a date or number. The
+sentences a conversation was already sent are left out and counted; what remains is bounded. Nothing here
 knows about MCP: conversations.py records what was sent. bench/snippets.py measures the shared
 sets' chunks and what snippets leave out of them, which the thresholds below come from.
 """
@@ -67,16 +67,16 @@ a cut never falls inside one."""
 class Excerpt:
     """What a result would show of its chunk to a conversation that has none of it."""
 
-    pieces: list[str]
+    sentences: list[str]
     """The sentences shown, in document order, long ones cut."""
     whole: bool
-    """The pieces are every sentence of the chunk, unshortened."""
+    """They are every sentence of the chunk, unshortened."""
     chunk_sentences: int
     """How many sentences the chunk has."""
     shortened: bool = False
-    """A long sentence among the pieces was cut (around its keywords, or to its start)."""
+    """A long sentence among them was cut (around its keywords, or to its start)."""
     lines: bool = False
-    """The chunk is laid out in lines (code): pieces keep their line breaks."""
+    """The chunk is laid out in lines (code): its sentences keep their line breaks."""
 
 
 @dataclass(frozen=True)
@@ -84,28 +84,28 @@ class Snippet:
     """What one result shows of its chunk to one conversation."""
 
     shown: list[str]
-    """The pieces sent now, in order; empty when every piece was sent before."""
+    """The excerpt's sentences sent now, in order; empty when every one was sent before."""
     more: int
-    """New pieces held back by the size bound."""
+    """New sentences held back by the size bound."""
     already_sent: int
-    """Pieces left out because this conversation was already sent them."""
+    """Sentences left out because this conversation was already sent them."""
     whole: bool
     """The conversation now has every sentence of the chunk, unshortened."""
     chunk_sentences: int
     """How many sentences the chunk has."""
     shortened: bool = False
-    """A piece shown is a long sentence cut short."""
+    """A sentence shown is a long one cut short."""
     lines: bool = False
     """The chunk is laid out in lines (code): a whole chunk's sentences are joined by line breaks."""
 
     @property
     def nothing_new(self) -> bool:
-        """Every piece was sent before: the result is given as a reference."""
+        """Every sentence was sent before: the result is given as a reference."""
         return bool(self.already_sent) and not self.shown and not self.more
 
     @property
     def sentences(self) -> list[str]:
-        """The pieces shown, then how many more matched, as results list them."""
+        """The sentences shown, then how many more matched, as results list them."""
         more = [f"(+{self.more} more matching sentences: read the chunk)"] if self.more else []
         return self.shown + more
 
@@ -136,11 +136,11 @@ def excerpt(
         return whole
     positions = _positions(sentences, matched)
     chosen = sorted(set(positions) | {at - 1 for at in positions if at > 0 and opens_with_pronoun(sentences[at])})
-    pieces = [cut(sentences[at]) for at in chosen]
-    if size - sum(map(len, pieces)) <= LEFT_OUT_CHARS:
+    shown = [cut(sentences[at]) for at in chosen]
+    if size - sum(map(len, shown)) <= LEFT_OUT_CHARS:
         return whole
-    shortened = any(piece != sentences[at] for piece, at in zip(pieces, chosen))
-    return Excerpt(pieces, False, len(sentences), shortened, lines)
+    shortened = any(sentence != sentences[at] for sentence, at in zip(shown, chosen))
+    return Excerpt(shown, False, len(sentences), shortened, lines)
 
 
 def chunk_excerpt(chunk: Chunk, matched: list[str], cut: Callable[[str], str]) -> Excerpt:
@@ -275,24 +275,25 @@ def keyword_cut(keywords: Sequence[str], match: str) -> Callable[[str], str]:
     return cut
 
 
-def piece_key(piece: str) -> int:
-    """What a conversation remembers of a piece it was sent (beside its chunk id): a hash, not the text."""
-    return hash(piece)
+def sentence_key(sentence: str) -> int:
+    """What a conversation remembers of an excerpt's sentence it was sent (beside its chunk id): a
+    hash, not the text."""
+    return hash(sentence)
 
 
 def snippet(shown: Excerpt, sent: set[int], limit: int = MAX_SNIPPET_CHARS) -> Snippet:
-    """The excerpt's pieces whose key is not in `sent`, the leading ones within `limit` characters
-    (at least one). A whole excerpt, once all its pieces are shown or sent before, gives the
-    conversation the whole chunk."""
-    new = [piece for piece in shown.pieces if piece_key(piece) not in sent]
+    """The excerpt's sentences whose key is not in `sent`, the leading ones within `limit`
+    characters (at least one). A whole excerpt, once all its sentences are shown or sent before,
+    gives the conversation the whole chunk."""
+    new = [sentence for sentence in shown.sentences if sentence_key(sentence) not in sent]
     kept: list[str] = []
     size = 0
-    for piece in new:
-        if kept and size + len(piece) > limit:
+    for sentence in new:
+        if kept and size + len(sentence) > limit:
             break
-        kept.append(piece)
-        size += len(piece)
+        kept.append(sentence)
+        size += len(sentence)
     more = len(new) - len(kept)
-    shortened = shown.shortened and any(piece.startswith(CUT) or piece.endswith(CUT) for piece in kept)
+    shortened = shown.shortened and any(sentence.startswith(CUT) or sentence.endswith(CUT) for sentence in kept)
     whole = shown.whole and not more
-    return Snippet(kept, more, len(shown.pieces) - len(new), whole, shown.chunk_sentences, shortened, shown.lines)
+    return Snippet(kept, more, len(shown.sentences) - len(new), whole, shown.chunk_sentences, shortened, shown.lines)

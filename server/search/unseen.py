@@ -48,7 +48,7 @@ def nothing_new(call: SearchCall, hits: list[Hit], cuts: list[Callable[[str], st
     chunks = call.chunks_of(hits)
     return [
         call.conversations.has_all_of(
-            call.current, hit.chunk.chunk_id, chunk_excerpt(chunks[hit.chunk.chunk_id], hit.matched, cut).pieces
+            call.current, hit.chunk.chunk_id, chunk_excerpt(chunks[hit.chunk.chunk_id], hit.matched, cut).sentences
         )
         for hit, cut in zip(hits, cuts)
     ]
