@@ -36,7 +36,7 @@ from arag_mcp.indexer import (
     Index,
     open_index,  # noqa: E402
 )
-from arag_mcp.indexer.index.keywords.search import keyword_search  # noqa: E402
+from arag_mcp.indexer.index.keywords import keyword_search  # noqa: E402
 from arag_mcp.server.search import retrieval  # noqa: E402
 from common import BENCH_DATA, RESULTS, log, read_jsonl  # noqa: E402
 from quality import Labels, evaluate, extract_keywords, load, write_jsonl  # noqa: E402

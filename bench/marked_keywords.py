@@ -23,10 +23,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import pyarrow as pa  # noqa: E402
+from arag_mcp.indexer.index.keywords import (  # noqa: E402
+    MarkedKeyword,
+    keyword_search,  # noqa: E402
+    words_of,
+)
 from arag_mcp.indexer.index.keywords.definition import WordCorpus  # noqa: E402
-from arag_mcp.indexer.index.keywords.search import keyword_search  # noqa: E402
 from arag_mcp.indexer.index.keywords.terms import MARKED_PREFIX, chunk_terms, chunk_words  # noqa: E402
-from arag_mcp.indexer.index.keywords.words import MarkedKeyword, words_of  # noqa: E402
 from common import BENCH_DATA, RESULTS, log, write_json  # noqa: E402
 from quality import DATASETS, Corpus, build, load  # noqa: E402
 

@@ -64,8 +64,8 @@ from arag_mcp.indexer import (  # noqa: E402  # noqa: E402
     read_manifest,  # noqa: E402
 )
 from arag_mcp.indexer.build_model import check_compatible
+from arag_mcp.indexer.index.keywords import keyword_search  # noqa: E402
 from arag_mcp.indexer.index.keywords.definition import WordCorpus, keyword_ranking  # noqa: E402
-from arag_mcp.indexer.index.keywords.search import keyword_search  # noqa: E402
 from arag_mcp.server.output import chunk_results as rendered  # noqa: E402
 from arag_mcp.server.search import retrieval  # noqa: E402
 from arag_mcp.server.search.snippets import Excerpt, excerpt, keyword_cut, leading, snippet  # noqa: E402

@@ -80,8 +80,11 @@ from arag_mcp.indexer import (  # noqa: E402
     IndexSnapshot,
     open_index,
 )
-from arag_mcp.indexer.index.keywords.identifiers import stand_ins, with_stand_ins  # noqa: E402
-from arag_mcp.indexer.index.keywords.search import keyword_search  # noqa: E402
+from arag_mcp.indexer.index.keywords import (  # noqa: E402
+    keyword_search,  # noqa: E402
+    stand_ins,
+    with_stand_ins,
+)
 from arag_mcp.indexer.sources.code import GRAMMARS, _definitions  # noqa: E402
 from arag_mcp.server.search.limits import EXCLUDE_ROUNDS, MAX_KEYWORDS  # noqa: E402
 from arag_mcp.server.search.near_duplicates import NearDuplicates  # noqa: E402

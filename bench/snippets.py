@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import index_dump  # noqa: E402
 import quality  # noqa: E402
 from arag_mcp.indexer import Embedder  # noqa: E402
-from arag_mcp.indexer.index.keywords.search import keyword_search  # noqa: E402
+from arag_mcp.indexer.index.keywords import keyword_search  # noqa: E402
 from arag_mcp.server.search import retrieval, snippets  # noqa: E402
 from common import BENCH_DATA, RESULTS, log  # noqa: E402
 

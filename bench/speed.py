@@ -62,8 +62,8 @@ from arag_mcp.indexer import (  # noqa: E402  # noqa: E402
     open_index,
 )
 from arag_mcp.indexer.index.ids import chunk_id, doc_key  # noqa: E402
+from arag_mcp.indexer.index.keywords import keyword_search  # noqa: E402
 from arag_mcp.indexer.index.keywords.definition import WordCorpus, keyword_ranking  # noqa: E402
-from arag_mcp.indexer.index.keywords.search import keyword_search  # noqa: E402
 from arag_mcp.indexer.index.manifest import FORMAT_VERSION, Manifest, read_manifest  # noqa: E402
 from arag_mcp.indexer.index.schema import (  # noqa: E402
     ChunkColumn,
