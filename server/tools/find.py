@@ -76,7 +76,6 @@ def find(
     semantic: Annotated[bool, Field(description="match by meaning (nearest sentences) instead of by text")] = False,
     conversation: ConversationHandle = None,
 ) -> Annotated[CallToolResult, FindOutput]:
-
     served = served_index(ctx)
     wanted = _checked_patterns(patterns)
     snapshot = served.live.snapshot()

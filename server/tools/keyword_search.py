@@ -115,7 +115,6 @@ def keyword_search(
     forms: Forms = False,
     conversation: ConversationHandle = None,
 ) -> Annotated[CallToolResult, KeywordSearchOutput]:
-
     served = served_index(ctx)
     terms = checked_keywords(keywords, served.keyword_match)
     call = search_call(served, scope, conversation)

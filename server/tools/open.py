@@ -53,7 +53,6 @@ def open_lines(
     start_line: Annotated[int, Field(ge=0, description="the first line to show (from 0)"), WholeNumber] = 0,
     conversation: ConversationHandle = None,
 ) -> Annotated[CallToolResult, OpenOutput]:
-
     served = served_index(ctx)
     document = checked_document(served.live.snapshot(), ref)
     if start_line >= len(document.lines):

@@ -8,13 +8,14 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from arag_mcp.indexer.index.schema import ChunkColumn
-from arag_mcp.server.output.chunk_results import ToolOutput
+from arag_mcp.server.output.chunk_results import ToolOutput, semantic_output, semantic_text
 from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel
 
 if TYPE_CHECKING:
     import numpy as np
     from arag_mcp.server.search.search_calls import SearchCall
+    from arag_mcp.server.search.vector_results import VectorResults
 
 INDEX_WIDE = (ChunkColumn.SOURCE, ChunkColumn.FILE_TYPE)
 """Result fields not repeated in a search's text where every chunk of the index shares them."""
@@ -34,6 +35,24 @@ def search_result(call: SearchCall, output: SearchOutput, render: Callable[[Sear
     catalogue = call.snapshot.catalogue
     output._index_wide = frozenset(c for c in INDEX_WIDE if catalogue.only_value(c) is not None)
     return tool_result(_with_scope(output, call.scope, call.mask), render)
+
+
+def vector_search_result(call: SearchCall, found: VectorResults, ranked_by: str) -> CallToolResult:
+    """A one-query vector search's result: its hits (snippets, or whole chunks where the tool sends
+    them), the results passed over for what the conversation has, and where the next page starts."""
+    page = found.page
+    output = semantic_output(
+        page.hits,
+        call.current.handle,
+        call.current.notice,
+        found.deliveries,
+        found.snippets,
+        ranked_by,
+        page.passed_over,
+        page.next_offset,
+        page.same_text,
+    )
+    return search_result(call, output, semantic_text)
 
 
 def _with_scope(output: SearchOutput, scope: dict[str, Any] | None, mask: np.ndarray | None) -> SearchOutput:

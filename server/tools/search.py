@@ -121,7 +121,6 @@ def search(
     scope: ScopeConditions = None,
     conversation: ConversationHandle = None,
 ) -> Annotated[CallToolResult, DocumentSearchOutput]:
-
     served = served_index(ctx)
     checked = checked_queries(queries)
     terms = checked_keywords(keywords, served.keyword_match) if keywords else []

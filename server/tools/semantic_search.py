@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Annotated
 
 from arag_mcp.server import search as searching
-from arag_mcp.server.output.chunk_results import SemanticSearchOutput, semantic_output, semantic_text
+from arag_mcp.server.output.chunk_results import SemanticSearchOutput
 from arag_mcp.server.output.descriptions import FULL_TEXT_AFTER, SNIPPET_AFTER
 from arag_mcp.server.served import served_index
 from mcp.server.mcpserver import Context
@@ -14,7 +14,7 @@ from mcp_types import CallToolResult
 
 from .argument_types import ConversationHandle, Offset, Query, ScopeConditions, TopK
 from .checks import checked_query, query_vectors, search_call
-from .results import search_result
+from .results import vector_search_result
 from .tool_spec import ToolSpec
 
 if TYPE_CHECKING:
@@ -44,7 +44,6 @@ def semantic_search(
     offset: Offset = 0,
     conversation: ConversationHandle = None,
 ) -> Annotated[CallToolResult, SemanticSearchOutput]:
-
     served = served_index(ctx)
     query = checked_query(query)
     call = search_call(served, scope, conversation)
@@ -52,19 +51,7 @@ def semantic_search(
     found = searching.vector_results_for(
         call, "semantic_search", searching.semantic_search, vector, top_k, offset, False, served.full_text
     )
-    page = found.page
-    output = semantic_output(
-        page.hits,
-        call.current.handle,
-        call.current.notice,
-        found.deliveries,
-        found.snippets,
-        "their best sentence",
-        page.passed_over,
-        page.next_offset,
-        page.same_text,
-    )
-    return search_result(call, output, semantic_text)
+    return vector_search_result(call, found, "their best sentence")
 
 
 TOOL = ToolSpec(

@@ -51,7 +51,6 @@ def semantic_search_queries(
     scope: ScopeConditions = None,
     conversation: ConversationHandle = None,
 ) -> Annotated[CallToolResult, SemanticSearchOutput]:
-
     served = served_index(ctx)
     checked = checked_queries(queries)
     call = search_call(served, scope, conversation)
