@@ -391,18 +391,22 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
-def test_where_changes_keep_coming_the_watcher_merges_between_batches(tmp_path: Path):
+def _watching_a_base_note(tmp_path: Path, script: str) -> tuple[Path, Path, Path, subprocess.Popen]:
+    """A folder of one note, indexed, and a watcher started on it by `script` (its log beside them)."""
     notes, index, log = tmp_path / "notes", tmp_path / "idx", tmp_path / "watch.log"
     notes.mkdir()
     (notes / "base.md").write_text("# Base\n\nThe base note.\n")
     Index(index).add([notes], QUIET)
     with log.open("ab") as stderr:
-        watching = subprocess.Popen(
-            [sys.executable, "-c", WATCH_NEVER_IDLE, "watch", "--index", str(index)], stderr=stderr
-        )
+        watching = subprocess.Popen([sys.executable, "-c", script, "watch", "--index", str(index)], stderr=stderr)
+    wait_for(lambda: "watching " in log.read_text() or watching.poll() is not None, 120, "the watch to start")
+    assert watching.poll() is None, log.read_text()
+    return notes, index, log, watching
+
+
+def test_where_changes_keep_coming_the_watcher_merges_between_batches(tmp_path: Path):
+    notes, index, log, watching = _watching_a_base_note(tmp_path, WATCH_NEVER_IDLE)
     try:
-        wait_for(lambda: "watching " in log.read_text() or watching.poll() is not None, 120, "the watch to start")
-        assert watching.poll() is None, log.read_text()
         deadline = time.monotonic() + 90
         number = 0
         while "merged keyword segments" not in log.read_text():  # a save every second: never idle
@@ -417,17 +421,8 @@ def test_where_changes_keep_coming_the_watcher_merges_between_batches(tmp_path: 
 
 
 def test_a_batch_commits_unmerged_and_the_watcher_merges_its_segments_once_idle(tmp_path: Path):
-    notes, index, log = tmp_path / "notes", tmp_path / "idx", tmp_path / "watch.log"
-    notes.mkdir()
-    (notes / "base.md").write_text("# Base\n\nThe base note.\n")
-    Index(str(index)).add([notes], QUIET)
-    with log.open("ab") as stderr:
-        watching = subprocess.Popen(
-            [sys.executable, "-c", WATCH_MERGING_BY_TWOS, "watch", "--index", str(index)], stderr=stderr
-        )
+    notes, index, log, watching = _watching_a_base_note(tmp_path, WATCH_MERGING_BY_TWOS)
     try:
-        wait_for(lambda: "watching " in log.read_text() or watching.poll() is not None, 120, "the watch to start")
-        assert watching.poll() is None, log.read_text()
         for number in (1, 2):
             committed = read_manifest(str(index))["tables"]
             (notes / f"river-{number}.md").write_text(f"# River {number}\n\nRiver {number} floods.\n")
