@@ -14,7 +14,9 @@ from arag_mcp.indexer import build
 from arag_mcp.indexer.build import BuildOptions, build_index
 from arag_mcp.indexer.watch import WatchOptions, watch_index
 
-QUIET = BuildOptions(progress=False)
+from .conftest import HASHED_MODEL
+
+QUIET = BuildOptions(model=HASHED_MODEL, progress=False)
 
 
 def test_a_watcher_loads_its_model_before_it_watches(tmp_path: Path, caplog: pytest.LogCaptureFixture):

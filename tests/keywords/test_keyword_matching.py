@@ -15,7 +15,7 @@ from arag_mcp.server.app import create_server
 from arag_mcp.server.search.live_index import LiveIndex
 from mcp import Client
 
-from ..conftest import FIXTURES, live_index
+from ..conftest import FIXTURES, HASHED_MODEL, live_index
 from .keyword_counts import occurrences
 
 CORPUS = FIXTURES / "keywords.jsonl"
@@ -28,7 +28,7 @@ def cid(doc_id: str) -> str:
 @pytest.fixture(scope="module")
 def index(tmp_path_factory) -> Path:
     index = tmp_path_factory.mktemp("keywords") / "idx"
-    build_index([CORPUS], str(index), BuildOptions(progress=False))
+    build_index([CORPUS], str(index), BuildOptions(model=HASHED_MODEL, progress=False))
     return index
 
 

@@ -11,7 +11,7 @@ from arag_mcp.indexer.index.ids import doc_key
 from arag_mcp.indexer.index.keywords.search import keyword_search
 from arag_mcp.indexer.index.snapshot import IndexSnapshot, open_index
 
-from ..conftest import FIXTURES
+from ..conftest import FIXTURES, HASHED_MODEL
 
 
 def cid(doc_id: str) -> str:
@@ -21,7 +21,7 @@ def cid(doc_id: str) -> str:
 @pytest.fixture(scope="module")
 def snapshot(tmp_path_factory) -> IndexSnapshot:
     index = tmp_path_factory.mktemp("rarity") / "idx"
-    build_index([FIXTURES / "rarity.jsonl"], str(index), BuildOptions(progress=False))
+    build_index([FIXTURES / "rarity.jsonl"], str(index), BuildOptions(model=HASHED_MODEL, progress=False))
     return open_index(str(index))
 
 

@@ -13,6 +13,7 @@ from arag_mcp.indexer.index.keywords import search as keyword_matching
 from arag_mcp.indexer.index.keywords.definition import WordCorpus, keyword_ranking
 from arag_mcp.indexer.index.snapshot import open_index
 
+from ..conftest import HASHED_MODEL
 from .keyword_counts import occurrences
 
 DOCUMENTS = {
@@ -37,7 +38,7 @@ def scripts_index(tmp_path_factory) -> Path:
     corpus.mkdir()
     for name, text in DOCUMENTS.items():
         (corpus / name).write_text(text, encoding="utf-8")
-    build_index([corpus], str(index), BuildOptions(progress=False))
+    build_index([corpus], str(index), BuildOptions(model=HASHED_MODEL, progress=False))
     return index
 
 
@@ -127,7 +128,7 @@ def test_debians_japanese_and_chinese_reference_manuals(tmp_path: Path):
     pages = [DEBIAN_REFERENCE / name for name in ("ch01.ja.html", "ch01.zh-cn.html")]
     pages = [page for page in pages if page.exists()]
     index = tmp_path / "idx"
-    build_index(pages, str(index), BuildOptions(progress=False))
+    build_index(pages, str(index), BuildOptions(model=HASHED_MODEL, progress=False))
     keyword_sets = [
         ["パッケージ"],
         ["インストール"],
