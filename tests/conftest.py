@@ -1,4 +1,5 @@
-"""Shared fixtures: the packaged embedding model and a real index of the bundled sample."""
+"""Shared fixtures: the packaged embedding model, real indexes of the bundled sample, and the model
+of hashed words (HASHED_MODEL) that logic tests build with."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from arag_mcp.indexer.embedding.settings import DEFAULT_MODEL, HASHED_MODEL
 
 if TYPE_CHECKING:
     from arag_mcp.server.search.live_index import LiveIndex
@@ -77,6 +79,14 @@ def embedder():
 
 
 @pytest.fixture(scope="session")
+def hashed_embedder():
+    """HASHED_MODEL, loaded: what queries to an index of it are embedded with."""
+    from arag_mcp.indexer.embedding.embedder import Embedder
+
+    return Embedder(HASHED_MODEL).load()
+
+
+@pytest.fixture(scope="session")
 def sample_index(tmp_path_factory) -> Path:
     """The bundled sample corpus, indexed once per test run with the default model."""
     from arag_mcp.indexer.build_options import BuildOptions
@@ -84,6 +94,18 @@ def sample_index(tmp_path_factory) -> Path:
 
     index = tmp_path_factory.mktemp("sample") / "idx"
     Index(str(index)).add([SAMPLE], BuildOptions(progress=False))
+    return index
+
+
+@pytest.fixture(scope="session")
+def hashed_sample_index(tmp_path_factory) -> Path:
+    """The bundled sample corpus, indexed once per test run with HASHED_MODEL: for tests of what an
+    index holds and how the tools answer, where the model is not the point."""
+    from arag_mcp.indexer.build_options import BuildOptions
+    from arag_mcp.indexer.indexes import Index
+
+    index = tmp_path_factory.mktemp("hashed-sample") / "idx"
+    Index(str(index)).add([SAMPLE], BuildOptions(model=HASHED_MODEL, progress=False))
     return index
 
 
@@ -146,8 +168,8 @@ def run_cli(module: str, *args: str, env: dict[str, str] | None = None) -> CliRe
     return CliResult(code, stdout.getvalue(), stderr.getvalue())
 
 
-def titled_records_index(folder: Path, records: list[tuple[str, str]]) -> Path:
-    """An index built in `folder` of one JSONL file, a record (id r0, r1, ...) per (title, text)."""
+def titled_records_index(folder: Path, records: list[tuple[str, str]], model: str = DEFAULT_MODEL) -> Path:
+    """An index built in `folder` with `model` of one JSONL file, a record (id r0, r1, ...) per (title, text)."""
     import json
 
     from arag_mcp.indexer.build_options import BuildOptions
@@ -155,7 +177,7 @@ def titled_records_index(folder: Path, records: list[tuple[str, str]]) -> Path:
 
     lines = [json.dumps({"id": f"r{n}", "title": title, "text": text}) for n, (title, text) in enumerate(records)]
     (folder / "records.jsonl").write_text("\n".join(lines))
-    Index(str(folder / "idx")).add([folder / "records.jsonl"], BuildOptions(progress=False))
+    Index(str(folder / "idx")).add([folder / "records.jsonl"], BuildOptions(model=model, progress=False))
     return folder / "idx"
 
 

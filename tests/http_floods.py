@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import socket
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 
 import anyio
@@ -89,6 +90,12 @@ def ended_by_server(sock: socket.socket, within: float) -> bool:
     except OSError:
         return True
     return True
+
+
+def which_ended_by_server(socks: list[socket.socket], within: float) -> list[bool]:
+    """`ended_by_server` of each socket, all waited for at once: `within` seconds in all, not each."""
+    with ThreadPoolExecutor(max_workers=max(1, len(socks))) as waiting:
+        return list(waiting.map(lambda sock: ended_by_server(sock, within), socks))
 
 
 def sse_request(base: str) -> bytes:

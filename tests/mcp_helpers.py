@@ -42,10 +42,11 @@ def http_server(
     host: str = "127.0.0.1",
     log: list[str] | None = None,
     descriptors: int | None = None,
+    server: list[str] = SERVER,
 ) -> Iterator[str]:
-    """Run `arag-mcp --transport TRANSPORT` on `host` and a free port; yield its base URL once healthy.
-    Its stderr lines are added to `log` once it has stopped; `descriptors` starts it with that soft
-    limit on open files, as a shell's `ulimit -Sn` would."""
+    """Run `arag-mcp --transport TRANSPORT` (the command `server`) on `host` and a free port; yield its
+    base URL once healthy. Its stderr lines are added to `log` once it has stopped; `descriptors`
+    starts it with that soft limit on open files, as a shell's `ulimit -Sn` would."""
     port = free_port()
 
     def limit_descriptors() -> None:
@@ -55,7 +56,7 @@ def http_server(
 
     stderr_file = tempfile.TemporaryFile()  # not a pipe: a server that logs a lot must never block on it
     process = subprocess.Popen(
-        [*SERVER, "--index", str(index), "--transport", transport, "--host", host, "--port", str(port), *extra],
+        [*server, "--index", str(index), "--transport", transport, "--host", host, "--port", str(port), *extra],
         stdout=subprocess.DEVNULL,
         stderr=stderr_file,
         env={**os.environ, **(env or {})},

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from arag_mcp.indexer.index.manifest import ENCODER_DIR
 
-from .conftest import BUCKET, SAMPLE
+from .conftest import BUCKET, SAMPLE, run_cli
 
 HEAVY = ("torch", "sentence_transformers", "transformers")
 QUESTION = "query=Which element is named after Poland?"
@@ -144,7 +144,8 @@ def test_a_model_that_needs_torch_names_the_extra(tmp_path: Path):
     assert "pip install 'arag-mcp[models]'" in message
 
 
-def test_remote_index_encoder_is_fetched_once_into_the_cache(s3_endpoint: str, tmp_path: Path):
+def test_remote_index_encoder_is_fetched_once_into_the_cache(s3_endpoint: str, tmp_path: Path, onnx_cache: Path):
+    """Built and served where the user's cache holds the export; then served with an empty cache."""
     index = f"s3://{BUCKET}/carried"
     cache = tmp_path / "cache"
     codes, stdout, stderr = without_torch(
@@ -152,7 +153,7 @@ def test_remote_index_encoder_is_fetched_once_into_the_cache(s3_endpoint: str, t
             ("arag-index", ["build", str(SAMPLE), "--index", index, "--quiet"]),
             ("arag-mcp", ["--index", index, "--call", "semantic_search", QUESTION]),
         ],
-        tmp_path / "build-cache",
+        onnx_cache,
     )
     assert codes == [0, 0], stderr
     codes, stdout, stderr = without_torch(
@@ -160,11 +161,8 @@ def test_remote_index_encoder_is_fetched_once_into_the_cache(s3_endpoint: str, t
     )
     assert codes == [0], stderr
     assert first_title(stdout) == "Polonium"
-    assert [folder.name for folder in (cache / "encoders").iterdir()] == [
-        json.loads(
-            subprocess.run(
-                [sys.executable, "-m", "arag_mcp.indexer", "info", "--index", index], capture_output=True, text=True
-            ).stdout
-        )["encoder"]["folder"].split("/")[1]
-    ]
+    info = run_cli("arag_mcp.indexer", "info", "--index", index)
+    assert info.returncode == 0, info.stderr
+    carried = json.loads(info.stdout)["encoder"]["folder"].split("/")[1]
+    assert [folder.name for folder in (cache / "encoders").iterdir()] == [carried]
     assert not (cache / "onnx").exists()

@@ -1,4 +1,5 @@
-"""Building, updating and inspecting indexes: real files, real LanceDB, the packaged model."""
+"""Building, updating and inspecting indexes: real files, real LanceDB; the packaged model where chunks
+follow its tokenizer or the test is of its index, else the model of hashed words."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import json
 import logging
 import shutil
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import index_dump
@@ -25,9 +27,9 @@ from arag_mcp.indexer.index.writer import vector_search
 from arag_mcp.indexer.indexes import Index
 from arag_mcp.indexer.text.chunking import CHARS_PER_TOKEN_BOUND, Span, pack_chunks, sentence_spans
 
-from .conftest import BENCH_DATA, SAMPLE, CliResult, run_cli
+from .conftest import BENCH_DATA, HASHED_MODEL, SAMPLE, CliResult, run_cli
 
-QUIET = BuildOptions(progress=False)
+QUIET = BuildOptions(model=HASHED_MODEL, progress=False)
 
 
 def test_sample_index_has_tables_and_manifest(sample_index: Path):
@@ -145,7 +147,7 @@ def test_incremental_build_embeds_only_changes(tmp_path: Path):
     assert set(sentences["chunk_id"]) == set(chunks["chunk_id"])
     assert not sentences["text"].str.contains("Gamma").any()
 
-    rebuilt = Index(index).add([corpus], BuildOptions(rebuild=True, progress=False))
+    rebuilt = Index(index).add([corpus], replace(QUIET, rebuild=True))
     assert rebuilt.added == 3
 
 
@@ -154,7 +156,7 @@ def test_a_first_build_keeps_one_copy_of_its_rows(tmp_path: Path, commit_sentenc
     """Before a new index's first commit no server reads it, so the fragments that compaction copied
     are cleaned up; from that commit on, every version a server may read is kept."""
     index = tmp_path / "idx"
-    options = BuildOptions(progress=False, flush_sentences=8, commit_sentences=commit_sentences)
+    options = replace(QUIET, flush_sentences=8, commit_sentences=commit_sentences)
     Index(str(index)).add([SAMPLE], options)
     db = lancedb.connect(str(index))
     for name in (CHUNKS, SENTENCES):
@@ -196,7 +198,7 @@ def test_bad_input_is_one_line_without_traceback(tmp_path: Path):
     (corpus / "binary.txt").write_bytes(b"\x00\x01\x02binary")
     index = str(tmp_path / "idx")
 
-    result = run_cli("arag_mcp.indexer", "build", str(corpus), "--index", index, "--quiet")
+    result = run_cli("arag_mcp.indexer", "build", str(corpus), "--index", index, "--model", HASHED_MODEL, "--quiet")
     assert result.returncode == 0, result.stderr
     assert "skipped docs/empty.txt: empty" in result.stderr.splitlines()
     assert "skipped docs/binary.txt: binary (not text)" in result.stderr.splitlines()
@@ -234,7 +236,7 @@ def test_index_refuses_another_model(tmp_path: Path, sample_index: Path):
 
     shutil.copytree(resolve_model_path("all-MiniLM-L6-v2"), other)
     index = tmp_path / "idx"
-    Index(str(index)).add([SAMPLE / "pierre-curie.md"], QUIET)
+    Index(str(index)).add([SAMPLE / "pierre-curie.md"], BuildOptions(progress=False))
     result = run_cli("arag_mcp.indexer", "build", str(SAMPLE), "--index", str(index), "--model", str(other), "--quiet")
     _assert_one_line_error(result, "--model all-MiniLM-L6-v2")
     assert open_index(str(index)).manifest.counts.documents == 1
@@ -295,7 +297,7 @@ def test_an_index_of_another_format_is_refused_in_one_line_that_names_the_rebuil
     assert result.returncode == 2 and result.stdout == "" and "Traceback" not in result.stderr
     assert result.stderr.strip().count("\n") == 0 and "--rebuild" in result.stderr, result.stderr
 
-    rebuilt = Index(str(index)).add([SAMPLE / "pierre-curie.md"], BuildOptions(progress=False, rebuild=True))
+    rebuilt = Index(str(index)).add([SAMPLE / "pierre-curie.md"], replace(QUIET, rebuild=True))
     assert rebuilt.documents == 1 and read_manifest(str(index))["format_version"] == FORMAT_VERSION
 
 
@@ -303,7 +305,10 @@ def test_a_build_that_finds_nothing_to_index_fails_in_one_line_naming_what_it_re
     (tmp_path / "empty").mkdir()
     (tmp_path / "binary").mkdir()
     (tmp_path / "binary" / "data.bin").write_bytes(b"\x00\x01")
-    result = run_cli("arag_mcp.indexer", "build", str(tmp_path / "empty"), "--index", str(tmp_path / "idx"), "--quiet")
+    empty = str(tmp_path / "empty")
+    result = run_cli(
+        "arag_mcp.indexer", "build", empty, "--index", str(tmp_path / "idx"), "--model", HASHED_MODEL, "--quiet"
+    )
     _assert_one_line_error(result, "no documents found in", ".md", "the index is kept, empty")
     assert read_manifest(str(tmp_path / "idx"))["counts"]["documents"] == 0
     result = run_cli("arag_mcp.indexer", "add", str(tmp_path / "binary"), "--index", str(tmp_path / "idx"), "--quiet")
@@ -348,7 +353,7 @@ def test_a_skipped_file_is_told_as_it_is_met_and_once(tmp_path: Path, caplog: py
     for number in range(12):
         (docs / f"note-{number:02}.md").write_text(f"# Note {number}\n\nNote {number} is here. It has two sentences.\n")
     caplog.set_level(logging.DEBUG, logger="arag_mcp.indexer")
-    summary = Index(str(tmp_path / "idx")).add([docs], BuildOptions(progress=False, commit_sentences=4))
+    summary = Index(str(tmp_path / "idx")).add([docs], replace(QUIET, commit_sentences=4))
     report_skips(summary)
     messages = [record.getMessage() for record in caplog.records]
     told = [at for at, message in enumerate(messages) if message.startswith("skipped ") and "a-broken.pdf" in message]

@@ -1,7 +1,7 @@
 """Which files a command reads: metadata first, the content hash where it changed; renames keep
 their vectors; skips already reported are summed up; timed commits.
 
-Real files, real LanceDB, the packaged model.
+Real files, real LanceDB, the model of hashed words.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from arag_mcp.indexer.index.snapshot import list_documents, open_index
 from arag_mcp.indexer.indexes import Index
 from arag_mcp.indexer.sources.formats import READERS_VERSION
 
-from .conftest import run_cli
+from .conftest import HASHED_MODEL, run_cli
 from .test_index_management import QUIET, _titles, _write
 
 
@@ -139,7 +139,9 @@ def test_files_skipped_before_and_unchanged_are_one_line(tmp_path: Path):
     _write(tmp_path / "docs" / "bad.json", "{not json")
     _write(tmp_path / "docs" / "empty.md", "")
     index = tmp_path / "idx"
-    first = run_cli("arag_mcp.indexer", "build", str(tmp_path / "docs"), "--index", str(index), "--quiet")
+    first = run_cli(
+        "arag_mcp.indexer", "build", str(tmp_path / "docs"), "--index", str(index), "--model", HASHED_MODEL, "--quiet"
+    )
     assert first.returncode == 0, first.stderr
     assert "skipped docs/bad.json: line 1: invalid JSON" in first.stderr
     assert "skipped docs/empty.md: empty" in first.stderr

@@ -20,8 +20,8 @@ def test_version(module: str):
     assert result.returncode == 0 and result.stdout.split()[1][0].isdigit(), result.stderr
 
 
-def test_index_and_log_level_from_the_environment(sample_index: Path):
-    env = {"ARAG_MCP_INDEX": str(sample_index)}
+def test_index_and_log_level_from_the_environment(hashed_sample_index: Path):
+    env = {"ARAG_MCP_INDEX": str(hashed_sample_index)}
     listed = run_cli("arag_mcp.indexer", "list", "--log-level", "debug", env=env)
     assert listed.returncode == 0, listed.stderr
     assert len(listed.stdout.splitlines()) == 6
@@ -32,17 +32,17 @@ def test_index_and_log_level_from_the_environment(sample_index: Path):
     assert "radium" in called.stdout.lower() and "DEBUG" in called.stderr
 
 
-def test_a_bad_environment_value_is_a_usage_error_naming_the_variable(sample_index: Path):
+def test_a_bad_environment_value_is_a_usage_error_naming_the_variable(hashed_sample_index: Path):
     result = run_cli(
         "arag_mcp.server",
         "--call",
         "keyword_search",
         "keywords=x",
-        env={"ARAG_MCP_INDEX": str(sample_index), "ARAG_MCP_PORT": "eighty"},
+        env={"ARAG_MCP_INDEX": str(hashed_sample_index), "ARAG_MCP_PORT": "eighty"},
     )
     assert result.returncode == 2 and "ARAG_MCP_PORT='eighty'" in result.stderr and "Traceback" not in result.stderr
     result = run_cli(
-        "arag_mcp.indexer", "list", env={"ARAG_MCP_INDEX": str(sample_index), "ARAG_INDEX_LOG_LEVEL": "loud"}
+        "arag_mcp.indexer", "list", env={"ARAG_MCP_INDEX": str(hashed_sample_index), "ARAG_INDEX_LOG_LEVEL": "loud"}
     )
     assert result.returncode == 2 and "ARAG_INDEX_LOG_LEVEL='loud'" in result.stderr
 

@@ -21,7 +21,7 @@ from arag_mcp.server.search.live_index import LiveIndex
 from arag_mcp.server.tools.profiles import PROFILES
 from mcp import Client
 
-from .conftest import live_index, run_cli
+from .conftest import HASHED_MODEL, live_index, run_cli
 
 pytestmark = pytest.mark.anyio
 
@@ -196,7 +196,7 @@ def test_a_build_sums_up_its_skips_by_reason(tmp_path: Path):
         (root / name).write_bytes(b"\x89PNG\x00\x01")
     (root / ".gitignore").write_text("*.tmp\n")
     (root / "x.tmp").write_text("scratch\n")
-    result = run_cli("arag_mcp.indexer", "build", str(root), "--index", str(tmp_path / "idx"))
+    result = run_cli("arag_mcp.indexer", "build", str(root), "--index", str(tmp_path / "idx"), "--model", HASHED_MODEL)
     assert result.returncode == 0, result.stderr
     said = result.stderr
     assert "skipped project/a.png: unsupported type .png" in said and "project/x.tmp: left out" in said
@@ -207,7 +207,7 @@ def test_a_build_sums_up_its_skips_by_reason(tmp_path: Path):
 @pytest.fixture(scope="module")
 def live(repository: Path, tmp_path_factory) -> Iterator[LiveIndex]:
     index = tmp_path_factory.mktemp("code-index") / "idx"
-    Index(str(index)).add([repository], BuildOptions(progress=False, chunk_tokens=120))
+    Index(str(index)).add([repository], BuildOptions(model=HASHED_MODEL, progress=False, chunk_tokens=120))
     with live_index(index) as live:
         yield live
 

@@ -18,7 +18,7 @@ from arag_mcp.server.search.conversations import Conversations, Origin
 from arag_mcp.server.tools.profiles import PROFILES
 from mcp import Client
 
-from .conftest import live_index
+from .conftest import HASHED_MODEL, live_index
 
 pytestmark = pytest.mark.anyio
 LEDGER = doc_key("ledger")
@@ -31,7 +31,7 @@ def ledger(tmp_path_factory) -> Path:
     text = "\n".join(f"entry {n}" for n in range(3000))
     (corpus / "ledger.jsonl").write_text(json.dumps({"id": "ledger", "title": "Ledger", "text": text}) + "\n")
     index = tmp_path_factory.mktemp("ledger-index") / "idx"
-    Index(str(index)).add([corpus], BuildOptions(progress=False))
+    Index(str(index)).add([corpus], BuildOptions(model=HASHED_MODEL, progress=False))
     return index
 
 

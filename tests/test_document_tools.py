@@ -22,7 +22,7 @@ from arag_mcp.server.tools.profiles import PROFILES
 from brute_force import SentenceMatrix
 from mcp import Client
 
-from .conftest import BENCH_DATA, REPO, live_index
+from .conftest import BENCH_DATA, HASHED_MODEL, REPO, live_index
 
 pytestmark = pytest.mark.anyio
 NOVEL_CHARS = 60_000
@@ -46,7 +46,7 @@ def corpus(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def index(corpus: Path, tmp_path_factory) -> Path:
     index = tmp_path_factory.mktemp("documents-index") / "idx"
-    Index(str(index)).add([corpus], BuildOptions(progress=False, chunk_tokens=300))
+    Index(str(index)).add([corpus], BuildOptions(model=HASHED_MODEL, progress=False, chunk_tokens=300))
     return index
 
 
@@ -119,12 +119,12 @@ def test_open_windows_are_bounded_and_tile_the_document(index: Path):
         assert list(short) == list(range(len(document.lines) - 3, len(document.lines)))
 
 
-def test_semantic_find_gives_the_lines_of_the_nearest_sentences(index: Path, embedder):
+def test_semantic_find_gives_the_lines_of_the_nearest_sentences(index: Path, hashed_embedder):
     snapshot = open_index(str(index))
     document = documents_of(index)[-1]
     chunk_ids, starts, vectors = snapshot.sentences.of_document(document)
     pattern = "how a build that is interrupted is recovered"
-    vector = embedder.encode_queries([pattern])[0]
+    vector = hashed_embedder.encode_queries([pattern])[0]
     [matches] = within_document.find_semantic(document, [pattern], vector[None, :], (chunk_ids, starts, vectors))
     best = int(np.argmax(vectors @ vector))
     index_of = {cid: i for i, cid in enumerate(document.chunk_ids)}
@@ -132,11 +132,11 @@ def test_semantic_find_gives_the_lines_of_the_nearest_sentences(index: Path, emb
     assert len(matches.lines) == len(set(matches.lines)) and matches.lines[0] in matches.passages[0].match_lines
 
 
-def test_merged_search_equals_each_query_brute_force(index: Path, embedder):
+def test_merged_search_equals_each_query_brute_force(index: Path, hashed_embedder):
     snapshot = open_index(str(index))
     matrix = SentenceMatrix(*index_dump.sentence_vectors(snapshot))
     queries = ["Which profile removes keyword search?", "remote object storage credentials", "a long voyage at sea"]
-    vectors = embedder.encode_queries(queries)
+    vectors = hashed_embedder.encode_queries(queries)
     merged = retrieval.merged_semantic_search(snapshot, vectors, 4)
     expected: dict[str, tuple[float, list[int]]] = {}
     for number, vector in enumerate(vectors):

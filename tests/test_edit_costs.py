@@ -4,7 +4,7 @@ manifest's tally of the collection, kept by each commit's changes, equals a coun
 a commit records the source files it changed, not every file's state; a watcher's batch looks up
 the documents of the files it reads instead of reading every stored document.
 
-Real files, real LanceDB, the packaged model.
+Real files, real LanceDB, the model of hashed words.
 """
 
 from __future__ import annotations

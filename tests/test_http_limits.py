@@ -5,20 +5,38 @@ the log counts refusals instead of printing each."""
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 
 import anyio
 import httpx2
 import pytest
-from arag_mcp.server.http.header_deadline import HEADER_SECONDS
 from arag_mcp.server.http.sessions import MAX_SESSIONS_PER_CLIENT, RETRY_AFTER_SECONDS
 
-from .http_floods import ended_by_server, held_sockets, open_sessions, session_alive, sse_request
+from .http_floods import (
+    ended_by_server,
+    held_sockets,
+    open_sessions,
+    session_alive,
+    sse_request,
+    which_ended_by_server,
+)
 from .mcp_helpers import http_client, http_server
 
 pytestmark = pytest.mark.anyio
 FLOOD = 3 * MAX_SESSIONS_PER_CLIENT
+HEADER_DEADLINE = 4.0
+"""The header deadline of the slow-loris test's server: HEADER_SECONDS (10 s) lowered in its process."""
+SERVER_WITH_HEADER_DEADLINE = [
+    sys.executable,
+    "-c",
+    "import sys\n"
+    "from arag_mcp.server.http import header_deadline\n"
+    f"header_deadline.HEADER_SECONDS = {HEADER_DEADLINE}\n"
+    "from arag_mcp.server.cli import main\n"
+    "sys.exit(main())\n",
+]
 
 
 async def call_as_a_host(base: str, transport: str) -> None:
@@ -27,8 +45,8 @@ async def call_as_a_host(base: str, transport: str) -> None:
         assert not result.is_error, result.content[0].text
 
 
-async def test_an_initialize_flood_does_not_lock_a_host_out(sample_index: Path):
-    with http_server(sample_index, "streamable-http") as base:
+async def test_an_initialize_flood_does_not_lock_a_host_out(hashed_sample_index: Path):
+    with http_server(hashed_sample_index, "streamable-http") as base:
         async with httpx2.AsyncClient(base_url=base, timeout=30) as http:
             flood = await open_sessions(http, FLOOD)
             assert [answer.status_code for answer in flood] == [200] * FLOOD
@@ -38,9 +56,9 @@ async def test_an_initialize_flood_does_not_lock_a_host_out(sample_index: Path):
             assert alive.count(True) < MAX_SESSIONS_PER_CLIENT and not any(alive[: FLOOD - MAX_SESSIONS_PER_CLIENT])
 
 
-async def test_sessions_that_made_calls_are_kept_and_the_next_is_refused_with_retry_after(sample_index: Path):
+async def test_sessions_that_made_calls_are_kept_and_the_next_is_refused_with_retry_after(hashed_sample_index: Path):
     log: list[str] = []
-    with http_server(sample_index, "streamable-http", log=log) as base:
+    with http_server(hashed_sample_index, "streamable-http", log=log) as base:
         async with httpx2.AsyncClient(base_url=base, timeout=30) as http:
             used = await open_sessions(http, MAX_SESSIONS_PER_CLIENT, call=True)
             refused = (await open_sessions(http, 1))[0]
@@ -53,13 +71,13 @@ async def test_sessions_that_made_calls_are_kept_and_the_next_is_refused_with_re
     assert not any("Traceback" in line for line in log)
 
 
-async def test_held_sse_streams_do_not_lock_a_host_out(sample_index: Path):
+async def test_held_sse_streams_do_not_lock_a_host_out(hashed_sample_index: Path):
     """Started with a soft limit of 256 descriptors, as a shell may start it: raised to the hard one."""
     log: list[str] = []
-    with http_server(sample_index, "sse", log=log, descriptors=256) as base:
+    with http_server(hashed_sample_index, "sse", log=log, descriptors=256) as base:
         with held_sockets(base, FLOOD, sse_request(base)) as streams:
             await call_as_a_host(base, "sse")
-            closed = [ended_by_server(stream, within=0.2) for stream in streams]
+            closed = which_ended_by_server(streams, within=0.2)
             assert closed.count(False) <= MAX_SESSIONS_PER_CLIENT and all(closed[: FLOOD - MAX_SESSIONS_PER_CLIENT])
             assert httpx2.get(f"{base}/health", timeout=5).status_code == 200
     [limits] = [line for line in log if line.startswith("open files:")]
@@ -69,21 +87,21 @@ async def test_held_sse_streams_do_not_lock_a_host_out(sample_index: Path):
     assert len(closing) == 1 and not any("Traceback" in line for line in log), log
 
 
-async def test_sockets_that_never_finish_their_headers_are_closed(sample_index: Path):
-    with http_server(sample_index, "sse") as base:
+async def test_sockets_that_never_finish_their_headers_are_closed(hashed_sample_index: Path):
+    with http_server(hashed_sample_index, "sse", server=SERVER_WITH_HEADER_DEADLINE) as base:
         with held_sockets(base, 5, b"GET /health HTTP/1.1\r\nX-Slow: 1\r\n") as slow:
             started = time.monotonic()
-            for _ in range(3):  # a header line every 3 s, as a slow-loris client sends them
-                time.sleep(3)
+            for _ in range(3):  # a header line every second, as a slow-loris client sends them
+                time.sleep(HEADER_DEADLINE / 4)
                 assert not any(ended_by_server(sock, within=0.01) for sock in slow)
                 for sock in slow:
                     sock.sendall(b"X-Slow: 1\r\n")
-            time.sleep(max(0.0, started + HEADER_SECONDS + 1 - time.monotonic()))
+            time.sleep(max(0.0, started + HEADER_DEADLINE + 1 - time.monotonic()))
             assert all(ended_by_server(sock, within=1) for sock in slow)
             assert httpx2.get(f"{base}/health", timeout=5).status_code == 200
 
 
-async def test_a_session_that_never_calls_is_closed_after_the_short_timeout(sample_index: Path):
+async def test_a_session_that_never_calls_is_closed_after_the_short_timeout(hashed_sample_index: Path):
     from arag_mcp.server.app import create_server
     from arag_mcp.server.http import build_app
     from arag_mcp.server.http.sessions import Limits
@@ -91,7 +109,7 @@ async def test_a_session_that_never_calls_is_closed_after_the_short_timeout(samp
     from .conftest import live_index
     from .mcp_helpers import asgi_client
 
-    with live_index(sample_index, load_model=False) as live:
+    with live_index(hashed_sample_index, load_model=False) as live:
         app = build_app(
             create_server(live), "streamable-http", "127.0.0.1", None, [], limits=Limits(unused_seconds=0.5)
         )

@@ -22,8 +22,10 @@ def host_header(host: str) -> str:
 
 @pytest.mark.parametrize("transport", sorted(ENDPOINTS))
 @pytest.mark.parametrize("host", LOOPBACK_SPELLINGS)
-async def test_every_loopback_bind_refuses_a_foreign_host_or_origin(sample_index: Path, transport: str, host: str):
-    app = app_for(LiveIndex(str(sample_index)), transport, host)
+async def test_every_loopback_bind_refuses_a_foreign_host_or_origin(
+    hashed_sample_index: Path, transport: str, host: str
+):
+    app = app_for(LiveIndex(str(hashed_sample_index)), transport, host)
     async with asgi_client(app) as client:
         endpoint = ENDPOINTS[transport]
         foreign_host = await client.post(endpoint, json=PING, headers={**ACCEPT, "Host": "evil.example"})
@@ -39,8 +41,8 @@ async def test_every_loopback_bind_refuses_a_foreign_host_or_origin(sample_index
 
 
 @pytest.mark.parametrize("scheme", ["Bearer", "bearer", "BEARER", "bEaReR"])
-async def test_bearer_scheme_is_case_insensitive(sample_index: Path, scheme: str):
-    app = app_for(LiveIndex(str(sample_index)), "streamable-http", "127.0.0.1", token="sesame")
+async def test_bearer_scheme_is_case_insensitive(hashed_sample_index: Path, scheme: str):
+    app = app_for(LiveIndex(str(hashed_sample_index)), "streamable-http", "127.0.0.1", token="sesame")
     async with asgi_client(app, "http://127.0.0.1:8000") as client:
         accepted = await client.get("/mcp", headers={"Authorization": f"{scheme} sesame"})
         assert accepted.status_code != 401

@@ -1,6 +1,6 @@
 """Managing an index: add, remove, list and sync documents; stray files; interrupted builds; the lock.
 
-Real files, real LanceDB, the packaged model, and the CLI run as a user runs it.
+Real files, real LanceDB, the CLI run as a user runs it; built with the model of hashed words.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from arag_mcp.indexer.index.manifest import read_manifest
 from arag_mcp.indexer.index.snapshot import list_documents, open_index
 from arag_mcp.indexer.indexes import Index
 
-from .conftest import run_cli
+from .conftest import HASHED_MODEL, run_cli
 
-QUIET = BuildOptions(progress=False)
+QUIET = BuildOptions(model=HASHED_MODEL, progress=False)
 
 
 def _write(path: Path, text: str) -> Path:
@@ -39,7 +39,7 @@ def test_add_keeps_remove_drops_only_its_target_and_sync_drops_only_what_vanishe
     c = _write(tmp_path / "docs" / "c.md", "# Gamma\n\nGamma is the third letter.")
     b = _write(tmp_path / "other" / "b.md", "# Beta\n\nBeta is the second letter.")
 
-    result = run_cli("arag_mcp.indexer", "build", str(a), "--index", str(index), "--quiet")
+    result = run_cli("arag_mcp.indexer", "build", str(a), "--index", str(index), "--model", HASHED_MODEL, "--quiet")
     assert result.returncode == 0, result.stderr
     assert "added 1, updated 0, removed 0, unchanged 0" in result.stderr
     result = run_cli("arag_mcp.indexer", "add", str(b), "--index", str(index), "--quiet")
@@ -127,12 +127,16 @@ def test_a_folder_with_stray_files_builds_and_the_summary_names_each(tmp_path: P
     os.mkfifo(corpus / "pipe.txt")
     index = tmp_path / "idx"
 
-    strict = run_cli("arag_mcp.indexer", "build", str(corpus), "--index", str(index), "--quiet", "--strict")
+    strict = run_cli(
+        "arag_mcp.indexer", "build", str(corpus), "--index", str(index), "--model", HASHED_MODEL, "--quiet", "--strict"
+    )
     assert strict.returncode == 1, strict.stderr
     assert "Traceback" not in strict.stderr and "corpus/logs.gz" in strict.stderr
     assert read_manifest(str(index)) is None
 
-    result = run_cli("arag_mcp.indexer", "build", str(corpus), "--index", str(index), "--quiet")
+    result = run_cli(
+        "arag_mcp.indexer", "build", str(corpus), "--index", str(index), "--model", HASHED_MODEL, "--quiet"
+    )
     assert result.returncode == 0, result.stderr
     lines = result.stderr.splitlines()
     skipped = sorted(line for line in lines if line.startswith("skipped corpus/"))
@@ -163,7 +167,7 @@ def test_links_out_of_the_folder_are_skipped_unless_followed(tmp_path: Path):
     (repo / "docs" / "setup.md").symlink_to(repo / ".shared" / "setup.md")
     index = tmp_path / "idx"
 
-    result = run_cli("arag_mcp.indexer", "build", str(repo), "--index", str(index), "--quiet")
+    result = run_cli("arag_mcp.indexer", "build", str(repo), "--index", str(index), "--model", HASHED_MODEL, "--quiet")
     assert result.returncode == 0, result.stderr
     assert "skipped repo/docs/notes.md: a link to a file outside the folder; pass --follow-links to read it" in (
         result.stderr
@@ -174,7 +178,16 @@ def test_links_out_of_the_folder_are_skipped_unless_followed(tmp_path: Path):
     assert _titles(index) == ["Guide", "Setup"]
 
     followed = run_cli(
-        "arag_mcp.indexer", "build", str(repo), "--index", str(index), "--quiet", "--follow-links", "--rebuild"
+        "arag_mcp.indexer",
+        "build",
+        str(repo),
+        "--index",
+        str(index),
+        "--model",
+        HASHED_MODEL,
+        "--quiet",
+        "--follow-links",
+        "--rebuild",
     )
     assert followed.returncode == 0, followed.stderr
     assert any("wJalrXUtnFEMI" in text for text in open_index(str(index)).chunks.table.to_pandas()["text"])
@@ -191,7 +204,7 @@ def test_terminal_control_characters_from_documents_are_printed_escaped(tmp_path
     _write(corpus / "\x1b]0;owned\x07.md", "# \x1b[2J\x9b2JCleared\n\nThe screen stays as it was.")
     _write(corpus / "bad\x1b[31m.xyz", "not read")
     index = tmp_path / "idx"
-    built = run_cli("arag_mcp.indexer", "build", str(corpus), "--index", str(index), "--quiet")
+    built = run_cli("arag_mcp.indexer", "build", str(corpus), "--index", str(index), "--model", HASHED_MODEL, "--quiet")
     assert built.returncode == 0, built.stderr
     assert "skipped corpus/bad\\u001b[31m.xyz: unsupported type .xyz" in built.stderr
     listed = run_cli("arag_mcp.indexer", "list", "--index", str(index))
@@ -208,7 +221,7 @@ def test_terminal_control_characters_from_documents_are_printed_escaped(tmp_path
 def test_an_index_given_as_its_own_source_is_a_usage_error(tmp_path: Path):
     """`--index` equal to the source folder read nothing and said nothing (rc 0)."""
     docs = _write(tmp_path / "docs" / "a.md", "# Alpha\n\nAlpha text.").parent
-    same = run_cli("arag_mcp.indexer", "build", str(docs), "--index", str(docs), "--quiet")
+    same = run_cli("arag_mcp.indexer", "build", str(docs), "--index", str(docs), "--model", HASHED_MODEL, "--quiet")
     assert same.returncode == 2
     assert (
         same.stderr.strip()
@@ -216,11 +229,18 @@ def test_an_index_given_as_its_own_source_is_a_usage_error(tmp_path: Path):
     )
     assert not (docs / "manifest.json").exists()
     index = tmp_path / "idx"
-    assert run_cli("arag_mcp.indexer", "build", str(docs), "--index", str(index), "--quiet").returncode == 0
+    assert (
+        run_cli(
+            "arag_mcp.indexer", "build", str(docs), "--index", str(index), "--model", HASHED_MODEL, "--quiet"
+        ).returncode
+        == 0
+    )
     _write(index / "notes" / "b.md", "# Beta\n\nBeta text.")
     inside = run_cli("arag_mcp.indexer", "add", str(index / "notes"), "--index", str(index), "--quiet")
     assert inside.returncode == 2 and "is inside the index folder" in inside.stderr and "Traceback" not in inside.stderr
-    beside = run_cli("arag_mcp.indexer", "build", str(tmp_path), "--index", str(index), "--quiet")
+    beside = run_cli(
+        "arag_mcp.indexer", "build", str(tmp_path), "--index", str(index), "--model", HASHED_MODEL, "--quiet"
+    )
     assert beside.returncode == 0, beside.stderr  # an index inside the folder read is left out of it
     assert _titles(index) == ["Alpha"]
 
@@ -228,7 +248,15 @@ def test_an_index_given_as_its_own_source_is_a_usage_error(tmp_path: Path):
 def test_every_command_takes_quiet(tmp_path: Path):
     index = tmp_path / "idx"
     a = _write(tmp_path / "docs" / "a.md", "# Alpha\n\nAlpha text.")
-    for command in (["build", str(a)], ["add", str(a)], ["sync"], ["list"], ["info"], ["describe"], ["remove", str(a)]):
+    for command in (
+        ["build", str(a), "--model", HASHED_MODEL],
+        ["add", str(a)],
+        ["sync"],
+        ["list"],
+        ["info"],
+        ["describe"],
+        ["remove", str(a)],
+    ):
         result = run_cli("arag_mcp.indexer", *command, "--index", str(index), "--quiet")
         assert result.returncode == 0, (command, result.stderr)
 

@@ -150,8 +150,8 @@ BASE_BY_TOOL = {"find": {"patterns": ["radium"]}}
 
 
 @pytest.fixture(scope="module")
-def live(sample_index: Path) -> Iterator[LiveIndex]:
-    with live_index(sample_index) as live:
+def live(hashed_sample_index: Path) -> Iterator[LiveIndex]:
+    with live_index(hashed_sample_index) as live:
         yield live
 
 

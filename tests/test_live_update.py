@@ -20,7 +20,7 @@ from arag_mcp.server.app import create_server
 from arag_mcp.server.search.live_index import LiveIndex
 from mcp import Client
 
-from .conftest import SAMPLE, live_index
+from .conftest import HASHED_MODEL, SAMPLE, live_index
 
 pytestmark = pytest.mark.anyio
 
@@ -29,7 +29,7 @@ async def test_queries_in_a_loop_while_an_incremental_build_lands(tmp_path: Path
     corpus = tmp_path / "corpus"
     shutil.copytree(SAMPLE, corpus)
     index = tmp_path / "idx"
-    Index(str(index)).add([corpus], BuildOptions(progress=False))
+    Index(str(index)).add([corpus], BuildOptions(model=HASHED_MODEL, progress=False))
     radium = f"{doc_key('radium')}-0"
 
     with live_index(index) as live:
@@ -44,7 +44,8 @@ async def test_queries_in_a_loop_while_an_incremental_build_lands(tmp_path: Path
             answers = []
             async with anyio.create_task_group() as group:
                 group.start_soon(
-                    anyio.to_thread.run_sync, lambda: Index(str(index)).add([corpus], BuildOptions(progress=False))
+                    anyio.to_thread.run_sync,
+                    lambda: Index(str(index)).add([corpus], BuildOptions(model=HASHED_MODEL, progress=False)),
                 )
                 for _ in range(400):
                     result = await client.call_tool(
@@ -71,7 +72,7 @@ def test_each_build_s_vectors_are_read_on_one_thread_and_a_replaced_build_is_fre
     manifests = []
     for extra in ("", "\n\nRadium paint was used on watch dials."):
         (corpus / "marie-curie.md").write_text((SAMPLE / "marie-curie.md").read_text() + extra)
-        Index(index).add([corpus], BuildOptions(progress=False))
+        Index(index).add([corpus], BuildOptions(model=HASHED_MODEL, progress=False))
         manifests.append(check_manifest(index))
     readers: list[int] = []
 
@@ -102,10 +103,10 @@ def test_each_build_s_vectors_are_read_on_one_thread_and_a_replaced_build_is_fre
 
 
 @pytest.mark.parametrize("load_model", [False, True])
-def test_close_returns_once_the_opening_and_the_loads_it_started_are_done(sample_index: Path, load_model: bool):
+def test_close_returns_once_the_opening_and_the_loads_it_started_are_done(hashed_sample_index: Path, load_model: bool):
     """A process closes its LiveIndex before it exits: no thread may then still be inside LanceDB or
     ONNX Runtime, as the opening is when a call fails before it needs the index."""
-    live = LiveIndex(str(sample_index))
+    live = LiveIndex(str(hashed_sample_index))
     live.start(load_model=load_model)
     live.close()
     assert not any(thread.name == "arag-open" and thread.is_alive() for thread in threading.enumerate())

@@ -11,7 +11,7 @@ from arag_mcp.server.app import create_server
 from arag_mcp.server.search.live_index import LiveIndex
 from mcp import Client
 
-from .conftest import live_index, titled_records_index
+from .conftest import HASHED_MODEL, live_index, titled_records_index
 
 pytestmark = pytest.mark.anyio
 PARAGRAPH = [
@@ -33,7 +33,7 @@ RECORDS = [
 
 @pytest.fixture(scope="module")
 def live(tmp_path_factory) -> Iterator[LiveIndex]:
-    with live_index(titled_records_index(tmp_path_factory.mktemp("twins"), RECORDS)) as live:
+    with live_index(titled_records_index(tmp_path_factory.mktemp("twins"), RECORDS, HASHED_MODEL)) as live:
         yield live
 
 

@@ -16,7 +16,7 @@ from arag_mcp.indexer.sources.outline import heading_path
 from arag_mcp.server.app import create_server
 from mcp import Client
 
-from .conftest import live_index
+from .conftest import HASHED_MODEL, live_index
 
 
 def read(path: Path) -> tuple[list[Document], list[SkippedFile]]:
@@ -225,7 +225,7 @@ async def test_a_csv_field_scopes_a_search_and_a_notebook_chunk_shows_its_sectio
             code("pump.impeller(speed=3)", OUTPUTS),
         ],
     )
-    Index(str(tmp_path / "idx")).add([folder], BuildOptions(progress=False, chunk_tokens=40))
+    Index(str(tmp_path / "idx")).add([folder], BuildOptions(model=HASHED_MODEL, progress=False, chunk_tokens=40))
     with live_index(tmp_path / "idx", load_model=False) as live:
         async with Client(create_server(live)) as client:
             scoped = await client.call_tool(

@@ -20,7 +20,7 @@ from arag_mcp.server.search.live_index import LiveIndex
 from arag_mcp.server.tools.profiles import PROFILES
 from mcp import Client
 
-from .conftest import live_index
+from .conftest import HASHED_MODEL, live_index
 
 pytestmark = pytest.mark.anyio
 POLONIUM = f"{doc_key('polonium')}-0"
@@ -64,8 +64,8 @@ HARBOUR_LOG = [
 
 
 @pytest.fixture(scope="module")
-def sample(sample_index: Path) -> Iterator[LiveIndex]:
-    with live_index(sample_index) as live:
+def sample(hashed_sample_index: Path) -> Iterator[LiveIndex]:
+    with live_index(hashed_sample_index) as live:
         yield live
 
 
@@ -81,7 +81,7 @@ def records(tmp_path_factory) -> Iterator[LiveIndex]:
     ]
     (corpus / "records.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     index = tmp_path_factory.mktemp("records-index") / "idx"
-    Index(str(index)).add([corpus], BuildOptions(progress=False))
+    Index(str(index)).add([corpus], BuildOptions(model=HASHED_MODEL, progress=False))
     with live_index(index) as live:
         yield live
 

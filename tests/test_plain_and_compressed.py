@@ -23,7 +23,7 @@ from arag_mcp.indexer.sources.formats import may_read
 from arag_mcp.indexer.watch import _filter
 
 from .bombs import MB, compressed_bomb
-from .conftest import run_cli
+from .conftest import HASHED_MODEL, run_cli
 
 GUIDE = "# Guide\n\nThe guide explains setup.\n\n## Install\n\nRun the installer.\n"
 
@@ -166,7 +166,18 @@ def test_include_is_recorded_with_the_source_and_kept_by_sync(tmp_path: Path):
     (corpus / "app.conf").write_text("The server listens on port 8080.\n")
     (corpus / "data.xyz").write_text("Not included.\n")
     index = tmp_path / "idx"
-    built = run_cli("arag_mcp.indexer", "build", str(corpus), "--index", str(index), "--include", "*.conf", "--quiet")
+    built = run_cli(
+        "arag_mcp.indexer",
+        "build",
+        str(corpus),
+        "--index",
+        str(index),
+        "--model",
+        HASHED_MODEL,
+        "--include",
+        "*.conf",
+        "--quiet",
+    )
     assert built.returncode == 0, built.stderr
     assert "skipped corpus/data.xyz: unsupported type .xyz" in built.stderr
     assert read_manifest(str(index))["sources"] == [
@@ -193,7 +204,7 @@ def test_a_file_skipped_as_unsupported_is_read_once_the_source_includes_it(tmp_p
     (corpus / "guide.md").write_text(GUIDE)
     (corpus / "app.conf").write_text("The server listens on port 8080.\n")
     index = tmp_path / "idx"
-    built = run_cli("arag_mcp.indexer", "build", str(corpus), "--index", str(index), "--quiet")
+    built = run_cli("arag_mcp.indexer", "build", str(corpus), "--index", str(index), "--model", HASHED_MODEL, "--quiet")
     assert built.returncode == 0 and "unsupported type .conf" in built.stderr
     assert _sources(index) == ["corpus/guide.md"]
     added = run_cli("arag_mcp.indexer", "add", str(corpus), "--index", str(index), "--include", "*.conf", "--quiet")
@@ -209,7 +220,7 @@ def test_no_gitignore_is_recorded_and_reads_what_gitignore_names(tmp_path: Path)
     (corpus / "drafts").mkdir()
     (corpus / "drafts" / "plan.md").write_text("# Plan\n\nThe gale season starts in March.\n")
     index = tmp_path / "idx"
-    built = run_cli("arag_mcp.indexer", "build", str(corpus), "--index", str(index))
+    built = run_cli("arag_mcp.indexer", "build", str(corpus), "--index", str(index), "--model", HASHED_MODEL)
     assert built.returncode == 0, built.stderr
     assert "corpus/drafts/: left out, ignored by .gitignore; pass --no-gitignore to read it" in built.stderr
     assert _sources(index) == ["corpus/guide.md"]

@@ -18,9 +18,9 @@ from arag_mcp.indexer.index.reading import VersionGone
 from arag_mcp.indexer.index.snapshot import checked_index, list_documents
 from arag_mcp.indexer.indexes import Index
 
-from .conftest import run_cli
+from .conftest import HASHED_MODEL, run_cli
 
-QUIET = BuildOptions(progress=False)
+QUIET = BuildOptions(model=HASHED_MODEL, progress=False)
 BATCHES = 12
 
 

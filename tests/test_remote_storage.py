@@ -13,7 +13,7 @@ from arag_mcp.indexer.index.ids import doc_key
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from .conftest import BUCKET, SAMPLE, CliResult, run_cli
+from .conftest import BUCKET, HASHED_MODEL, SAMPLE, CliResult, run_cli
 
 boto3 = pytest.importorskip("boto3")
 
@@ -31,7 +31,7 @@ def corpus(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def s3_index(s3_endpoint: str, corpus: Path) -> str:
-    result = run_cli("arag_mcp.indexer", "build", str(corpus), "--index", INDEX, "--quiet")
+    result = run_cli("arag_mcp.indexer", "build", str(corpus), "--index", INDEX, "--model", HASHED_MODEL, "--quiet")
     assert result.returncode == 0, result.stderr
     assert "added 6, updated 0, removed 0, unchanged 0" in result.stderr
     return INDEX
@@ -91,7 +91,9 @@ async def test_server_serves_the_bucket_over_stdio(s3_index: str):
 
 def test_missing_bucket_or_prefix_is_one_line(s3_endpoint: str):
     missing_bucket = "s3://no-such-bucket/idx"
-    result = run_cli("arag_mcp.indexer", "build", str(SAMPLE), "--index", missing_bucket, "--quiet")
+    result = run_cli(
+        "arag_mcp.indexer", "build", str(SAMPLE), "--index", missing_bucket, "--model", HASHED_MODEL, "--quiet"
+    )
     assert "bucket 'no-such-bucket' does not exist" in one_line_error(result)
     result = run_cli("arag_mcp.indexer", "info", "--index", missing_bucket)
     assert "bucket 'no-such-bucket' does not exist" in one_line_error(result)

@@ -22,7 +22,7 @@ from arag_mcp.server.app import create_server
 from arag_mcp.server.tools.profiles import PROFILES
 from mcp import Client
 
-from .conftest import live_index, run_cli
+from .conftest import HASHED_MODEL, live_index, run_cli
 
 pytestmark = pytest.mark.anyio
 TABLES = ("chunks", "sentences")
@@ -57,9 +57,9 @@ def assert_one_line_about(message: str, table: str) -> None:
 
 
 @pytest.fixture
-def index_copy(sample_index: Path, tmp_path: Path) -> Path:
+def index_copy(hashed_sample_index: Path, tmp_path: Path) -> Path:
     copy = tmp_path / "idx"
-    shutil.copytree(sample_index, copy)
+    shutil.copytree(hashed_sample_index, copy)
     return copy
 
 
@@ -139,8 +139,8 @@ async def test_a_large_segment_file_written_over_is_refused_once_checked_and_the
     assert run_cli("arag_mcp.indexer", "info", "--index", str(index_copy)).returncode == 0
 
 
-async def test_long_punctuated_keyword_is_refused_at_once(sample_index: Path):
-    with live_index(sample_index, load_model=False) as live:
+async def test_long_punctuated_keyword_is_refused_at_once(hashed_sample_index: Path):
+    with live_index(hashed_sample_index, load_model=False) as live:
         async with Client(create_server(live)) as client:
             started = time.perf_counter()
             long = await client.call_tool("keyword_search", {"keywords": ["a." * 200_000]})
@@ -158,7 +158,7 @@ def many_chunks(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("many")
     records = [{"id": f"d{i}", "title": f"T{i}", "text": f"Word w{i} and w{i + 1} are here."} for i in range(400)]
     (folder / "docs.jsonl").write_text("\n".join(json.dumps(record) for record in records))
-    Index(str(folder / "idx")).add([folder / "docs.jsonl"], BuildOptions(progress=False))
+    Index(str(folder / "idx")).add([folder / "docs.jsonl"], BuildOptions(model=HASHED_MODEL, progress=False))
     return folder / "idx"
 
 
@@ -180,8 +180,8 @@ def test_malformed_chunk_id_parts_are_not_ids(part: str):
     assert parse_chunk_id(f"rcvixxccae-{part}") is None
 
 
-async def test_chunk_read_of_a_huge_part_is_not_found(sample_index: Path):
-    with live_index(sample_index, load_model=False) as live:
+async def test_chunk_read_of_a_huge_part_is_not_found(hashed_sample_index: Path):
+    with live_index(hashed_sample_index, load_model=False) as live:
         async with Client(create_server(live)) as client:
             result = await client.call_tool(
                 "chunk_read", {"chunk_ids": [f"{doc_key('radium')}-{'9' * 5000}", f"{doc_key('radium')}-0"]}
@@ -194,8 +194,8 @@ async def test_chunk_read_of_a_huge_part_is_not_found(sample_index: Path):
 HUGE = "x" * 2_000_000
 
 
-async def test_errors_quote_at_most_100_characters_of_their_input(sample_index: Path):
-    with live_index(sample_index, load_model=False) as live:
+async def test_errors_quote_at_most_100_characters_of_their_input(hashed_sample_index: Path):
+    with live_index(hashed_sample_index, load_model=False) as live:
         radium = f"{doc_key('radium')}-0"
         calls = [
             ("keyword_search", {"keywords": [HUGE]}),
@@ -240,11 +240,11 @@ DEEP = "[" * 100_000 + "]" * 100_000
     ],
 )
 async def test_the_model_gets_our_one_line_never_an_exceptions_text(
-    sample_index: Path, tool: str, arguments: dict, named: str
+    hashed_sample_index: Path, tool: str, arguments: dict, named: str
 ):
     """A 5,000-digit number or JSON nested 100,000 deep in a scope, or true as a line number,
     is named in one line: not "Exceeds the limit (4300 digits)", not "maximum recursion depth"."""
-    with live_index(sample_index, load_model=False) as live:
+    with live_index(hashed_sample_index, load_model=False) as live:
         async with Client(create_server(live, PROFILES["arag-plus"])) as client:
             result = await client.call_tool(tool, arguments)
     message = result.content[0].text

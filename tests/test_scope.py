@@ -21,7 +21,7 @@ from arag_mcp.server.tools.profiles import PROFILES
 from brute_force import SentenceMatrix, vector_ranking
 from mcp import Client
 
-from .conftest import live_index
+from .conftest import HASHED_MODEL, live_index
 
 pytestmark = pytest.mark.anyio
 
@@ -91,7 +91,7 @@ def corpus(tmp_path_factory) -> Path:
     (root / "kb" / "records").mkdir()
     (root / "kb" / "records" / "parts.jsonl").write_text("\n".join(json.dumps(r) for r in RECORDS) + "\n")
     index = root / "idx"
-    Index(str(index)).add([root / "kb"], BuildOptions(progress=False, chunk_tokens=40))
+    Index(str(index)).add([root / "kb"], BuildOptions(model=HASHED_MODEL, progress=False, chunk_tokens=40))
     return index
 
 
@@ -171,7 +171,7 @@ async def test_a_one_file_collection_does_not_repeat_its_source_and_type_in_ever
     text (the structured content keeps them)."""
     records = [{"id": f"r{n}", "title": f"Valve {n}", "text": f"Valve {n} drains the tank."} for n in range(3)]
     (tmp_path / "parts.jsonl").write_text("\n".join(json.dumps(record) for record in records))
-    Index(str(tmp_path / "idx")).add([tmp_path / "parts.jsonl"], BuildOptions(progress=False))
+    Index(str(tmp_path / "idx")).add([tmp_path / "parts.jsonl"], BuildOptions(model=HASHED_MODEL, progress=False))
     with live_index(tmp_path / "idx", load_model=False) as one_file:
         async with Client(create_server(one_file)) as client:
             found = await client.call_tool("keyword_search", {"keywords": ["valve"]})
@@ -202,7 +202,7 @@ async def test_scoped_keyword_search_is_brute_force_within_the_scope(live: LiveI
                 )  # before the results
 
 
-async def test_a_scoped_top_k_comes_from_outside_the_global_top_k(live: LiveIndex, chunks, embedder):
+async def test_a_scoped_top_k_comes_from_outside_the_global_top_k(live: LiveIndex, chunks, hashed_embedder):
     scope = {"source": "kb/records"}
     async with Client(create_server(live)) as client:
         everywhere = ranked(await client.call_tool("keyword_search", {"keywords": ["pump"], "top_k": 2}))
@@ -216,7 +216,9 @@ async def test_a_scoped_top_k_comes_from_outside_the_global_top_k(live: LiveInde
 
 
 @pytest.mark.parametrize("scope", SCOPES, ids=json.dumps)
-async def test_scoped_semantic_searches_are_brute_force_within_the_scope(live: LiveIndex, chunks, embedder, scope):
+async def test_scoped_semantic_searches_are_brute_force_within_the_scope(
+    live: LiveIndex, chunks, hashed_embedder, scope
+):
     snapshot = open_index(live.uri)
     admitted = scoped(chunks, scope)
     sentence_ids, sentence_vectors = index_dump.sentence_vectors(snapshot)
@@ -225,7 +227,7 @@ async def test_scoped_semantic_searches_are_brute_force_within_the_scope(live: L
     chunk_ids, chunk_vectors = index_dump.chunk_vectors(snapshot)
     inside = np.array([cid in admitted for cid in chunk_ids])
     questions = ["Which pump empties the dry dock?", "what leaks in winter", "lifting boats"]
-    vectors = embedder.encode_queries(questions)
+    vectors = hashed_embedder.encode_queries(questions)
     async with Client(create_server(live)) as client:
         for question, vector in zip(questions, vectors):
             result = await client.call_tool("semantic_search", {"query": question, "top_k": 3, "scope": scope})
@@ -300,7 +302,9 @@ async def test_a_scope_as_text_is_a_source_pattern_or_json(live: LiveIndex, chun
 
 
 @pytest.mark.parametrize("path", ["in memory", "scope's own vectors", "filtered table search"])
-def test_every_semantic_search_path_is_exact_within_the_scope(live: LiveIndex, chunks, embedder, monkeypatch, path):
+def test_every_semantic_search_path_is_exact_within_the_scope(
+    live: LiveIndex, chunks, hashed_embedder, monkeypatch, path
+):
     """Above the IVF-PQ index's size (no vectors in memory) a small scope is searched from its own
     vectors and a large one through the table's search, filtered first; both equal brute force."""
     import dataclasses
@@ -319,12 +323,12 @@ def test_every_semantic_search_path_is_exact_within_the_scope(live: LiveIndex, c
         admitted = scoped(chunks, scope)
         keep = np.array([cid in admitted for cid in sentence_ids])
         sentences = SentenceMatrix([cid for cid, k in zip(sentence_ids, keep) if k], sentence_vectors[keep])
-        for vector in embedder.encode_queries(["Which pump empties the dry dock?", "what leaks in winter"]):
+        for vector in hashed_embedder.encode_queries(["Which pump empties the dry dock?", "what leaks in winter"]):
             hits = retrieval.semantic_search(snapshot, vector, 3, in_scope(snapshot, scope))
             assert_same([(hit.chunk.chunk_id, hit.score) for hit in hits], sentences.best_sentence_ranking(vector, 3))
 
 
-def test_widening_a_scoped_search_stops_at_the_scope_s_sentences(live: LiveIndex, embedder, monkeypatch):
+def test_widening_a_scoped_search_stops_at_the_scope_s_sentences(live: LiveIndex, hashed_embedder, monkeypatch):
     """A scope of fewer chunks than top_k widens its pool of nearest sentences only until the pool
     holds every sentence of the scope, not towards the whole index's count."""
     from arag_mcp.indexer.index.sentence_search import SentenceSearch
@@ -342,7 +346,7 @@ def test_widening_a_scoped_search_stops_at_the_scope_s_sentences(live: LiveIndex
         "nearest",
         lambda self, v, pool, *rest: pools.append(pool) or nearest(self, v, pool, *rest),
     )
-    [vector] = embedder.encode_queries(["When was the crane painted?"])
+    [vector] = hashed_embedder.encode_queries(["When was the crane painted?"])
     hits = retrieval.semantic_search(snapshot, vector, 5, scope)
     assert [hit.chunk.source for hit in hits] == ["kb/notes/log.txt"]
     assert pools == [1, 4]

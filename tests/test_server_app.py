@@ -28,15 +28,17 @@ HEAVY = ("numpy", "pyarrow", "lancedb", "torch", "onnxruntime", "sentence_transf
 
 
 @pytest.fixture(scope="module")
-def live(sample_index: Path) -> Iterator[LiveIndex]:
-    with live_index(sample_index) as live:
+def live(hashed_sample_index: Path) -> Iterator[LiveIndex]:
+    with live_index(hashed_sample_index) as live:
         yield live
 
 
 @pytest.mark.parametrize("profile", sorted(PROFILES))
-async def test_each_profile_lists_exactly_its_tools_and_prompt(sample_index: Path, live: LiveIndex, profile: str):
+async def test_each_profile_lists_exactly_its_tools_and_prompt(
+    hashed_sample_index: Path, live: LiveIndex, profile: str
+):
     expected = PROFILES[profile]
-    collection = check_manifest(str(sample_index)).description
+    collection = check_manifest(str(hashed_sample_index)).description
     async with Client(create_server(live, expected)) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         assert list(tools) == expected.tool_names
@@ -132,29 +134,41 @@ def test_missing_or_foreign_index_is_refused_before_serving(tmp_path: Path):
     assert result.returncode == 2 and "not an arag-mcp index" in result.stderr and "Traceback" not in result.stderr
 
 
-def test_call_from_terminal(sample_index: Path):
+def test_call_from_terminal(hashed_sample_index: Path):
     result = run_cli(
-        "arag_mcp.server", "--index", str(sample_index), "--call", "keyword_search", "keywords=pitchblende"
+        "arag_mcp.server", "--index", str(hashed_sample_index), "--call", "keyword_search", "keywords=pitchblende"
     )
     assert result.returncode == 0, result.stderr
     assert RADIUM in result.stdout and "pitchblende" in result.stdout
     assert "conversation: c-" not in result.stdout  # no later process could pass this one's handle
     shown = run_cli(
-        "arag_mcp.server", "--index", str(sample_index), "--call", "keyword_search", "keywords=pitchblende", "top_k=1"
+        "arag_mcp.server",
+        "--index",
+        str(hashed_sample_index),
+        "--call",
+        "keyword_search",
+        "keywords=pitchblende",
+        "top_k=1",
     )
     assert "1 chunk matches" in shown.stdout and "More results" not in shown.stdout  # every match is shown
     more = run_cli(
-        "arag_mcp.server", "--index", str(sample_index), "--call", "keyword_search", "keywords=radium", "top_k=1"
+        "arag_mcp.server", "--index", str(hashed_sample_index), "--call", "keyword_search", "keywords=radium", "top_k=1"
     )
     assert "3 chunks match" in more.stdout and "repeat with offset=1" in more.stdout
-    huge = run_cli("arag_mcp.server", "--index", str(sample_index), "--call", "keyword_search", "top_k=" + "9" * 5000)
+    huge = run_cli(
+        "arag_mcp.server", "--index", str(hashed_sample_index), "--call", "keyword_search", "top_k=" + "9" * 5000
+    )
     assert huge.returncode == 2 and huge.stderr.strip().count("\n") == 0, huge.stderr
     assert "has more than 4300 digits; give a shorter one" in huge.stderr
-    result = run_cli("arag_mcp.server", "--index", str(sample_index), "--profile", "naive", "--call", "keyword_search")
+    result = run_cli(
+        "arag_mcp.server", "--index", str(hashed_sample_index), "--profile", "naive", "--call", "keyword_search"
+    )
     assert result.returncode == 2 and "profile 'naive' has no tool 'keyword_search'" in result.stderr
     result = run_cli("arag_mcp.server", "--list-profiles")
     assert result.returncode == 0 and all(name in result.stdout for name in PROFILES)
-    result = run_cli("arag_mcp.server", "--index", str(sample_index), "--call", "chunk_read", '{"chunk_ids": []}')
+    result = run_cli(
+        "arag_mcp.server", "--index", str(hashed_sample_index), "--call", "chunk_read", '{"chunk_ids": []}'
+    )
     assert result.returncode == 1 and "chunk_ids is empty" in result.stderr
 
 
@@ -166,12 +180,12 @@ def _loaded_by(code: str) -> list[str]:
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
-def test_the_server_is_ready_for_its_handshake_with_nothing_heavier_than_the_sdk(sample_index: Path):
+def test_the_server_is_ready_for_its_handshake_with_nothing_heavier_than_the_sdk(hashed_sample_index: Path):
     code = (
         "from arag_mcp.server.app import create_server\n"
         "from arag_mcp.server.search.live_index import LiveIndex\n"
         "from arag_mcp.server.tools.profiles import PROFILES\n"
-        f"live = LiveIndex({str(sample_index)!r})\n"
+        f"live = LiveIndex({str(hashed_sample_index)!r})\n"
         "servers = [create_server(live, profile) for profile in PROFILES.values()]"
     )
     assert _loaded_by(code) == ["mcp"]

@@ -18,7 +18,7 @@ from arag_mcp.server.search.snippets import LONG_SENTENCE_CHARS, WHOLE_CHUNK_CHA
 from arag_mcp.server.tools.profiles import PROFILES
 from mcp import Client
 
-from .conftest import live_index
+from .conftest import HASHED_MODEL, live_index
 
 pytestmark = pytest.mark.anyio
 BURSTALL = "Tim Burstall was an Australian film director. He was born in Stockton-on-Tees, England. His films include Alvin Purple."
@@ -75,7 +75,7 @@ def live(tmp_path_factory) -> Iterator[LiveIndex]:
     ]
     (corpus / "pages.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     index = tmp_path_factory.mktemp("snippets-index") / "idx"
-    Index(str(index)).add([corpus], BuildOptions(progress=False))
+    Index(str(index)).add([corpus], BuildOptions(model=HASHED_MODEL, progress=False))
     with live_index(index) as live:
         yield live
 

@@ -24,7 +24,7 @@ from arag_mcp.server.app import create_server
 from arag_mcp.server.search.live_index import LiveIndex
 from mcp import Client
 
-from .conftest import BUCKET, SAMPLE, live_index, run_cli
+from .conftest import BUCKET, HASHED_MODEL, SAMPLE, live_index, run_cli
 from .mcp_helpers import app_for, asgi_client, read_documents
 from .stalling_proxy import StallingProxy
 
@@ -53,7 +53,7 @@ def store(s3_endpoint: str) -> Iterator[Store]:
         env.setenv("AWS_ENDPOINT_URL", proxy.endpoint)
         set_store_deadline(DEADLINE)
         source = f"s3://{BUCKET}/deadlines"
-        Index(source).add([SAMPLE], BuildOptions(progress=False))
+        Index(source).add([SAMPLE], BuildOptions(model=HASHED_MODEL, progress=False))
         try:
             yield Store(proxy, source)
         finally:
@@ -227,7 +227,7 @@ def test_commands_name_a_store_that_does_not_answer(store: Store, index_uri: str
         assert "is damaged" not in line, line
 
 
-def test_a_local_index_has_no_store_to_report(sample_index):  # noqa: ANN001 - Path
-    live = LiveIndex(str(sample_index))
+def test_a_local_index_has_no_store_to_report(hashed_sample_index):  # noqa: ANN001 - Path
+    live = LiveIndex(str(hashed_sample_index))
     assert live.store_state() is None
     assert create_server(live).health() == (200, {"status": "ok"})

@@ -10,8 +10,8 @@ from arag_mcp.indexer.index.reading import scan
 from arag_mcp.indexer.index.schema import CHUNKS, SENTENCES, ChunkColumn, SentenceColumn
 
 
-def test_a_scan_in_small_batches_reads_every_row_of_the_query(sample_index: Path):
-    db = lancedb.connect(str(sample_index))
+def test_a_scan_in_small_batches_reads_every_row_of_the_query(hashed_sample_index: Path):
+    db = lancedb.connect(str(hashed_sample_index))
     sentences = db.open_table(SENTENCES)
     query = sentences.search().select([SentenceColumn.CHUNK_ID, SentenceColumn.POSITION]).with_row_id(True)
     batches = list(scan(query, batch_rows=5))

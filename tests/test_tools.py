@@ -19,7 +19,7 @@ from arag_mcp.server.tools.profiles import PROFILES
 from brute_force import vector_ranking
 from mcp import Client
 
-from .conftest import SAMPLE, live_index
+from .conftest import HASHED_MODEL, SAMPLE, live_index
 
 pytestmark = pytest.mark.anyio
 RADIUM = f"{doc_key('radium')}-0"
@@ -27,8 +27,8 @@ POLONIUM = f"{doc_key('polonium')}-0"
 
 
 @pytest.fixture(scope="module")
-def live(sample_index: Path) -> Iterator[LiveIndex]:
-    with live_index(sample_index) as live:
+def live(hashed_sample_index: Path) -> Iterator[LiveIndex]:
+    with live_index(hashed_sample_index) as live:
         yield live
 
 
@@ -155,7 +155,7 @@ async def test_chunk_read_is_bounded_and_names_what_it_held_back(tmp_path: Path)
         for number in range(12):
             handle.write(json.dumps({"id": f"doc{number}", "title": f"Doc {number}", "text": sentence * 50}) + "\n")
     index = tmp_path / "idx"
-    Index(str(index)).add([corpus], BuildOptions(progress=False))
+    Index(str(index)).add([corpus], BuildOptions(model=HASHED_MODEL, progress=False))
     ids = [f"{doc_key(f'doc{number}')}-0" for number in range(12)]
     with live_index(index, load_model=False) as live:
         async with client_for(live) as client:
@@ -172,7 +172,7 @@ async def test_chunk_read_is_bounded_and_names_what_it_held_back(tmp_path: Path)
             assert [c["status"] for c in rest.structured_content["chunks"]] == ["ok"] * len(held_back)
 
 
-async def test_naive_embedding_search_returns_whole_chunks_ranked_by_chunk_vectors(live: LiveIndex, embedder):
+async def test_naive_embedding_search_returns_whole_chunks_ranked_by_chunk_vectors(live: LiveIndex, hashed_embedder):
     snapshot = open_index(live.uri)
     ids, vectors = index_dump.chunk_vectors(snapshot)
     texts = {c.chunk_id: c.text for c in index_dump.all_chunks(snapshot)}
@@ -180,7 +180,7 @@ async def test_naive_embedding_search_returns_whole_chunks_ranked_by_chunk_vecto
         question = "Which element was named after Poland?"
         result = await client.call_tool("naive_embedding_search", {"query": question, "top_k": 3})
         assert not result.is_error, result.content[0].text
-        expected = vector_ranking(ids, vectors, embedder.encode_queries([question])[0], 3)
+        expected = vector_ranking(ids, vectors, hashed_embedder.encode_queries([question])[0], 3)
         results = result.structured_content["results"]
         assert [r["chunk_id"] for r in results] == [cid for cid, _ in expected]
         assert [r["score"] for r in results] == pytest.approx([score for _, score in expected], abs=1e-4)

@@ -22,8 +22,9 @@ from arag_mcp.indexer.index.writer import IndexWriter
 from arag_mcp.indexer.indexes import Index
 from arag_mcp.server.search import retrieval
 
-from .conftest import SAMPLE, live_index
+from .conftest import HASHED_MODEL, SAMPLE, live_index
 
+HASHED = BuildOptions(model=HASHED_MODEL, progress=False)
 QUESTIONS = ["Which element was named after Poland?", "How did Pierre Curie die?", "Who founded the university?"]
 
 
@@ -166,11 +167,11 @@ def test_a_scoped_exact_search_is_brute_force_over_the_scope(tmp_path: Path):
         assert nearest.similarities == pytest.approx(scores[order], abs=1e-6)
 
 
-def test_a_new_build_reuses_the_vectors_of_unchanged_documents(tmp_path: Path, embedder, caplog):
+def test_a_new_build_reuses_the_vectors_of_unchanged_documents(tmp_path: Path, hashed_embedder, caplog):
     corpus = tmp_path / "corpus"
     shutil.copytree(SAMPLE, corpus)
     index = str(tmp_path / "idx")
-    Index(index).add([corpus], BuildOptions(progress=False))
+    Index(index).add([corpus], HASHED)
     first = open_index(index)
     first.sentences.in_memory.load()
 
@@ -178,7 +179,7 @@ def test_a_new_build_reuses_the_vectors_of_unchanged_documents(tmp_path: Path, e
     (corpus / "pierre-curie.md").write_text(pierre.replace("horse-drawn", "heavy horse-drawn"))
     (corpus / "university-of-paris.txt").unlink()
     (corpus / "einsteinium.md").write_text("# Einsteinium\n\nEinsteinium was found in the debris of the Ivy Mike test.")
-    Index(index).add([corpus], BuildOptions(progress=False))
+    Index(index).add([corpus], HASHED)
 
     with caplog.at_level(logging.INFO, logger=vectors.__name__):
         second = open_index(index, previous=first)
@@ -197,7 +198,7 @@ def test_a_new_build_reuses_the_vectors_of_unchanged_documents(tmp_path: Path, e
 
     reopened = open_index(index)
     for question in [*QUESTIONS, "What was found in the Ivy Mike debris?"]:
-        query = embedder.encode_queries([question])[0]
+        query = hashed_embedder.encode_queries([question])[0]
         reused = second.sentences.nearest(query, sentences.num_rows)
         assert reused == reopened.sentences.nearest(query, sentences.num_rows)
         assert found(reused, second)[:10] == brute_force(second, query, 10)[0]
@@ -222,7 +223,7 @@ def test_live_index_follows_a_new_build_with_exact_search(tmp_path: Path):
     corpus = tmp_path / "corpus"
     shutil.copytree(SAMPLE, corpus)
     index = str(tmp_path / "idx")
-    Index(index).add([corpus], BuildOptions(progress=False))
+    Index(index).add([corpus], HASHED)
     with live_index(index, reload_seconds=0.0) as live:
         question = "What was found in the debris of the Ivy Mike test?"
         before = live.snapshot()
@@ -232,7 +233,7 @@ def test_live_index_follows_a_new_build_with_exact_search(tmp_path: Path):
         (corpus / "einsteinium.md").write_text(
             "# Einsteinium\n\nEinsteinium was found in the debris of the Ivy Mike test."
         )
-        Index(index).add([corpus], BuildOptions(progress=False))
+        Index(index).add([corpus], HASHED)
         after = live.snapshot()
         assert after is not before and after.sentences.in_memory is not None
         hits = retrieval.semantic_search(after, live.query_vectors(after, [question], 60)[0], top_k=3)

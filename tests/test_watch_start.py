@@ -14,7 +14,9 @@ from arag_mcp.indexer import build_model
 from arag_mcp.indexer.build_options import BuildOptions, WatchOptions
 from arag_mcp.indexer.indexes import Index
 
-QUIET = BuildOptions(progress=False)
+from .conftest import HASHED_MODEL
+
+QUIET = BuildOptions(model=HASHED_MODEL, progress=False)
 
 
 def test_a_watcher_loads_its_model_before_it_watches(tmp_path: Path, caplog: pytest.LogCaptureFixture):

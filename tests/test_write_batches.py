@@ -1,6 +1,6 @@
 """Documents longer than a write batch are written whole; a build refuses to commit one written in
 part; an index an earlier build damaged is repaired by the next sync. Real files, real LanceDB, the
-packaged model."""
+model of hashed words."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from arag_mcp.indexer.index.snapshot import list_documents, open_index
 from arag_mcp.indexer.index.writer import IndexWriter
 from arag_mcp.indexer.indexes import Index
 
-from .conftest import run_cli
+from .conftest import HASHED_MODEL, run_cli
 
 WORDS = ("alpha", "beta", "gamma", "delta", "omega", "sigma", "kappa", "lambda")
 ONE_BATCH = 1 << 30
@@ -39,8 +39,8 @@ def _corpus(folder: Path, batch: int) -> Path:
     return folder
 
 
-def _options(batch: int) -> BuildOptions:
-    return BuildOptions(flush_sentences=batch, commit_sentences=4 * batch, chunk_tokens=40, progress=False)
+def _options(batch: int, model: str = HASHED_MODEL) -> BuildOptions:
+    return BuildOptions(model=model, flush_sentences=batch, commit_sentences=4 * batch, chunk_tokens=40, progress=False)
 
 
 def _rows(index: Path) -> tuple[list[tuple], list[tuple], np.ndarray]:
@@ -71,7 +71,8 @@ def test_documents_across_write_batches_equal_a_one_batch_build(tmp_path: Path, 
     corpus = _corpus(tmp_path / "docs", batch)
     batched, whole = tmp_path / "batched", tmp_path / "whole"
     summary = Index(str(batched)).add([corpus], _options(batch))
-    Index(str(whole)).add([corpus], BuildOptions(flush_sentences=ONE_BATCH, chunk_tokens=40, progress=False))
+    one_batch = BuildOptions(model=HASHED_MODEL, flush_sentences=ONE_BATCH, chunk_tokens=40, progress=False)
+    Index(str(whole)).add([corpus], one_batch)
 
     assert (summary.added, summary.documents) == (4, 4)
     _assert_whole(batched, 4)
@@ -94,7 +95,8 @@ def test_a_document_past_the_default_write_batch_is_found_by_its_last_word(tmp_p
     hold the whole text, as a one-batch build's chunks would (chunking does not depend on batches)."""
     (tmp_path / "long.txt").write_text(_document("long", 6000))
     index = tmp_path / "idx"
-    result = run_cli("arag_mcp.indexer", "build", str(tmp_path / "long.txt"), "--index", str(index), "--quiet")
+    long = str(tmp_path / "long.txt")
+    result = run_cli("arag_mcp.indexer", "build", long, "--index", str(index), "--model", HASHED_MODEL, "--quiet")
     assert result.returncode == 0, result.stderr
     _assert_whole(index, 1)
     chunks, sentences, _ = _rows(index)

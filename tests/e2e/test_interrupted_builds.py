@@ -14,6 +14,8 @@ from pathlib import Path
 
 import lancedb
 import pytest
+from arag_mcp.indexer.build_options import BuildOptions
+from arag_mcp.indexer.embedding.settings import DEFAULT_MODEL
 from arag_mcp.indexer.index.keywords.search import keyword_search
 from arag_mcp.indexer.index.manifest import read_manifest
 from arag_mcp.indexer.index.schema import SENTENCES
@@ -22,9 +24,12 @@ from arag_mcp.indexer.indexes import Index
 
 from ..conftest import run_cli
 from ..test_build import _write_corpus
-from ..test_index_management import QUIET, _titles, _write
+from ..test_index_management import _titles, _write
 from ..test_write_batches import _assert_whole, _corpus, _options
 
+QUIET = BuildOptions(progress=False)
+"""The packaged model, as a user's builds have it: these builds are killed mid-way, watched, or
+extended by `arag-index` processes that take the index's model."""
 pytestmark = pytest.mark.slow
 
 
@@ -190,7 +195,7 @@ def test_a_build_killed_inside_a_long_document_keeps_the_last_commit_and_the_nex
     corpus.mkdir()
     (written / "tiny.txt").rename(corpus / "tiny.txt")
     index = tmp_path / "idx"
-    Index(str(index)).add([corpus], _options(7))
+    Index(str(index)).add([corpus], _options(7, DEFAULT_MODEL))
     for path in written.iterdir():
         path.rename(corpus / path.name)
     committed = open_index(str(index)).version
@@ -202,7 +207,7 @@ def test_a_build_killed_inside_a_long_document_keeps_the_last_commit_and_the_nex
     assert open_index(str(index)).version == committed
     _assert_whole(index, 1)
 
-    summary = Index(str(index)).add([corpus], _options(7))
+    summary = Index(str(index)).add([corpus], _options(7, DEFAULT_MODEL))
     assert (summary.added, summary.unchanged) == (3, 1)
     _assert_whole(index, 4)
 

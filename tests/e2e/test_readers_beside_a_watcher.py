@@ -15,8 +15,7 @@ import pytest
 from arag_mcp.indexer.index.manifest import read_manifest
 from arag_mcp.indexer.indexes import Index
 
-from ..test_index_management import QUIET
-from .test_watch import wait_for
+from .test_watch import QUIET, wait_for
 
 pytestmark = pytest.mark.slow
 BATCHES = 12

@@ -18,6 +18,7 @@ import anyio
 import filelock
 import numpy as np
 import pytest
+from arag_mcp.indexer.build_options import BuildOptions
 from arag_mcp.indexer.index.keywords.search import keyword_search
 from arag_mcp.indexer.index.manifest import read_manifest
 from arag_mcp.indexer.index.snapshot import list_documents, open_index
@@ -26,9 +27,13 @@ from arag_mcp.indexer.indexes import Index
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from ..conftest import BUCKET
-from ..test_index_management import QUIET, _titles, _write
+from ..conftest import BUCKET, HASHED_MODEL
+from ..test_index_management import _titles, _write
 from ..test_write_batches import _assert_whole
+
+QUIET = BuildOptions(progress=False)
+"""The packaged model, as a user's builds have it: these builds are killed mid-way, watched, or
+extended by `arag-index` processes that take the index's model."""
 
 pytestmark = pytest.mark.slow
 
@@ -180,6 +185,26 @@ def test_sigterm_finishes_the_batch_in_hand_and_exits_cleanly(tmp_path: Path):
     assert "stopped watching" in log.read_text()
     _assert_whole(index, read_manifest(str(index))["counts"]["documents"])
     assert read_manifest(str(index))["counts"]["documents"] > 1  # the batch in hand was committed
+
+
+def test_a_watcher_embeds_with_the_model_its_index_names_even_one_without_files(tmp_path: Path):
+    """An index of the model of hashed words carries no encoder folder: the watcher process makes its
+    vectors from the name in the manifest, the same a build in this process makes."""
+    docs = tmp_path / "docs"
+    _write(docs / "a.md", "# Alpha\n\nAlpha is the first letter.")
+    index = tmp_path / "idx"
+    Index(str(index)).add([docs], BuildOptions(model=HASHED_MODEL, progress=False))
+    with watcher(index):
+        _write(docs / "b.md", "# Beta\n\nBeta is the second letter.")
+        wait_for(_titles_are(index, ["Alpha", "Beta"]), what="the new file")
+    manifest = read_manifest(str(index))
+    assert (manifest["model"], manifest["encoder"]) == (HASHED_MODEL, None)
+    fresh = tmp_path / "fresh"
+    Index(str(fresh)).add([docs], BuildOptions(model=HASHED_MODEL, progress=False))
+    watched, built = (open_index(str(folder)).sentences.table.to_pandas() for folder in (index, fresh))
+    vectors = {text: vector for text, vector in zip(built["text"], built["vector"])}
+    assert sorted(watched["text"]) == sorted(vectors)
+    assert all(np.array_equal(vector, vectors[text]) for text, vector in zip(watched["text"], watched["vector"]))
 
 
 def test_a_first_build_killed_after_its_first_timed_commit_opens_and_the_next_embeds_only_the_rest(tmp_path: Path):

@@ -19,6 +19,8 @@ from arag_mcp.indexer.index.keywords.segment_writer import KeywordSegments
 from arag_mcp.indexer.index.snapshot import open_index
 from arag_mcp.indexer.indexes import Index
 
+from ..conftest import HASHED_MODEL
+
 WORDS = (
     "the there other cat catalogue concatenate dog house doghouse river riverside born reborn film "
     "university universe Marie Curie curium radium polonium naïve café 東京 東京都 co-op e.g. U.S. 3.14 "
@@ -73,14 +75,14 @@ def churned_index(tmp_path_factory) -> Path:
         patch.setattr(terms, "SEGMENT_POSTINGS", 700)
         patch.setattr(KeywordSegments, "due", lambda self: [])
         write_corpus(corpus, seed=1, count=40)
-        Index(str(index)).add([corpus], BuildOptions(progress=False, flush_sentences=100))
+        Index(str(index)).add([corpus], BuildOptions(model=HASHED_MODEL, progress=False, flush_sentences=100))
         kept = (corpus / "corpus.jsonl").read_text("utf-8").splitlines()[:10]
         write_corpus(corpus, seed=2, count=30)  # docs 10-29 change, 30-39 disappear
         changed = (corpus / "corpus.jsonl").read_text("utf-8").splitlines()[10:]
         (corpus / "corpus.jsonl").write_text("\n".join(kept + changed), "utf-8")
         with (corpus / "corpus.jsonl").open("a", encoding="utf-8") as handle:
             handle.write("\n" + json.dumps({"id": "extra", "title": "Extra", "text": "The doghouse of Marie. 東京都."}))
-        Index(str(index)).sync(BuildOptions(progress=False, flush_sentences=100))
+        Index(str(index)).sync(BuildOptions(model=HASHED_MODEL, progress=False, flush_sentences=100))
     return index
 
 
@@ -175,9 +177,9 @@ def test_random_edits_and_merges_keep_keyword_search_equal_to_brute_force(tmp_pa
         monkeypatch.setattr(segment_writer, "MERGE_FACTOR", rng.choice([2, 100]))
         monkeypatch.setattr(segment_writer, "SMALLEST_TIER", 4)
         if round_number == 0:
-            Index(str(index)).add([corpus], BuildOptions(progress=False))
+            Index(str(index)).add([corpus], BuildOptions(model=HASHED_MODEL, progress=False))
         else:
-            Index(str(index)).sync(BuildOptions(progress=False))
+            Index(str(index)).sync(BuildOptions(model=HASHED_MODEL, progress=False))
         snapshot = open_index(str(index))
         assert len(snapshot.catalogue) == snapshot.chunks.table.count_rows()
         assert sorted(snapshot.catalogue.ids()) == sorted(snapshot.chunks.table.to_arrow()["chunk_id"].to_pylist())

@@ -16,7 +16,7 @@ from arag_mcp.server.app import create_server
 from arag_mcp.server.search.live_index import LiveIndex
 from mcp import Client
 
-from ..conftest import FIXTURES, live_index
+from ..conftest import FIXTURES, HASHED_MODEL, live_index
 from .keyword_counts import occurrences
 
 CORPUS = FIXTURES / "keywords.jsonl"
@@ -29,7 +29,7 @@ def cid(doc_id: str) -> str:
 @pytest.fixture(scope="module")
 def index(tmp_path_factory) -> Path:
     index = tmp_path_factory.mktemp("keywords") / "idx"
-    Index(str(index)).add([CORPUS], BuildOptions(progress=False))
+    Index(str(index)).add([CORPUS], BuildOptions(model=HASHED_MODEL, progress=False))
     return index
 
 

@@ -12,7 +12,7 @@ from arag_mcp.indexer.index.keywords.search import keyword_search
 from arag_mcp.indexer.index.snapshot import IndexSnapshot, open_index
 from arag_mcp.indexer.indexes import Index
 
-from ..conftest import FIXTURES
+from ..conftest import FIXTURES, HASHED_MODEL
 
 
 def cid(doc_id: str) -> str:
@@ -22,7 +22,7 @@ def cid(doc_id: str) -> str:
 @pytest.fixture(scope="module")
 def snapshot(tmp_path_factory) -> IndexSnapshot:
     index = tmp_path_factory.mktemp("rarity") / "idx"
-    Index(str(index)).add([FIXTURES / "rarity.jsonl"], BuildOptions(progress=False))
+    Index(str(index)).add([FIXTURES / "rarity.jsonl"], BuildOptions(model=HASHED_MODEL, progress=False))
     return open_index(str(index))
 
 

@@ -14,6 +14,7 @@ from arag_mcp.indexer.index.keywords.definition import WordCorpus, keyword_ranki
 from arag_mcp.indexer.index.snapshot import open_index
 from arag_mcp.indexer.indexes import Index
 
+from ..conftest import HASHED_MODEL
 from .keyword_counts import occurrences
 
 DOCUMENTS = {
@@ -38,7 +39,7 @@ def scripts_index(tmp_path_factory) -> Path:
     corpus.mkdir()
     for name, text in DOCUMENTS.items():
         (corpus / name).write_text(text, encoding="utf-8")
-    Index(str(index)).add([corpus], BuildOptions(progress=False))
+    Index(str(index)).add([corpus], BuildOptions(model=HASHED_MODEL, progress=False))
     return index
 
 
@@ -128,7 +129,7 @@ def test_debians_japanese_and_chinese_reference_manuals(tmp_path: Path):
     pages = [DEBIAN_REFERENCE / name for name in ("ch01.ja.html", "ch01.zh-cn.html")]
     pages = [page for page in pages if page.exists()]
     index = tmp_path / "idx"
-    Index(str(index)).add(pages, BuildOptions(progress=False))
+    Index(str(index)).add(pages, BuildOptions(model=HASHED_MODEL, progress=False))
     keyword_sets = [
         ["パッケージ"],
         ["インストール"],

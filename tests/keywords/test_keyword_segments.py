@@ -27,6 +27,9 @@ from arag_mcp.indexer.index.schema import CHUNKS, ChunkColumn
 from arag_mcp.indexer.index.snapshot import open_index
 from arag_mcp.indexer.indexes import Index
 
+from ..conftest import HASHED_MODEL
+
+QUIET = BuildOptions(model=HASHED_MODEL, progress=False)
 QUERIES = [["Curie"], ["Marie Curie", "radium"], ["river", "born in", "polonium"], ["東京"], ["no such word"]]
 
 
@@ -55,14 +58,14 @@ def index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         ["Radium and polonium.", "The river Vistula.", "東京の東京駅 is in Tokyo.", "Edition 1."]
     ):
         write_note(tmp_path / "notes", number, text)
-    Index(str(tmp_path / "idx")).add([tmp_path / "notes"], BuildOptions(progress=False))
+    Index(str(tmp_path / "idx")).add([tmp_path / "notes"], QUIET)
     return tmp_path / "idx"
 
 
 def test_a_commit_adds_one_segment_and_leaves_the_others_untouched(index: Path):
     before = segment_files(index)
     write_note(index.parent / "notes", 3, "Edition 2 of the river guide.")
-    Index(str(index)).sync(BuildOptions(progress=False))
+    Index(str(index)).sync(QUIET)
     after = segment_files(index)
     assert {path: after[path] for path in before} == before
     added = set(after) - set(before)
@@ -78,7 +81,7 @@ def test_a_commit_of_more_chunks_than_a_written_segment_holds_writes_several_tha
     for written_chunks in (2, segment_writer.WRITTEN_CHUNKS):
         monkeypatch.setattr(segment_writer, "WRITTEN_CHUNKS", written_chunks)
         copy = index.parent / f"idx-{written_chunks}"
-        Index(str(copy)).add([index.parent / "notes"], BuildOptions(progress=False))
+        Index(str(copy)).add([index.parent / "notes"], QUIET)
         sizes = [entry.chunks for entry in check_manifest(str(copy)).segments]
         assert sizes == ([2, 2] if written_chunks == 2 else [4])
         assert answers(copy) == answers(index)
@@ -112,7 +115,7 @@ def test_merges_answer_as_the_segments_they_replace(index: Path):
         write_note(index.parent / "notes", number, f"The river {number}.")
         if number == 6:
             os.remove(index.parent / "notes" / "note-1.md")
-        Index(str(index)).sync(BuildOptions(progress=False))
+        Index(str(index)).sync(QUIET)
     manifest = check_manifest(str(index))
     assert len(manifest.segments) == 5 and manifest.segments[0].dead_count == 1
     expected = answers(index)
@@ -138,7 +141,7 @@ def test_batches_that_leave_merges_for_later_commit_unmerged_and_merge_segments_
     notes = index.parent / "notes"
     for number in (4, 5, 6):
         write_note(notes, number, f"The river {number}.")
-        Index(str(index)).sync_paths([notes / f"note-{number}.md"], BuildOptions(progress=False, merge_segments=False))
+        Index(str(index)).sync_paths([notes / f"note-{number}.md"], replace(QUIET, merge_segments=False))
     assert [entry.chunks for entry in check_manifest(str(index)).segments] == [4, 1, 1, 1]
     expected = answers(index)
     named = Index(str(index)).merge_segments()
@@ -160,7 +163,7 @@ def test_a_build_opened_after_another_takes_over_what_it_left_unchanged(index: P
             os.remove(notes / "note-1.md")
         else:
             write_note(notes, 10, "The river Oder and radium.")
-        Index(str(index)).sync(BuildOptions(progress=False))
+        Index(str(index)).sync(QUIET)
         if step == "merge":
             manifest = check_manifest(str(index))
             merging = KeywordSegments(str(index), manifest.segments)
@@ -238,7 +241,7 @@ def test_a_segment_file_of_another_size_is_refused_at_open_and_sync_writes_the_s
         grown.write(b"\0" * 8)
     with pytest.raises(IndexStoreError, match=rf"{name} is \d+ bytes, not the \d+ written.*arag-index sync"):
         open_index(str(index))
-    Index(str(index)).sync(BuildOptions(progress=False))
+    Index(str(index)).sync(QUIET)
     assert answers(index) == before
     [rewritten] = check_manifest(str(index)).segments
     assert rewritten.name != entry.name and not (index / FOLDER / entry.name).exists()
@@ -264,7 +267,7 @@ def test_a_segment_file_written_over_with_other_bytes_of_its_size_is_found_and_s
     with pytest.raises(IndexStoreError, match=r"arag-index sync") as caught:
         open_index(str(index)).check()
     assert "\n" not in str(caught.value)
-    Index(str(index)).sync(BuildOptions(progress=False))
+    Index(str(index)).sync(QUIET)
     assert answers(index) == before
     [rewritten] = check_manifest(str(index)).segments
     assert rewritten.name != entry.name and not (index / FOLDER / entry.name).exists()
@@ -282,17 +285,19 @@ def killed(folder, *args):
     original(folder, *args)
     os.kill(os.getpid(), signal.SIGKILL)
 setattr(segment_writer, where, killed)
-Index(sys.argv[1]).sync(BuildOptions(progress=False))
+Index(sys.argv[1]).sync(BuildOptions(model=sys.argv[3], progress=False))
 """
 
 
 @pytest.mark.parametrize("where", ["write_segment", "write_merged"])
 def test_a_kill_during_a_commit_or_a_merge_leaves_the_committed_index_whole(index: Path, where: str):
     write_note(index.parent / "notes", 4, "The river Oder.")
-    Index(str(index)).sync(BuildOptions(progress=False))  # two segments: a merge is due at the next commit
+    Index(str(index)).sync(QUIET)  # two segments: a merge is due at the next commit
     committed_before = check_manifest(str(index)).segments
     write_note(index.parent / "notes", 5, "The river Warta and radium.")
-    result = subprocess.run([sys.executable, "-c", KILLED, str(index), where], capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-c", KILLED, str(index), where, HASHED_MODEL], capture_output=True, text=True
+    )
     assert result.returncode == -9, result.stderr
     manifest = check_manifest(str(index))
     if where == "write_segment":
@@ -301,7 +306,7 @@ def test_a_kill_during_a_commit_or_a_merge_leaves_the_committed_index_whole(inde
         assert len(manifest.segments) == 3  # the commit landed; its merge did not
     assert any(answers(index))
     write_note(index.parent / "notes", 6, "The river Bug.")
-    Index(str(index)).sync(BuildOptions(progress=False))  # the next commit removes what the kill left
+    Index(str(index)).sync(QUIET)  # the next commit removes what the kill left
     final = check_manifest(str(index)).segments
     assert sorted(path.name for path in (index / FOLDER).iterdir()) == sorted(entry.name for entry in final)
     assert sum(entry.live for entry in final) == open_index(str(index)).chunks.table.count_rows() == 7
@@ -331,7 +336,7 @@ def test_readers_beside_commits_and_merges_see_committed_states_only(index: Path
             write_note(index.parent / "notes", number, f"The river {number}.")
             if number % 3 == 0:
                 os.remove(index.parent / "notes" / f"note-{number - 2}.md")
-            Index(str(index)).sync(BuildOptions(progress=False))
+            Index(str(index)).sync(QUIET)
     finally:
         stop.set()
         reader.join()

@@ -20,6 +20,7 @@ from arag_mcp.indexer.normal_forms import GRAPHEME_JOINER, normalized, stream_sa
 from arag_mcp.server.search.snippets import keyword_spans
 from index_dump import all_chunks
 
+from ..conftest import HASHED_MODEL
 from .keyword_counts import occurrences
 
 DOCUMENTS = [
@@ -44,7 +45,7 @@ def snapshot(tmp_path_factory) -> IndexSnapshot:
     with (folder / "docs.jsonl").open("w", encoding="utf-8") as handle:
         for doc_id, title, text in DOCUMENTS:
             handle.write(json.dumps({"id": doc_id, "title": title, "text": text}, ensure_ascii=False) + "\n")
-    Index(str(folder / "idx")).add([folder / "docs.jsonl"], BuildOptions(progress=False))
+    Index(str(folder / "idx")).add([folder / "docs.jsonl"], BuildOptions(model=HASHED_MODEL, progress=False))
     return open_index(str(folder / "idx"))
 
 

@@ -19,7 +19,7 @@ from arag_mcp.server.search.limits import MAX_KEYWORD_WORDS
 from arag_mcp.server.tools.profiles import PROFILES
 from mcp import Client
 
-from ..conftest import live_index
+from ..conftest import HASHED_MODEL, live_index
 
 BIOGRAPHY = "Tim Burstall was an English-born Australian film director, writer and producer. " + " ".join(
     f"In his {year}s work he studied the craft of cinema in Melbourne and made documentaries for the state."
@@ -57,7 +57,7 @@ def index(tmp_path_factory) -> str:
     corpus.write_text(
         "".join(json.dumps({"id": f"p{at}", "title": t, "text": x}) + "\n" for at, (t, x) in enumerate(PAGES))
     )
-    Index(str(folder / "idx")).add([corpus], BuildOptions(progress=False))
+    Index(str(folder / "idx")).add([corpus], BuildOptions(model=HASHED_MODEL, progress=False))
     return str(folder / "idx")
 
 

@@ -14,7 +14,7 @@ from arag_mcp.server.app import create_server
 from arag_mcp.server.search.live_index import LiveIndex
 from mcp import Client
 
-from ..conftest import live_index, titled_records_index
+from ..conftest import HASHED_MODEL, live_index, titled_records_index
 
 pytestmark = pytest.mark.anyio
 RECORDS = [
@@ -29,7 +29,7 @@ RECORDS = [
 
 @pytest.fixture(scope="module")
 def index(tmp_path_factory) -> Path:
-    return titled_records_index(tmp_path_factory.mktemp("forms"), RECORDS)
+    return titled_records_index(tmp_path_factory.mktemp("forms"), RECORDS, HASHED_MODEL)
 
 
 @pytest.fixture(scope="module")
