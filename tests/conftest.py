@@ -30,6 +30,13 @@ BUCKET = "arag-test"
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """Workers for `-n auto` (pyproject's addopts): one a CPU for the default suite, whose tests wait
+    on timers, stores and processes as much as they compute; none where slow tests are selected,
+    which start servers, floods and Ray clusters of their own and are timed one at a time."""
+    return None if "not slow" in config.getoption("markexpr") else 0
+
+
 @pytest.fixture(scope="session", autouse=True)
 def onnx_cache() -> Path:
     """The user's ONNX export cache, kept across runs (the CLIs and servers started by tests inherit it).
