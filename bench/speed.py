@@ -647,7 +647,7 @@ def bench_build(data: Path, quick: bool, backend: str) -> dict:
         peak = max(peak, peak_rss_mb(process.pid) if Path(f"/proc/{process.pid}").exists() else 0.0)
         time.sleep(0.2)
     summary = process.stderr.read().strip().splitlines()[-1]
-    rate = re.search(r"\(([\d.]+) sentences/s\)", summary)
+    rate = re.search(r"\(([\d.]+) sentences/s while embedding\)", summary)
     return {
         "backend": backend,
         "corpus": corpus.name,

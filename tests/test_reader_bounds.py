@@ -30,7 +30,15 @@ from arag_mcp.indexer.sources.html import MAX_ELEMENTS, MAX_PAGE_CHARS
 from arag_mcp.indexer.sources.outline import NotReadable
 from arag_mcp.indexer.sources.records import MAX_NESTING
 
-from .bad_files import bad_front_matter, deep_jsonl, dense_docx, html_markup, huge_int_json, long_front_matter
+from .bad_files import (
+    bad_front_matter,
+    deep_jsonl,
+    dense_docx,
+    html_markup,
+    huge_int_json,
+    long_front_matter,
+    many_sections,
+)
 from .bombs import (
     DOCUMENT_XML,
     MB,
@@ -199,7 +207,7 @@ def read_within(folder: Path, budget: FileBudget) -> tuple[list[Document], dict[
 
 
 def test_a_file_over_the_time_budget_is_skipped_and_the_next_is_read(tmp_path: Path):
-    long_front_matter(tmp_path / "a-slow.md", FRONT_MATTER_LIMIT - 1000)  # PyYAML takes 0.3 s or more
+    many_sections(tmp_path / "a-slow.md", 100_000)  # about a second to read
     (tmp_path / "b-normal.md").write_text(NORMAL)
     deep_jsonl(tmp_path / "c-records.jsonl", 600)
     documents, skipped = read_within(tmp_path, FileBudget(seconds=0.1))
