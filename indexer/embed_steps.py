@@ -11,6 +11,7 @@ ray_build.embed_changes.
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -205,6 +206,8 @@ def batch_limit(options: BuildOptions, summary: BuildSummary) -> int:
     """Sentences to embed per write batch: `flush_sentences`, or fewer where the model is slow, so
     that a batch takes about half of `commit_seconds` and commits land on time (a commit waits for
     the batch in hand); before the model's rate is known, FIRST_BATCH_SENTENCES."""
+    if math.isinf(options.commit_seconds):  # no commit is due before the end (a rebuild's)
+        return options.flush_sentences
     if not summary.embedded_sentences:
         return min(options.flush_sentences, FIRST_BATCH_SENTENCES)
     timely = int(summary.sentences_per_second * options.commit_seconds / 2)

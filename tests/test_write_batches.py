@@ -197,3 +197,20 @@ def test_a_slow_model_gets_write_batches_that_let_commits_land_on_time():
     crawling = BuildSummary(embedded_sentences=1, embedding_seconds=10.0)
     assert batch_limit(options, crawling) == MIN_BATCH_SENTENCES
     assert batch_limit(BuildOptions(flush_sentences=16), BuildSummary()) == 16
+
+
+def test_a_rebuild_of_an_index_in_service_embeds_in_batches_of_the_flush_size(tmp_path: Path):
+    """A rebuild over an index in service commits only at its end (the index served stays until
+    then): no commit is due, so a batch holds `flush_sentences` whatever the model's rate."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for number in range(40):
+        sentences = " ".join(f"Note {number} names the river number {line}." for line in range(12))
+        (docs / f"note-{number}.md").write_text(f"# Note {number}\n\n{sentences}\n")
+    index = Index(tmp_path / "idx")
+    options = BuildOptions(model=HASHED_MODEL, progress=False)
+    index.add([docs], options)
+    committed = check_manifest(index.uri).tables
+    rebuilt = index.add([docs], replace(options, rebuild=True, flush_sentences=300))
+    assert rebuilt.embedded_sentences > 300 and rebuilt.documents == 40
+    assert check_manifest(index.uri).tables != committed
