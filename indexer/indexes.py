@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from threading import Event
-from typing import Any
+from typing import TYPE_CHECKING
 
 from arag_mcp.indexer.index.collection import checked_description
 from arag_mcp.indexer.index.errors import IndexStoreError
@@ -40,6 +40,9 @@ from .build_options import BuildOptions, WatchOptions
 from .build_summary import BuildSummary
 from .watch import watch
 
+if TYPE_CHECKING:  # LanceDB is imported only where a command writes
+    from arag_mcp.indexer.index.writer import IndexWriter
+
 log = logging.getLogger("arag_mcp.indexer.build")
 
 
@@ -52,16 +55,9 @@ class Index:
         self.manifest: Manifest | None = None
         """The manifest as of this object's last command (None before one, or where there is no index)."""
 
-    @classmethod
-    def open(cls, uri: str | Path) -> Index:
-        """An index that exists; IndexStoreError names the fix where there is none. Looked for
-        before any lock is taken, which would make a folder of a missing index."""
-        index = cls(uri)
-        index.require()
-        return index
-
     def require(self) -> None:
-        """IndexStoreError naming the fix where no build has completed here."""
+        """IndexStoreError naming the fix where no build has completed here: looked for before a
+        lock is taken, which would make a folder of a missing index."""
         if read_manifest(self.uri) is None:
             raise IndexStoreError(describe_missing(self.uri))
 
@@ -162,7 +158,9 @@ class Index:
         summary.count(self.manifest, started)
         return summary
 
-    def _doomed(self, writer: Any, committed: Manifest, targets: Sequence[str]) -> tuple[list[Source], set[str]]:
+    def _doomed(
+        self, writer: IndexWriter, committed: Manifest, targets: Sequence[str]
+    ) -> tuple[list[Source], set[str]]:
         """The sources left once `targets` are removed, and the ids of the documents that go."""
         stored = writer.existing_documents()
         roots = recorded_sources(committed)

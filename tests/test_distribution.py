@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from pathlib import Path
 
 import pytest
 from arag_mcp.indexer.command_options import LOG_LEVELS
@@ -207,3 +208,16 @@ def test_the_release_workflow_publishes_what_server_json_names():
     assert any(run.startswith("python bundle/pack_with_wheel.py --wheel dist/") for run in runs)
     assert any(step.get("run") == "bash .ci/run" for step in jobs["test"]["steps"])
     assert jobs["pypi"]["permissions"] == {"id-token": "write"}
+
+
+def test_every_package_folder_is_in_the_wheel():
+    """setuptools is given the packages by name (the top-level folders map to arag_mcp.*): a folder
+    left out of the list is missing from every install, though a clone runs it."""
+    setuptools = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
+    folders = {package: Path(REPO, folder) for package, folder in setuptools["package-dir"].items()}
+    found = {
+        f"{package}.{'.'.join(init.parent.relative_to(folder).parts)}".rstrip(".")
+        for package, folder in folders.items()
+        for init in folder.rglob("__init__.py")
+    }
+    assert sorted(found) == sorted(setuptools["packages"])
