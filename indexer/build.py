@@ -32,7 +32,7 @@ from arag_mcp.indexer.sources.document import CorpusError
 from arag_mcp.indexer.sources.files import Source, list_files
 from arag_mcp.indexer.sources.formats import READERS_VERSION
 
-from .build_model import build_embedder, build_record, check_backend, check_compatible
+from .build_model import build_embedder, build_record, check_backend, check_compatible, stamped
 from .build_options import BuildOptions
 from .build_summary import BuildFailed, BuildSummary, fail_strict
 from .changes import Changes, FileToRead, plan_changes
@@ -89,6 +89,8 @@ class Update:
     """One update of the index at `uri`, stage by stage."""
 
     def __init__(self, uri: str, committed: Manifest | None, request: UpdateRequest, options: BuildOptions) -> None:
+        if options.rebuild and committed is not None:  # the index in service stays until the end
+            options = replace(options, commit_sentences=sys.maxsize, commit_seconds=math.inf)
         self.uri, self.committed, self.request, self.options = uri, committed, request, options
         self.previous = None if options.rebuild else committed
         """The index this update extends (None: a new index, or one rebuilt)."""
@@ -158,8 +160,6 @@ class Update:
             merge_segments=self.options.merge_segments,
         )
         writer.recorded_files = plan.recorded
-        if self.options.rebuild and writer.committed is not None:  # the index in service stays until the end
-            self.options = replace(self.options, commit_sentences=sys.maxsize, commit_seconds=math.inf)
         return writer
 
     def _work(self, reader: BudgetedReader, writer: IndexWriter, plan: Plan) -> tuple[EmbeddingWork, dict[str, str]]:
@@ -211,7 +211,7 @@ class Update:
             )
         self.summary.removed = len(gone)
         record = replace(record, vector_index=writer.finish_tables())
-        committed = writer.commit(work.stamped(record), work.files)
+        committed = writer.commit(stamped(record, work.started), work.files)
         drop_other_encoders(self.uri, committed.encoder)
         self.summary.count(committed, self.started)
         return self.summary

@@ -85,10 +85,6 @@ class EmbeddingWork:
     files: dict[str, FileState]
     started: float = field(default_factory=time.perf_counter)
 
-    def stamped(self, record: Manifest) -> Manifest:
-        """`record` with the time of this commit and the seconds the command has run."""
-        return stamped(record, self.started)
-
     def record_file(self, item: FileToRead, documents: dict[str, str], skips: Sequence[SkippedFile]) -> None:
         """Record the file as read, with the reasons of its skips; a file skipped for a budget is left
         unrecorded, so that the next sync reads it again (under the limits it is given)."""
@@ -180,7 +176,7 @@ class LocalEmbedding:
         document that alone outlasts --commit-seconds; the next command completes it, reusing their
         vectors, if this one is stopped)."""
         started = time.perf_counter()
-        committed = self.work.writer.commit_step(self.work.stamped(self.record), self.work.files, in_progress)
+        committed = self.work.writer.commit_step(stamped(self.record, self.work.started), self.work.files, in_progress)
         log.debug("committed %d sentences in %.2f s", committed.counts.sentences, time.perf_counter() - started)
         self.since_commit, self.last_commit = 0, time.monotonic()
 

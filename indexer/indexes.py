@@ -2,9 +2,9 @@
 
 An Index holds the index's store (its lock, its files) and the manifest as of its last command.
 Each command that writes takes the lock and reads the committed manifest once, under it; model,
-backend and chunk size default to the manifest's, and the update (build.py) works from it. Both
-command lines and bench/ drive indexes through this class; the functions beside it say what a
-command does with the sources it is given.
+backend and chunk size default to the manifest's, and the update (build.py) works from it.
+`arag-index`, its watcher, scripts and bench/ change indexes through this class (the server only
+reads them); the functions beside it say what a command does with the sources it is given.
 """
 
 from __future__ import annotations
