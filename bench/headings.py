@@ -32,9 +32,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import index_dump  # noqa: E402
 from arag_mcp.indexer import (
     BuildOptions,
-    Embedder,  # noqa: E402
+    Embedder,
     Index,
-    open_index,  # noqa: E402
+    open_index,
 )
 from arag_mcp.indexer.index.keywords import keyword_search  # noqa: E402
 from arag_mcp.server.search import retrieval  # noqa: E402

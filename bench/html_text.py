@@ -36,12 +36,10 @@ from lxml import etree
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from arag_mcp.indexer import (
-    BuildOptions,
-    Embedder,  # noqa: E402
-)
+from arag_mcp.indexer import Embedder  # noqa: E402
+from arag_mcp.indexer.build_options import DEFAULT_CHUNK_TOKENS  # noqa: E402
 from arag_mcp.indexer.rows import chunk_document  # noqa: E402
-from arag_mcp.indexer.sources.document import SkippedFile
+from arag_mcp.indexer.sources.document import SkippedFile  # noqa: E402
 from arag_mcp.indexer.sources.files import Source, list_files, read_file  # noqa: E402
 from arag_mcp.indexer.sources.outline import heading_path  # noqa: E402
 from common import RESULTS, log, write_json  # noqa: E402
@@ -169,7 +167,7 @@ def measure(folder: Path, embedder: Embedder, chunk_tokens: int) -> dict:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("folders", type=Path, nargs="+", help="folders of HTML pages")
-    parser.add_argument("--chunk-tokens", type=int, default=BuildOptions.chunk_tokens)
+    parser.add_argument("--chunk-tokens", type=int, default=DEFAULT_CHUNK_TOKENS)
     parser.add_argument("--out", type=Path, default=RESULTS / "html_text.json")
     args = parser.parse_args(argv)
     embedder = Embedder().load()

@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import pyarrow as pa  # noqa: E402
 from arag_mcp.indexer.index.keywords import (  # noqa: E402
     MarkedKeyword,
-    keyword_search,  # noqa: E402
+    keyword_search,
     words_of,
 )
 from arag_mcp.indexer.index.keywords.definition import WordCorpus  # noqa: E402

@@ -33,10 +33,10 @@ limit_cpu_threads()
 
 import index_dump  # noqa: E402
 from arag_mcp.indexer import (  # noqa: E402
-    BuildOptions,  # noqa: E402
-    Chunk,  # noqa: E402
-    Embedder,  # noqa: E402
-    Index,  # noqa: E402
+    BuildOptions,
+    Chunk,
+    Embedder,
+    Index,
     IndexSnapshot,
     open_index,
 )

@@ -52,20 +52,20 @@ from scipy import sparse
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import index_dump  # noqa: E402
-from arag_mcp.indexer import (  # noqa: E402  # noqa: E402
+from arag_mcp.indexer import (  # noqa: E402
     BACKENDS,
     DEFAULT_BACKEND,
     BuildOptions,
-    Embedder,  # noqa: E402
+    Embedder,
     Index,
     IndexSnapshot,
     IndexStoreError,
     open_index,
-    read_manifest,  # noqa: E402
 )
-from arag_mcp.indexer.build_model import check_compatible
+from arag_mcp.indexer.build_model import check_compatible  # noqa: E402
 from arag_mcp.indexer.index.keywords import keyword_search  # noqa: E402
 from arag_mcp.indexer.index.keywords.definition import WordCorpus, keyword_ranking  # noqa: E402
+from arag_mcp.indexer.index.manifest import committed_manifest  # noqa: E402
 from arag_mcp.server.output import chunk_results as rendered  # noqa: E402
 from arag_mcp.server.search import retrieval  # noqa: E402
 from arag_mcp.server.search.snippets import Excerpt, excerpt, keyword_cut, leading, snippet  # noqa: E402
@@ -183,7 +183,7 @@ def build(dataset: Dataset, rebuild: bool, backend: str) -> IndexSnapshot:
     started = time.perf_counter()
     options = BuildOptions(progress=False, backend=backend)
     try:
-        check_compatible(read_manifest(str(uri)), options, options.model)
+        check_compatible(committed_manifest(str(uri)), options.for_index(None))
     except IndexStoreError:  # built by older code: start over
         rebuild = True
     summary = Index(str(uri)).add([dataset.corpus], replace(options, rebuild=rebuild))

@@ -75,13 +75,13 @@ limit_cpu_threads()
 
 import index_dump  # noqa: E402
 from arag_mcp.indexer import (  # noqa: E402
-    Chunk,  # noqa: E402
-    Embedder,  # noqa: E402
+    Chunk,
+    Embedder,
     IndexSnapshot,
     open_index,
 )
 from arag_mcp.indexer.index.keywords import (  # noqa: E402
-    keyword_search,  # noqa: E402
+    keyword_search,
     stand_ins,
     with_stand_ins,
 )

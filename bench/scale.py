@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from arag_mcp.indexer import (  # noqa: E402
     BuildOptions,
-    Embedder,  # noqa: E402
+    Embedder,
     Index,
     IndexSnapshot,
     open_index,

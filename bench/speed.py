@@ -54,10 +54,10 @@ import pyarrow as pa
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import index_dump  # noqa: E402
-from arag_mcp.indexer import (  # noqa: E402  # noqa: E402
+from arag_mcp.indexer import (  # noqa: E402
     BACKENDS,
     DEFAULT_BACKEND,
-    Embedder,  # noqa: E402
+    Embedder,
     IndexSnapshot,
     open_index,
 )

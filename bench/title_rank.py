@@ -19,8 +19,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from arag_mcp.indexer.index.keywords import (
-    keyword_search,  # noqa: E402
-    words_of,  # noqa: E402
+    keyword_search,
+    words_of,
 )
 from arag_mcp.server.search.limits import MAX_KEYWORD_CHARS, MAX_KEYWORD_PIECES, MAX_KEYWORD_WORDS  # noqa: E402
 from common import BENCH_DATA, RESULTS, log, write_json  # noqa: E402

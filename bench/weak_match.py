@@ -21,8 +21,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from arag_mcp.indexer import (
-    Embedder,  # noqa: E402
-    open_index,  # noqa: E402
+    Embedder,
+    open_index,
 )
 from arag_mcp.indexer.index.ids import doc_key  # noqa: E402
 from arag_mcp.server.search import retrieval  # noqa: E402
